@@ -1,0 +1,98 @@
+# giopscope: CORBA GIOP/IIOP latency from the wire.   `make help` lists the targets.
+BUILD ?= build
+PREFIX ?= /usr/local
+CC ?= cc
+SAN ?=
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wcast-qual -Werror
+CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE $(CFLAGS)
+LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
+
+DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
+            decoders/giop/giop.c decoders/giop/giop_names.c
+ANALYSIS := analysis/intern.c analysis/hist.c analysis/endpoint.c analysis/flows.c \
+            analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
+            analysis/engine.c analysis/stats.c analysis/sink_pairs.c analysis/summary.c
+PROBE := probe/main.c probe/cmd_read.c probe/tap_pcap.c probe/opts.c
+LIB_SRCS := $(DECODERS) $(ANALYSIS)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps deps-build check check-unit check-golden check-integration check-asan \
+        demo install uninstall clean help fuzz
+
+all: $(BUILD)/giopscope
+
+help:
+	@echo "giopscope targets:"
+	@echo "  make                 build $(BUILD)/giopscope"
+	@echo "  make demo            install what is missing, build, analyse the shipped capture"
+	@echo "  make check           install what is missing, build, run every test (unit, golden"
+	@echo "                       captures, real ORBs in network namespaces vs tshark), then the"
+	@echo "                       unit and golden tests again under ASan+UBSan"
+	@echo "  make check-unit      cmocka unit tests only"
+	@echo "  make check-golden    the shipped captures against their expected calls"
+	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
+	@echo "  make check-asan      unit + golden tests built with -fsanitize=address,undefined"
+	@echo "  make install PREFIX=/usr/local   install giopscope and its man page"
+	@echo "  make deps            install build and test dependencies (Debian 12, apt-get, root)"
+	@echo "  make clean"
+
+deps:
+	./scripts/install-deps.sh check
+
+deps-build:
+	./scripts/install-deps.sh build
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(BUILD)/libgiopscope.a: $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDFLAGS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope.a -lcmocka $(LDFLAGS)
+
+check: deps
+	$(MAKE) all check-unit check-golden
+	$(MAKE) check-integration
+	$(MAKE) check-asan
+	@echo "make check: all passed"
+
+check-unit: $(UNIT_BINS)
+	@tests/run-unit.sh $(UNIT_BINS)
+
+check-golden: $(BUILD)/giopscope
+	@GIOPSCOPE=$(BUILD)/giopscope tests/golden/run.sh
+
+check-integration: $(BUILD)/giopscope
+	@GIOPSCOPE=$(BUILD)/giopscope BUILD=$(BUILD) tests/run-integration.sh
+
+check-asan:
+	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+		OPT="-O1 -g" build/asan/giopscope check-unit check-golden BUILD=build/asan
+
+demo: deps-build all
+	$(BUILD)/giopscope read tests/data/omniorb_demo.pcap
+
+install: $(BUILD)/giopscope
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 0755 $(BUILD)/giopscope $(DESTDIR)$(PREFIX)/bin/giopscope
+	install -m 0644 docs/giopscope.1 $(DESTDIR)$(PREFIX)/share/man/man1/giopscope.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/giopscope $(DESTDIR)$(PREFIX)/share/man/man1/giopscope.1
+
+clean:
+	rm -rf $(BUILD) build
+
+-include tests/orb/orb.mk
+-include $(LIB_OBJS:.o=.d) $(PROBE_OBJS:.o=.d)

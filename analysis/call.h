@@ -1,0 +1,75 @@
+/* One GIOP call (a Request or LocateRequest and what answered it): the record
+ * every sink writes.  Times are integer nanoseconds since the Unix epoch. */
+#ifndef GS_CALL_H
+#define GS_CALL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GS_NONE 0xffffffffu
+
+struct gs_endpoint {
+	uint8_t addr[16];  /* IPv4 in the first 4 bytes */
+	uint16_t port;
+	uint8_t family;    /* 4 or 6 */
+};
+
+enum gs_call_kind { GS_KIND_REQUEST = 0, GS_KIND_LOCATE_REQUEST = 1 };
+
+/* How a call ended. */
+enum gs_outcome {
+	GS_OUT_OPEN = 0,      /* not ended yet */
+	GS_OUT_REPLY,         /* a Reply or LocateReply: see reply_type and status */
+	GS_OUT_ONEWAY,
+	GS_OUT_CANCELLED,
+	GS_OUT_NO_REPLY,
+};
+
+/* Call flags. */
+enum {
+	GS_CF_ONEWAY = 1u << 0,
+	GS_CF_CANCELLED = 1u << 1,
+	GS_CF_REQ_DONE = 1u << 2,     /* last byte of the request (all fragments) seen */
+	GS_CF_REP_SEEN = 1u << 3,
+	GS_CF_REP_DONE = 1u << 4,
+	GS_CF_REQ_FRAG = 1u << 5,     /* request continues in Fragments */
+	GS_CF_REP_FRAG = 1u << 6,
+	GS_CF_CAPTURE_LOSS = 1u << 7, /* some bytes of the call were not captured */
+	GS_CF_STATUS_KNOWN = 1u << 8,
+	GS_CF_OP_KNOWN = 1u << 9,
+	GS_CF_HAS_PRIORITY = 1u << 10,
+	GS_CF_HAS_EXCEPTION = 1u << 11,
+	GS_CF_EVICTED = 1u << 12,     /* ended by a table bound, not by the wire */
+};
+
+struct gs_call {
+	struct gs_endpoint client, server;
+	uint32_t request_id;
+	uint8_t major, minor;
+	uint8_t kind;          /* enum gs_call_kind */
+	uint8_t outcome;       /* enum gs_outcome */
+	uint8_t reply_type;    /* GIOP_REPLY or GIOP_LOCATE_REPLY when answered */
+	uint8_t dir;           /* direction of the request within its flow */
+	uint8_t completion;    /* system exception CompletionStatus */
+	int16_t priority;      /* RTCorbaPriority service context */
+	uint32_t flags;
+	uint32_t status;       /* ReplyStatusType / LocateStatusType */
+	uint32_t op;           /* interned operation name */
+	uint32_t object_key;   /* interned object key */
+	uint32_t exception;    /* interned exception repository id */
+	uint32_t minor_code;
+	uint32_t retransmits;
+	uint64_t request_bytes, reply_bytes;
+	int64_t t_request_first, t_request_last, t_reply_first, t_reply_last;
+	int64_t t_done;        /* capture time at which the call ended */
+	/* stream offsets of the request and reply bytes, for retransmission attribution */
+	uint64_t req_off0, req_off1, rep_off0, rep_off1;
+	/* engine bookkeeping */
+	uint32_t flow, flow_gen;
+	uint32_t flow_prev, flow_next;
+	uint32_t heap_pos;
+	uint32_t serial;       /* creation order: stable tie-break */
+	uint8_t where;         /* free, open, queued */
+};
+
+#endif

@@ -1,0 +1,281 @@
+/* The call table: a fixed pool of call records, an index of open calls by
+ * (connection, direction, request id), a min-heap of open calls by start time
+ * (the output watermark) and a min-heap of ended calls waiting to be written in
+ * (t_request_first, client, request_id) order.
+ *
+ * A call slot is free, open (waiting for its reply) or queued (ended, waiting
+ * for output).  When the pool is full the oldest queued call is written early,
+ * or if none is queued the oldest open call is ended; both are counted.
+ */
+#include "engine_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { W_FREE = 0, W_OPEN = 1, W_QUEUED = 2 };
+
+/* ---- keys ---------------------------------------------------------------- */
+
+static uint32_t open_hash(uint32_t flow, uint32_t gen, int dir, uint32_t rid)
+{
+	uint64_t k = ((uint64_t)flow << 33) ^ ((uint64_t)gen << 1) ^ (uint64_t)dir;
+	k ^= (uint64_t)rid * 0x9e3779b97f4a7c15ULL;
+	k ^= k >> 31;
+	k *= 0xbf58476d1ce4e5b9ULL;
+	k ^= k >> 29;
+	return (uint32_t)k;
+}
+
+static uint32_t call_hash(const struct gs_call *c)
+{
+	return open_hash(c->flow, c->flow_gen, c->dir, c->request_id);
+}
+
+static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b);
+
+/* Output order: t_request_first, then the client as text, then request id. */
+static bool out_before(const struct gs_call *a, const struct gs_call *b)
+{
+	int c;
+	if (a->t_request_first != b->t_request_first)
+		return a->t_request_first < b->t_request_first;
+	c = endpoint_str_cmp(&a->client, &b->client);
+	if (c)
+		return c < 0;
+	if (a->request_id != b->request_id)
+		return a->request_id < b->request_id;
+	return a->serial < b->serial;
+}
+
+static bool wm_before(const struct gs_call *a, const struct gs_call *b)
+{
+	if (a->t_request_first != b->t_request_first)
+		return a->t_request_first < b->t_request_first;
+	return a->serial < b->serial;
+}
+
+#include "endpoint.h"
+
+static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b)
+{
+	char sa[GS_ENDPOINT_STRLEN], sb[GS_ENDPOINT_STRLEN];
+	gs_endpoint_str(a, sa, sizeof sa);
+	gs_endpoint_str(b, sb, sizeof sb);
+	return strcmp(sa, sb);
+}
+
+/* ---- heaps (arrays of call indices; calls remember their position) -------- */
+
+typedef bool (*before_fn)(const struct gs_call *, const struct gs_call *);
+
+static void heap_set(struct gs_engine *e, uint32_t *h, uint32_t i, uint32_t idx)
+{
+	h[i] = idx;
+	e->calls[idx].heap_pos = i;
+}
+
+static void sift_up(struct gs_engine *e, uint32_t *h, uint32_t i, before_fn before)
+{
+	uint32_t idx = h[i];
+	while (i > 0) {
+		uint32_t p = (i - 1) / 2;
+		if (!before(&e->calls[idx], &e->calls[h[p]]))
+			break;
+		heap_set(e, h, i, h[p]);
+		i = p;
+	}
+	heap_set(e, h, i, idx);
+}
+
+static void sift_down(struct gs_engine *e, uint32_t *h, uint32_t n, uint32_t i, before_fn before)
+{
+	uint32_t idx = h[i];
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		const struct gs_call *best = &e->calls[idx];
+		if (l < n && before(&e->calls[h[l]], best)) {
+			m = l;
+			best = &e->calls[h[l]];
+		}
+		if (r < n && before(&e->calls[h[r]], best))
+			m = r;
+		if (m == i)
+			break;
+		heap_set(e, h, i, h[m]);
+		i = m;
+	}
+	heap_set(e, h, i, idx);
+}
+
+static void heap_push(struct gs_engine *e, uint32_t *h, uint32_t *n, uint32_t idx, before_fn before)
+{
+	heap_set(e, h, *n, idx);
+	(*n)++;
+	sift_up(e, h, *n - 1, before);
+}
+
+static void heap_remove(struct gs_engine *e, uint32_t *h, uint32_t *n, uint32_t pos, before_fn before)
+{
+	(*n)--;
+	if (pos == *n)
+		return;
+	heap_set(e, h, pos, h[*n]);
+	if (pos > 0 && before(&e->calls[h[pos]], &e->calls[h[(pos - 1) / 2]]))
+		sift_up(e, h, pos, before);
+	else
+		sift_down(e, h, *n, pos, before);
+}
+
+/* ---- open index (linear probing, backward-shift deletion) ------------------ */
+
+struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
+{
+	uint32_t i = open_hash(flow, gen, dir, rid) & e->open_mask;
+	for (; e->open_index[i]; i = (i + 1) & e->open_mask) {
+		struct gs_call *c = &e->calls[e->open_index[i] - 1];
+		if (c->request_id == rid && c->flow == flow && c->flow_gen == gen && c->dir == dir)
+			return c;
+	}
+	return NULL;
+}
+
+void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
+{
+	struct gs_call *c = &e->calls[idx];
+	uint32_t i = call_hash(c) & e->open_mask;
+	while (e->open_index[i])
+		i = (i + 1) & e->open_mask;
+	e->open_index[i] = idx + 1;
+	e->open_count++;
+	c->where = W_OPEN;
+	heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before);
+}
+
+static void open_remove(struct gs_engine *e, uint32_t idx)
+{
+	uint32_t mask = e->open_mask;
+	uint32_t i = call_hash(&e->calls[idx]) & mask;
+	while (e->open_index[i] != idx + 1)
+		i = (i + 1) & mask;
+	for (;;) {
+		uint32_t j = i, k;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (e->open_index[j] == 0) {
+				e->open_index[i] = 0;
+				goto done;
+			}
+			k = call_hash(&e->calls[e->open_index[j] - 1]) & mask;
+			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+				continue;
+			break;
+		}
+		e->open_index[i] = e->open_index[j];
+		i = j;
+	}
+done:
+	e->open_count--;
+	heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before);
+}
+
+/* ---- life of a call ------------------------------------------------------- */
+
+struct gs_call *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial)
+{
+	struct gs_call *c;
+	if (idx >= e->n_calls)
+		return NULL;
+	c = &e->calls[idx];
+	return (c->where != W_FREE && c->serial == serial) ? c : NULL;
+}
+
+void gs_call_release(struct gs_engine *e, uint32_t idx)
+{
+	struct gs_call *c = &e->calls[idx];
+	if (c->flow != GS_NONE) {
+		struct gs_flow *f = &e->flows[c->flow];
+		if (c->flow_prev != GS_NONE)
+			e->calls[c->flow_prev].flow_next = c->flow_next;
+		else if (f->calls == idx)
+			f->calls = c->flow_next;
+		if (c->flow_next != GS_NONE)
+			e->calls[c->flow_next].flow_prev = c->flow_prev;
+	}
+	c->where = W_FREE;
+	c->flow = GS_NONE;
+	c->flow_next = e->call_free;
+	e->call_free = idx;
+}
+
+static void emit_top(struct gs_engine *e)
+{
+	uint32_t idx = e->out_heap[0];
+	struct gs_call *c = &e->calls[idx];
+	heap_remove(e, e->out_heap, &e->out_n, 0, out_before);
+	if (c->t_request_first < e->last_emitted_t)
+		e->cnt.rows_out_of_order++;
+	else
+		e->last_emitted_t = c->t_request_first;
+	if (c->flags & GS_CF_CAPTURE_LOSS)
+		e->cnt.calls_capture_loss++;
+	switch (c->outcome) {
+	case GS_OUT_NO_REPLY: e->cnt.no_reply++; break;
+	case GS_OUT_CANCELLED: e->cnt.cancelled++; break;
+	case GS_OUT_ONEWAY: e->cnt.oneways++; break;
+	default: break;
+	}
+	if (e->emit)
+		e->emit(e->emit_arg, e, c);
+	gs_call_release(e, idx);
+}
+
+void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
+{
+	struct gs_call *c = &e->calls[idx];
+	if (c->where != W_OPEN)
+		return;
+	open_remove(e, idx);
+	c->outcome = (uint8_t)how;
+	c->t_done = e->now;
+	c->where = W_QUEUED;
+	heap_push(e, e->out_heap, &e->out_n, idx, out_before);
+}
+
+/* Writes the queued calls that can be written: ended at least `linger` ago and,
+ * when ordered, started before every call still open. */
+void gs_calls_drain(struct gs_engine *e, bool all)
+{
+	while (e->out_n > 0) {
+		const struct gs_call *top = &e->calls[e->out_heap[0]];
+		if (!all) {
+			if (top->t_done + e->cfg.linger_ns > e->now)
+				break;
+			if (e->cfg.ordered && e->wm_n > 0 &&
+			    e->calls[e->wm_heap[0]].t_request_first <= top->t_request_first)
+				break;
+		}
+		emit_top(e);
+	}
+}
+
+uint32_t gs_call_alloc(struct gs_engine *e)
+{
+	uint32_t idx;
+	if (e->call_free == GS_NONE && e->call_hwm < e->n_calls) {
+		e->calls[e->call_hwm].flow_next = GS_NONE;
+		e->call_free = e->call_hwm++;
+	}
+	if (e->call_free == GS_NONE) {
+		if (e->out_n == 0 && e->wm_n > 0) {
+			/* every slot holds an open call: the oldest gives way */
+			e->cnt.open_calls_evicted++;
+			e->calls[e->wm_heap[0]].flags |= GS_CF_EVICTED;
+			gs_call_end(e, e->wm_heap[0], GS_OUT_NO_REPLY);
+		}
+		if (e->out_n > 0)
+			emit_top(e);
+	}
+	idx = e->call_free;
+	e->call_free = e->calls[idx].flow_next;
+	return idx;
+}

@@ -1,0 +1,267 @@
+/* The engine: one context holding every table, fed one frame at a time. */
+#include "engine_impl.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "endpoint.h"
+
+void gs_config_default(struct gs_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->max_flows = 65536;
+	c->max_open_calls = 1u << 20;
+	c->max_message_size = 256u << 20;
+	c->max_ooo_bytes = 1u << 20;
+	c->max_ooo_total = 64ull << 20;
+	c->head_max = 4096;
+	c->max_strings = 65536;
+	c->linger_ns = 200 * 1000 * 1000LL;
+	c->reply_timeout_ns = 0;
+	c->ordered = true;
+	c->port_bitmap = NULL;
+}
+
+static uint32_t pow2_at_least(uint64_t n)
+{
+	uint32_t p = 16;
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_fn fn, void *arg)
+{
+	struct gs_engine *e;
+	int err;
+	*out = NULL;
+	if (cfg->max_flows < 2 || cfg->max_flows > (1u << 26) || cfg->max_open_calls < 2 ||
+	    cfg->max_open_calls > (1u << 28) || cfg->head_max < 64 || cfg->head_max > (1u << 20))
+		return EINVAL;
+	e = calloc(1, sizeof *e);
+	if (!e)
+		return ENOMEM;
+	e->cfg = *cfg;
+	e->emit = fn;
+	e->emit_arg = arg;
+	e->last_emitted_t = INT64_MIN;
+	err = gs_intern_init(&e->strings, cfg->max_strings, (size_t)cfg->max_strings * 64);
+	if (err) {
+		free(e);
+		return err;
+	}
+	/* Sized once.  calloc'd memory is only made resident as it is used. */
+	e->flows = calloc(cfg->max_flows, sizeof *e->flows);
+	e->flow_mask = pow2_at_least((uint64_t)cfg->max_flows * 2) - 1;
+	e->flow_index = calloc((size_t)e->flow_mask + 1, sizeof *e->flow_index);
+	e->head_slots = cfg->max_flows / 8 < 256 ? 256 : cfg->max_flows / 8;
+	e->head_pool = malloc((size_t)e->head_slots * cfg->head_max);
+	e->head_free = malloc((size_t)e->head_slots * sizeof *e->head_free);
+	e->n_calls = cfg->max_open_calls;
+	e->calls = calloc(e->n_calls, sizeof *e->calls);
+	e->open_mask = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
+	e->open_index = calloc((size_t)e->open_mask + 1, sizeof *e->open_index);
+	e->wm_heap = malloc((size_t)e->n_calls * sizeof *e->wm_heap);
+	e->out_heap = malloc((size_t)e->n_calls * sizeof *e->out_heap);
+	if (!e->flows || !e->flow_index || !e->head_pool || !e->head_free || !e->calls ||
+	    !e->open_index || !e->wm_heap || !e->out_heap) {
+		gs_engine_free(e);
+		return ENOMEM;
+	}
+	/* Free lists start empty: slots are taken from the high-water mark first,
+	 * so memory is touched (made resident) only as far as it is used. */
+	e->flow_free = GS_NONE;
+	e->lru_head = e->lru_tail = GS_NONE;
+	for (uint32_t i = 0; i < e->head_slots; i++)
+		e->head_free[i] = e->head_slots - 1 - i;
+	e->head_free_n = e->head_slots;
+	e->call_free = GS_NONE;
+	*out = e;
+	return 0;
+}
+
+void gs_engine_free(struct gs_engine *e)
+{
+	if (!e)
+		return;
+	if (e->flows)
+		for (uint32_t i = 0; i < e->flow_hwm; i++)
+			if (e->flows[i].in_use)
+				for (int d = 0; d < 2; d++)
+					gs_reasm_free(e, &e->flows[i].dir[d]);
+	free(e->flows);
+	free(e->flow_index);
+	free(e->head_pool);
+	free(e->head_free);
+	free(e->calls);
+	free(e->open_index);
+	free(e->wm_heap);
+	free(e->out_heap);
+	gs_intern_free(&e->strings);
+	free(e);
+}
+
+void gs_note_problem(struct gs_engine *e, struct gs_problem *p, const struct gs_flow *f, int d,
+		     const char *fmt, ...)
+{
+	char what[112], a[GS_ENDPOINT_STRLEN], b[GS_ENDPOINT_STRLEN];
+	va_list ap;
+	if (p->packet)
+		return; /* keep the first */
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	p->packet = e->packet_no;
+	if (f) {
+		gs_endpoint_str(&f->ep[d], a, sizeof a);
+		gs_endpoint_str(&f->ep[!d], b, sizeof b);
+		snprintf(p->what, sizeof p->what, "%s -> %s: %s", a, b, what);
+	} else {
+		snprintf(p->what, sizeof p->what, "%s", what);
+	}
+}
+
+static void count_decode_failure(struct gs_engine *e, enum gs_dec r, enum gs_layer layer)
+{
+	struct gs_counters *c = &e->cnt;
+	if (r == GS_DEC_SKIP) {
+		if (layer == GS_LAYER_LINK)
+			c->non_ip++;
+		else
+			c->non_tcp++;
+		return;
+	}
+	if (r == GS_DEC_TRUNCATED) {
+		if (layer == GS_LAYER_LINK) c->link_truncated++;
+		else if (layer == GS_LAYER_IP) c->ip_truncated++;
+		else c->tcp_truncated++;
+		return;
+	}
+	if (layer == GS_LAYER_LINK) c->link_invalid++;
+	else if (layer == GS_LAYER_IP) c->ip_invalid++;
+	else c->tcp_invalid++;
+}
+
+static bool port_wanted(const struct gs_engine *e, uint16_t port)
+{
+	return (e->cfg.port_bitmap[port >> 3] >> (port & 7)) & 1;
+}
+
+void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *data,
+		     uint32_t caplen, uint32_t wirelen)
+{
+	struct gs_packet pk;
+	enum gs_layer layer;
+	enum gs_dec r;
+	struct gs_flow *f;
+	int d;
+	bool created;
+
+	e->packet_no++;
+	e->cnt.packets++;
+	e->cnt.bytes += wirelen;
+	if (e->first_ts == 0)
+		e->first_ts = ts;
+	if (ts > e->now)
+		e->now = ts;
+	r = gs_packet_decode(dlt, data, caplen, wirelen, &pk, &layer);
+	if (r != GS_DEC_OK) {
+		if (pk.ip.fragment && r == GS_DEC_SKIP && layer == GS_LAYER_IP)
+			e->cnt.ip_fragments++;
+		else
+			count_decode_failure(e, r, layer);
+		return;
+	}
+	pk.ts_ns = ts;
+	if (pk.ip.len_clamped)
+		e->cnt.ip_len_clamped++;
+	if (pk.payload_cap < pk.payload_len)
+		e->cnt.payload_truncated++;
+	if (e->cfg.port_bitmap && !port_wanted(e, pk.tcp.sport) && !port_wanted(e, pk.tcp.dport)) {
+		if (pk.payload_len)
+			e->cnt.ignored_segments++;
+		return;
+	}
+	f = gs_flow_lookup(e, &pk, &d, pk.payload_len > 0 || (pk.tcp.flags & GS_TCP_SYN), &created);
+	if (!f)
+		return;
+	if (created && e->cfg.port_bitmap)
+		f->flags |= GS_FLOW_FORCED;
+	/* A new SYN on a known 4-tuple with another sequence number: a new connection. */
+	if (!created && (pk.tcp.flags & GS_TCP_SYN) && f->dir[d].started &&
+	    pk.tcp.seq + 1 != f->dir[d].base_seq) {
+		e->cnt.flows_reused++;
+		gs_flow_end(e, f, false);
+		f = gs_flow_lookup(e, &pk, &d, true, &created);
+		if (e->cfg.port_bitmap)
+			f->flags |= GS_FLOW_FORCED;
+	}
+	gs_flow_touch(e, f);
+	f->t_last = ts;
+	if (f->flags & GS_FLOW_IGNORED) {
+		if (pk.payload_len)
+			e->cnt.ignored_segments++;
+		if (pk.tcp.flags & GS_TCP_RST)
+			gs_flow_end(e, f, false);
+		return;
+	}
+	if (pk.tcp.flags & GS_TCP_RST) {
+		/* the connection is gone: what was not answered will not be */
+		gs_flow_end(e, f, false);
+		gs_calls_drain(e, false);
+		return;
+	}
+	gs_reasm_segment(e, f, d, &pk);
+	if (f->in_use && (pk.tcp.flags & GS_TCP_ACK))
+		gs_reasm_ack(e, f, d, pk.tcp.ack);
+	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
+		gs_flow_end(e, f, false);
+	gs_calls_drain(e, false);
+}
+
+void gs_engine_tick(struct gs_engine *e, int64_t now)
+{
+	if (now > e->now)
+		e->now = now;
+	if (e->cfg.reply_timeout_ns > 0) {
+		while (e->wm_n > 0) {
+			uint32_t idx = e->wm_heap[0];
+			struct gs_call *c = &e->calls[idx];
+			if (c->t_request_first + e->cfg.reply_timeout_ns > e->now)
+				break;
+			gs_call_end(e, idx, (c->flags & GS_CF_CANCELLED) ? GS_OUT_CANCELLED : GS_OUT_NO_REPLY);
+		}
+	}
+	gs_calls_drain(e, false);
+}
+
+void gs_engine_finish(struct gs_engine *e)
+{
+	e->finishing = true;
+	for (uint32_t n = 0; n < e->flow_hwm; n++) {
+		struct gs_flow *f = &e->flows[n];
+		for (int d = 0; d < 2 && f->in_use; d++)
+			gs_reasm_flush(e, f, d);
+		if (f->in_use)
+			gs_flow_end(e, f, false);
+	}
+	gs_calls_drain(e, true);
+}
+
+const struct gs_counters *gs_engine_counters(const struct gs_engine *e) { return &e->cnt; }
+const struct gs_intern *gs_engine_strings(const struct gs_engine *e) { return &e->strings; }
+uint32_t gs_engine_open_calls(const struct gs_engine *e) { return e->open_count; }
+uint32_t gs_engine_active_flows(const struct gs_engine *e) { return e->active_flows; }
+int64_t gs_engine_first_ts(const struct gs_engine *e) { return e->first_ts; }
+int64_t gs_engine_last_ts(const struct gs_engine *e) { return e->now; }
+const struct gs_problem *gs_engine_first_malformed(const struct gs_engine *e)
+{
+	return e->first_malformed.packet ? &e->first_malformed : NULL;
+}
+const struct gs_problem *gs_engine_first_truncated(const struct gs_engine *e)
+{
+	return e->first_truncated.packet ? &e->first_truncated : NULL;
+}

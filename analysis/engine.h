@@ -1,0 +1,65 @@
+/* The analysis engine: packets in, calls out.
+ *
+ * One engine per source.  Packets are fed in capture order; every call that
+ * ends is handed to the sink callback, in t_request_first order when
+ * `ordered` is set (offline reads) or the moment it ends otherwise (live).
+ */
+#ifndef GS_ENGINE_H
+#define GS_ENGINE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "../decoders/packet.h"
+#include "call.h"
+#include "counters.h"
+#include "intern.h"
+
+struct gs_engine;
+
+struct gs_config {
+	uint32_t max_flows;           /* TCP connections tracked at once */
+	uint32_t max_open_calls;      /* calls waiting for a reply or for output */
+	uint32_t max_message_size;    /* GIOP size field above this is malformed */
+	uint32_t max_ooo_bytes;       /* out-of-order bytes held per direction */
+	uint64_t max_ooo_total;       /* and in all */
+	uint32_t head_max;            /* bytes of a message head gathered to decode it */
+	uint32_t max_strings;         /* distinct operation names, keys, exception ids */
+	int64_t linger_ns;            /* an ended call waits this long for late retransmissions */
+	int64_t reply_timeout_ns;     /* 0: wait for a reply until the connection ends */
+	bool ordered;                 /* emit in t_request_first order */
+	const uint8_t *port_bitmap;   /* 8192 bytes, NULL: GIOP by its magic on any port */
+};
+
+void gs_config_default(struct gs_config *c);
+
+typedef void (*gs_call_fn)(void *arg, const struct gs_engine *e, const struct gs_call *c);
+
+/* A note about something wrong in the input, for the one-line reasons. */
+struct gs_problem {
+	uint64_t packet;              /* 1-based packet number (across files) */
+	char what[256];
+};
+
+/* Returns 0 or an errno value. */
+int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_fn fn, void *arg);
+void gs_engine_free(struct gs_engine *e);
+
+/* One captured frame. */
+void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts_ns, const uint8_t *data,
+		     uint32_t caplen, uint32_t wirelen);
+/* Ends every open call (NO_REPLY/CANCELLED) and flushes the output. */
+void gs_engine_finish(struct gs_engine *e);
+/* Ends open calls whose request is older than the reply timeout (live sources). */
+void gs_engine_tick(struct gs_engine *e, int64_t now_ns);
+
+const struct gs_counters *gs_engine_counters(const struct gs_engine *e);
+const struct gs_intern *gs_engine_strings(const struct gs_engine *e);
+uint32_t gs_engine_open_calls(const struct gs_engine *e);
+uint32_t gs_engine_active_flows(const struct gs_engine *e);
+int64_t gs_engine_first_ts(const struct gs_engine *e);
+int64_t gs_engine_last_ts(const struct gs_engine *e);
+/* First malformed GIOP and first truncated message, for the one-line reasons. */
+const struct gs_problem *gs_engine_first_malformed(const struct gs_engine *e);
+const struct gs_problem *gs_engine_first_truncated(const struct gs_engine *e);
+
+#endif

@@ -1,0 +1,159 @@
+/* Internal state of the engine, shared by its modules (flows, reassembly,
+ * framer, pairing, output).  Not for sinks: they see engine.h and call.h. */
+#ifndef GS_ENGINE_IMPL_H
+#define GS_ENGINE_IMPL_H
+
+#include "engine.h"
+#include "../decoders/giop/giop.h"
+
+/* An out-of-order segment held until the bytes before it arrive. */
+struct gs_ooo {
+	struct gs_ooo *next;
+	uint64_t off;       /* stream offset of the first byte */
+	uint32_t len;       /* wire bytes */
+	uint32_t cap;       /* captured bytes stored in data[] */
+	int64_t ts;
+	uint64_t packet;
+	uint8_t data[];
+};
+
+enum gs_frame_state {
+	GS_FR_SYNC = 0,  /* at a message boundary */
+	GS_FR_MSG,       /* inside a message */
+	GS_FR_LOST,      /* framing lost: looking for the next GIOP header */
+	GS_FR_NOT_GIOP,  /* this connection does not carry GIOP */
+};
+
+/* One direction of a TCP connection. */
+struct gs_dir {
+	/* reassembly */
+	uint32_t base_seq;       /* sequence number of stream offset 0 */
+	uint64_t next;           /* stream offset of the next byte expected */
+	uint64_t fin_off;
+	bool started;            /* base_seq is known */
+	bool syn_seen;
+	bool fin_seen;
+	bool fin_done;           /* every byte before the FIN was delivered */
+	struct gs_ooo *ooo;
+	uint32_t ooo_bytes;
+	uint64_t scanned;        /* bytes searched for a header without finding one */
+
+	/* framer */
+	uint8_t fstate;          /* enum gs_frame_state */
+	bool decoded;            /* current message's head decoded (or given up) */
+	bool missing;            /* current message lost bytes in the capture */
+	bool more_frags;         /* current message continues in a Fragment */
+	uint8_t mtype, mminor;
+	uint64_t msg_start, msg_end; /* msg_end valid once the 12-byte header is known */
+	int64_t msg_t_first;
+	uint32_t head_len;       /* bytes gathered in head[] */
+	uint32_t head_slot;      /* pool slot, GS_NONE when none */
+	int64_t msg_t_last;      /* last time a byte of the current message was seen */
+	uint32_t msg_call;       /* call the current message belongs to, GS_NONE if none */
+	uint32_t msg_serial;     /* ... and that call's serial, in case the slot was reused */
+	uint8_t msg_half;        /* 0 request side, 1 reply side */
+	uint8_t frag_half;
+	uint32_t frag_call;      /* GIOP 1.1: message that continues in the next Fragment */
+	uint32_t frag_serial;
+};
+
+enum { GS_FLOW_IGNORED = 1, GS_FLOW_FORCED = 2, GS_FLOW_GIOP = 4, GS_FLOW_CLOSED = 8 };
+
+struct gs_flow {
+	struct gs_endpoint ep[2];   /* ep[d] sends direction d */
+	uint32_t hash;
+	uint32_t gen;
+	uint32_t lru_prev, lru_next;
+	uint32_t calls;             /* live calls (open or queued), linked by flow_next */
+	uint8_t flags;
+	bool in_use;
+	int64_t t_first, t_last;
+	struct gs_dir dir[2];
+};
+
+struct gs_engine {
+	struct gs_config cfg;
+	gs_call_fn emit;
+	void *emit_arg;
+	struct gs_counters cnt;
+	struct gs_intern strings;
+	int64_t now, first_ts;
+	uint64_t packet_no;
+	struct gs_problem first_malformed, first_truncated;
+
+	/* flows */
+	struct gs_flow *flows;
+	uint32_t *flow_index;       /* open addressing: flow number + 1, 0 = free */
+	uint32_t flow_mask;
+	uint32_t flow_free;         /* free list through lru_next */
+	uint32_t flow_hwm;          /* slots ever used: the rest was never touched */
+	uint32_t lru_head, lru_tail;/* least recently active first */
+	uint32_t active_flows;
+
+	/* message heads that span segments */
+	uint8_t *head_pool;
+	uint32_t *head_free;
+	uint32_t head_free_n, head_slots;
+
+	uint64_t ooo_total;
+
+	/* calls */
+	struct gs_call *calls;
+	uint32_t n_calls;
+	uint32_t call_free;         /* free list through flow_next */
+	uint32_t call_hwm;          /* slots ever used */
+	uint32_t *open_index;       /* (flow, gen, dir, request id) -> call + 1 */
+	uint32_t open_mask;
+	uint32_t open_count;
+	uint32_t *wm_heap;          /* open calls by t_request_first */
+	uint32_t wm_n;
+	uint32_t *out_heap;         /* ended calls waiting for output order */
+	uint32_t out_n;
+	uint32_t serial;
+	int64_t last_emitted_t;
+	bool finishing;
+};
+
+/* flows.c */
+struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
+			       bool *created);
+void gs_flow_touch(struct gs_engine *e, struct gs_flow *f);
+void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted);
+void gs_flow_reset_dirs(struct gs_engine *e, struct gs_flow *f);
+static inline uint32_t gs_flow_no(const struct gs_engine *e, const struct gs_flow *f)
+{
+	return (uint32_t)(f - e->flows);
+}
+
+/* reasm.c */
+void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk);
+void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack);
+void gs_reasm_flush(struct gs_engine *e, struct gs_flow *f, int d);
+void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr);
+
+/* framer.c: in-order bytes of one direction; data holds `cap` of `len` bytes */
+void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
+		     const uint8_t *data, uint32_t cap, uint32_t len, int64_t ts);
+void gs_framer_release(struct gs_engine *e, struct gs_dir *dr);
+
+/* pairing.c */
+void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
+		     enum giop_res r);
+void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts);
+void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1);
+void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d);
+void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f);
+
+/* calls.c */
+uint32_t gs_call_alloc(struct gs_engine *e);
+struct gs_call *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial);
+struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
+void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
+void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);
+void gs_calls_drain(struct gs_engine *e, bool all);
+void gs_call_release(struct gs_engine *e, uint32_t idx);
+
+void gs_note_problem(struct gs_engine *e, struct gs_problem *p, const struct gs_flow *f, int d,
+		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+#endif

@@ -1,0 +1,290 @@
+/* The GIOP framer: cuts one direction's byte stream into GIOP messages.
+ *
+ * It sees in-order bytes as (offset, data, captured, length): bytes past
+ * `captured` existed on the wire but are not in the capture (snaplen, or a gap
+ * when data is NULL).  The 12-byte header gives each message's extent, so
+ * framing survives missing bytes inside a message; only a header that was not
+ * captured, or one that is not GIOP, loses it, and then the framer looks for
+ * the next plausible GIOP header.
+ *
+ * A message head is decoded in place when one segment holds it; only a head
+ * that spans segments is copied, into a slot of a fixed pool.
+ */
+#include "engine_impl.h"
+
+#include <string.h>
+
+/* Bytes searched for a first header before a connection is called not GIOP. */
+#define GS_SCAN_BUDGET (64u * 1024u)
+
+static uint8_t *head_buf(struct gs_engine *e, struct gs_dir *dr)
+{
+	return e->head_pool + (size_t)dr->head_slot * e->cfg.head_max;
+}
+
+void gs_framer_release(struct gs_engine *e, struct gs_dir *dr)
+{
+	if (dr->head_slot != GS_NONE) {
+		e->head_free[e->head_free_n++] = dr->head_slot;
+		dr->head_slot = GS_NONE;
+	}
+	dr->head_len = 0;
+}
+
+static void not_giop(struct gs_engine *e, struct gs_flow *f)
+{
+	f->flags |= GS_FLOW_IGNORED;
+	f->dir[0].fstate = f->dir[1].fstate = GS_FR_NOT_GIOP;
+	gs_framer_release(e, &f->dir[0]);
+	gs_framer_release(e, &f->dir[1]);
+	e->cnt.non_giop_flows++;
+}
+
+static bool header_is_error(enum giop_error err)
+{
+	return err == GIOP_ERR_MAGIC || err == GIOP_ERR_VERSION || err == GIOP_ERR_TYPE ||
+	       err == GIOP_ERR_FLAGS || err == GIOP_ERR_SIZE;
+}
+
+/* Offset of the first plausible GIOP header in p[0..n), or n. */
+static uint32_t find_header(const uint8_t *p, uint32_t n, uint32_t max_size)
+{
+	const uint8_t *q = p, *end = p + n;
+	while (n - (uint32_t)(q - p) >= 4) {
+		q = memchr(q, 'G', (size_t)(end - q) - 3);
+		if (!q)
+			break;
+		if (giop_plausible_header(q, (size_t)(end - q), max_size))
+			return (uint32_t)(q - p);
+		q++;
+	}
+	return n;
+}
+
+static void lose_framing(struct gs_engine *e, struct gs_flow *f, int d)
+{
+	struct gs_dir *dr = &f->dir[d];
+	gs_framer_release(e, dr);
+	dr->fstate = GS_FR_LOST;
+	dr->msg_call = GS_NONE;
+	dr->scanned = 0;
+}
+
+/* The head is decoded, or as decoded as it will get. */
+static void head_done(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
+		      enum giop_res r, bool gap)
+{
+	struct gs_dir *dr = &f->dir[d];
+	dr->decoded = true;
+	if (r == GIOP_INVALID) {
+		e->cnt.giop_malformed++;
+		gs_note_problem(e, &e->first_malformed, f, d, "malformed GIOP at stream offset %llu: %s",
+				(unsigned long long)dr->msg_start, giop_error_name(m->error));
+		/* a body error keeps the extent from a good header: skip the message */
+		dr->msg_call = GS_NONE;
+		dr->more_frags = false;
+		dr->mtype = 0xff;
+		return;
+	}
+	f->flags |= GS_FLOW_GIOP;
+	dr->mtype = m->type;
+	dr->mminor = m->minor;
+	dr->more_frags = m->minor >= 1 && m->more_fragments;
+	e->cnt.giop_messages++;
+	e->cnt.giop_by_type[m->type]++;
+	if (r == GIOP_NEED_MORE) {
+		if (gap) {
+			dr->missing = true;
+		} else {
+			e->cnt.giop_truncated++;
+			gs_note_problem(e, &e->first_truncated, f, d,
+					"GIOP %s cut by the capture's snapshot length",
+					giop_type_name(m->type));
+		}
+	}
+	gs_pair_message(e, f, d, m, r);
+}
+
+/* Gathers and decodes the head of the current message from one chunk.
+ * Returns false when framing was lost (the caller re-examines `pos`). */
+static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, const uint8_t *data,
+		 uint32_t cap, uint32_t len, uint32_t *pos)
+{
+	struct gs_dir *dr = &f->dir[d];
+	uint32_t avail = *pos < cap ? cap - *pos : 0;
+	bool rest_captured = avail == len - *pos;
+	bool gap = data == NULL;
+	const uint8_t *p;
+	size_t have;
+	struct giop_msg m;
+	enum giop_res r;
+
+	if (dr->head_len == 0) {
+		p = data + *pos;
+		have = avail;
+	} else {
+		uint32_t room = e->cfg.head_max - dr->head_len;
+		uint32_t take = avail < room ? avail : room;
+		if (dr->msg_end && dr->msg_end - dr->msg_start - dr->head_len < take)
+			take = (uint32_t)(dr->msg_end - dr->msg_start - dr->head_len);
+		if (take)
+			memcpy(head_buf(e, dr) + dr->head_len, data + *pos, take);
+		dr->head_len += take;
+		p = head_buf(e, dr);
+		have = dr->head_len;
+	}
+	(void)off;
+	r = giop_decode(p, have, e->cfg.max_message_size, &m);
+	if (r == GIOP_INVALID && header_is_error(m.error)) {
+		e->cnt.giop_malformed++;
+		if (!(f->flags & (GS_FLOW_GIOP | GS_FLOW_FORCED)) && dr->syn_seen && dr->msg_start == 0) {
+			/* the stream did not start with GIOP: not an IIOP connection */
+			e->cnt.giop_malformed--;
+			not_giop(e, f);
+			return false;
+		}
+		gs_note_problem(e, &e->first_malformed, f, d, "malformed GIOP header at stream offset %llu: %s",
+				(unsigned long long)dr->msg_start, giop_error_name(m.error));
+		lose_framing(e, f, d);
+		if (dr->msg_start == off + *pos) /* step over the bad magic */
+			*pos += 1;
+		return false;
+	}
+	if (r != GIOP_NEED_MORE) {
+		if (!dr->msg_end)
+			dr->msg_end = dr->msg_start + m.msg_len;
+		head_done(e, f, d, &m, r, false);
+		return true;
+	}
+	/* NEED_MORE */
+	if (have >= GIOP_HEADER_LEN && !dr->msg_end)
+		dr->msg_end = dr->msg_start + m.msg_len;
+	if (rest_captured && have < e->cfg.head_max &&
+	    (!dr->msg_end || dr->msg_end > off + len)) {
+		/* more of the head comes in later segments: keep what we have */
+		if (dr->head_len == 0) {
+			if (e->head_free_n == 0) {
+				e->cnt.giop_head_pool_full++;
+				gap = true; /* not the capture's fault: do not call it truncated */
+				goto partial;
+			}
+			dr->head_slot = e->head_free[--e->head_free_n];
+			memcpy(head_buf(e, dr), p, have < e->cfg.head_max ? have : e->cfg.head_max);
+			dr->head_len = (uint32_t)(have < e->cfg.head_max ? have : e->cfg.head_max);
+		}
+		return true;
+	}
+	if (have >= e->cfg.head_max && rest_captured) {
+		e->cnt.giop_head_too_large++;
+		gap = true;
+	}
+partial:
+	if (have < GIOP_HEADER_LEN) {
+		/* not even the 12-byte header: the extent is unknown */
+		if (gap) {
+			dr->missing = true;
+		} else {
+			e->cnt.giop_truncated++;
+			gs_note_problem(e, &e->first_truncated, f, d,
+					"GIOP header cut by the capture's snapshot length");
+		}
+		lose_framing(e, f, d);
+		return false;
+	}
+	head_done(e, f, d, &m, GIOP_NEED_MORE, gap);
+	return true;
+}
+
+void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
+		     const uint8_t *data, uint32_t cap, uint32_t len, int64_t ts)
+{
+	struct gs_dir *dr = &f->dir[d];
+	uint32_t pos = 0;
+
+	if (data == NULL)
+		cap = 0;
+	while (pos < len && f->in_use) {
+		switch (dr->fstate) {
+		case GS_FR_NOT_GIOP:
+			return;
+		case GS_FR_LOST: {
+			uint32_t k;
+			if (pos >= cap) {
+				e->cnt.giop_resync_bytes += len - pos;
+				return;
+			}
+			k = find_header(data + pos, cap - pos, e->cfg.max_message_size);
+			e->cnt.giop_resync_bytes += k;
+			dr->scanned += k;
+			pos += k;
+			if (pos >= cap) {
+				e->cnt.giop_resync_bytes += len - cap;
+				if (!(f->flags & (GS_FLOW_GIOP | GS_FLOW_FORCED)) && dr->scanned > GS_SCAN_BUDGET)
+					not_giop(e, f);
+				return;
+			}
+			dr->fstate = GS_FR_SYNC;
+			break;
+		}
+		case GS_FR_SYNC:
+			if (pos >= cap) {
+				/* the next header was not captured */
+				if (data == NULL) {
+					dr->missing = true;
+				} else {
+					e->cnt.giop_truncated++;
+					gs_note_problem(e, &e->first_truncated, f, d,
+							"GIOP header cut by the capture's snapshot length");
+				}
+				lose_framing(e, f, d);
+				break;
+			}
+			if (!(f->flags & (GS_FLOW_GIOP | GS_FLOW_FORCED)) && !dr->syn_seen &&
+			    !giop_plausible_header(data + pos, cap - pos, e->cfg.max_message_size)) {
+				/* joined mid-connection, mid-message: look for a header */
+				lose_framing(e, f, d);
+				break;
+			}
+			dr->fstate = GS_FR_MSG;
+			dr->msg_start = off + pos;
+			dr->msg_end = 0;
+			dr->msg_t_first = ts;
+			dr->decoded = false;
+			dr->missing = false;
+			dr->head_len = 0;
+			dr->msg_call = GS_NONE;
+			break;
+		case GS_FR_MSG: {
+			uint64_t cur = off + pos;
+			uint32_t n;
+			if (!dr->decoded) {
+				if (!head(e, f, d, off, data, cap, len, &pos))
+					break;
+				if (!dr->decoded && !dr->msg_end) {
+					/* fewer than 12 bytes so far, all kept in the head */
+					pos = len;
+					break;
+				}
+			}
+			n = (uint32_t)((dr->msg_end - cur) < (uint64_t)(len - pos) ? dr->msg_end - cur : len - pos);
+			if (pos + n > cap)
+				dr->missing = true;
+			if (n)
+				dr->msg_t_last = ts;
+			pos += n;
+			if (off + pos == dr->msg_end) {
+				if (!dr->decoded) {
+					/* the whole message fitted in the gathered head yet did not decode:
+					 * cannot happen (decode sees the full message); be safe */
+					dr->decoded = true;
+				}
+				gs_framer_release(e, dr);
+				gs_pair_message_end(e, f, d, ts);
+				dr->fstate = GS_FR_SYNC;
+				dr->msg_call = GS_NONE;
+			}
+			break;
+		}
+		}
+	}
+}

@@ -1,0 +1,88 @@
+#include "intern.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t hash_bytes(const uint8_t *p, size_t n)
+{
+	uint32_t h = 2166136261u; /* FNV-1a: strings here are short */
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h;
+}
+
+int gs_intern_init(struct gs_intern *t, uint32_t max_count, size_t max_bytes)
+{
+	uint32_t cap = 16;
+	memset(t, 0, sizeof *t);
+	if (max_count < 1 || max_count > (1u << 28))
+		return EINVAL;
+	while (cap < max_count * 2)
+		cap <<= 1;
+	t->slots = calloc(cap, sizeof *t->slots);
+	t->offset = calloc(max_count, sizeof *t->offset);
+	t->length = calloc(max_count, sizeof *t->length);
+	t->hash = calloc(max_count, sizeof *t->hash);
+	t->chars = malloc(max_bytes ? max_bytes : 1);
+	if (!t->slots || !t->offset || !t->length || !t->hash || !t->chars) {
+		gs_intern_free(t);
+		return ENOMEM;
+	}
+	t->mask = cap - 1;
+	t->max_count = max_count;
+	t->max_bytes = max_bytes;
+	/* id 0: the empty string */
+	t->count = 1;
+	t->hash[0] = hash_bytes(NULL, 0);
+	t->slots[t->hash[0] & t->mask] = 1;
+	return 0;
+}
+
+void gs_intern_free(struct gs_intern *t)
+{
+	free(t->slots);
+	free(t->offset);
+	free(t->length);
+	free(t->hash);
+	free(t->chars);
+	memset(t, 0, sizeof *t);
+}
+
+uint32_t gs_intern(struct gs_intern *t, const void *p, size_t len)
+{
+	uint32_t h = hash_bytes(p, len), i, id;
+	if (len == 0)
+		return GS_INTERN_EMPTY;
+	for (i = h & t->mask;; i = (i + 1) & t->mask) {
+		uint32_t s = t->slots[i];
+		if (s == 0)
+			break;
+		id = s - 1;
+		if (t->hash[id] == h && t->length[id] == len &&
+		    memcmp(t->chars + t->offset[id], p, len) == 0)
+			return id;
+	}
+	if (t->count == t->max_count || len > t->max_bytes - t->used || len > UINT32_MAX) {
+		t->refused++;
+		return GS_INTERN_FULL;
+	}
+	id = t->count++;
+	memcpy(t->chars + t->used, p, len);
+	t->offset[id] = (uint32_t)t->used;
+	t->length[id] = (uint32_t)len;
+	t->hash[id] = h;
+	t->used += len;
+	t->slots[i] = id + 1;
+	return id;
+}
+
+const char *gs_intern_get(const struct gs_intern *t, uint32_t id, size_t *len)
+{
+	if (id >= t->count) {
+		*len = 0;
+		return "";
+	}
+	*len = t->length[id];
+	return t->chars + t->offset[id];
+}

@@ -1,0 +1,35 @@
+/* Interned byte strings (operation names, object keys, exception ids).
+ *
+ * Calls store a 32-bit id instead of the bytes.  The table is sized once and
+ * bounded both in entries and in bytes; when it is full, new strings get
+ * GS_INTERN_FULL and the refusal is counted.
+ */
+#ifndef GS_INTERN_H
+#define GS_INTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GS_INTERN_EMPTY 0u          /* the empty string, always present */
+#define GS_INTERN_FULL 0xffffffffu  /* the table refused a new string */
+
+struct gs_intern {
+	uint32_t *slots;      /* open addressing: id + 1, 0 = free */
+	uint32_t mask;
+	uint32_t *offset;     /* id -> offset in chars */
+	uint32_t *length;     /* id -> length */
+	uint32_t *hash;       /* id -> hash */
+	char *chars;
+	uint32_t count, max_count;
+	size_t used, max_bytes;
+	uint64_t refused;
+};
+
+/* Returns 0 or an errno value. */
+int gs_intern_init(struct gs_intern *t, uint32_t max_count, size_t max_bytes);
+void gs_intern_free(struct gs_intern *t);
+uint32_t gs_intern(struct gs_intern *t, const void *p, size_t len);
+/* Bytes of an id (not NUL-terminated); GS_INTERN_FULL reads as empty. */
+const char *gs_intern_get(const struct gs_intern *t, uint32_t id, size_t *len);
+
+#endif

@@ -1,0 +1,336 @@
+/* Pairing: GIOP messages of a connection become calls.
+ *
+ * A Request or LocateRequest sent in direction d opens a call keyed by
+ * (connection, d, request id); a Reply or LocateReply in the other direction
+ * with that id answers it.  Fragments extend the message they continue: by
+ * request id in GIOP 1.2+, by position (the previous message of the direction
+ * that had the more-fragments flag) in 1.1.  A call ends when its reply's last
+ * byte is seen, at the end of a oneway request, or when the connection or the
+ * input ends (NO_REPLY / CANCELLED).
+ */
+#include "engine_impl.h"
+
+#include <string.h>
+
+static void flow_link(struct gs_engine *e, struct gs_flow *f, uint32_t idx)
+{
+	struct gs_call *c = &e->calls[idx];
+	c->flow_prev = GS_NONE;
+	c->flow_next = f->calls;
+	if (f->calls != GS_NONE)
+		e->calls[f->calls].flow_prev = idx;
+	f->calls = idx;
+}
+
+static uint32_t intern_span(struct gs_engine *e, struct gs_span s)
+{
+	uint32_t id;
+	if (s.p == NULL || s.len == 0)
+		return GS_INTERN_EMPTY;
+	id = gs_intern(&e->strings, s.p, s.len);
+	if (id == GS_INTERN_FULL)
+		e->cnt.intern_refused++;
+	return id;
+}
+
+static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
+{
+	struct gs_dir *dr = &f->dir[d];
+	uint32_t fno = gs_flow_no(e, f), idx;
+	struct gs_call *c, *old;
+
+	old = gs_call_open_find(e, fno, f->gen, d, m->request_id);
+	if (old) {
+		/* the id came again before its reply: the first call got none */
+		e->cnt.request_id_reused++;
+		gs_call_end(e, (uint32_t)(old - e->calls), GS_OUT_NO_REPLY);
+	}
+	idx = gs_call_alloc(e);
+	c = &e->calls[idx];
+	memset(c, 0, sizeof *c);
+	c->client = f->ep[d];
+	c->server = f->ep[!d];
+	c->request_id = m->request_id;
+	c->major = m->major;
+	c->minor = m->minor;
+	c->dir = (uint8_t)d;
+	c->flow = fno;
+	c->flow_gen = f->gen;
+	c->serial = ++e->serial;
+	c->op = GS_INTERN_EMPTY;
+	c->object_key = GS_INTERN_EMPTY;
+	c->exception = GS_INTERN_EMPTY;
+	if (m->type == GIOP_REQUEST) {
+		c->kind = GS_KIND_REQUEST;
+		e->cnt.requests++;
+		if ((m->have & GIOP_HAVE_RESPONSE) && !m->response_expected)
+			c->flags |= GS_CF_ONEWAY;
+		if (m->have & GIOP_HAVE_OPERATION) {
+			c->op = intern_span(e, m->operation);
+			c->flags |= GS_CF_OP_KNOWN;
+		}
+	} else {
+		c->kind = GS_KIND_LOCATE_REQUEST;
+		e->cnt.locate_requests++;
+		c->flags |= GS_CF_OP_KNOWN;
+	}
+	if ((m->have & GIOP_HAVE_TARGET) && m->object_key.p)
+		c->object_key = intern_span(e, m->object_key);
+	if (m->has_priority) {
+		c->priority = m->priority;
+		c->flags |= GS_CF_HAS_PRIORITY;
+	}
+	c->t_request_first = dr->msg_t_first;
+	c->t_request_last = dr->msg_t_first;
+	c->request_bytes = m->msg_len;
+	c->req_off0 = dr->msg_start;
+	c->req_off1 = dr->msg_end;
+	if (dr->more_frags)
+		c->flags |= GS_CF_REQ_FRAG;
+	e->cnt.calls++;
+	gs_call_open_insert(e, idx);
+	flow_link(e, f, idx);
+	dr->msg_call = idx;
+	dr->msg_serial = c->serial;
+	dr->msg_half = 0;
+	if (dr->more_frags) {
+		dr->frag_call = idx;
+		dr->frag_serial = c->serial;
+		dr->frag_half = 0;
+	}
+}
+
+static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
+{
+	struct gs_dir *dr = &f->dir[d];
+	struct gs_call *c = gs_call_open_find(e, gs_flow_no(e, f), f->gen, !d, m->request_id);
+	if (!c) {
+		e->cnt.orphan_replies++;
+		return;
+	}
+	if (c->flags & GS_CF_REP_SEEN) {
+		e->cnt.duplicate_replies++;
+		return;
+	}
+	e->cnt.replies_paired++;
+	c->flags |= GS_CF_REP_SEEN;
+	c->reply_type = m->type;
+	if (m->have & GIOP_HAVE_STATUS) {
+		c->status = m->status;
+		c->flags |= GS_CF_STATUS_KNOWN;
+	}
+	if (m->have & GIOP_HAVE_EXCEPTION) {
+		c->exception = intern_span(e, m->exception_id);
+		c->minor_code = m->minor_code;
+		c->completion = (uint8_t)m->completed;
+		c->flags |= GS_CF_HAS_EXCEPTION;
+	}
+	c->t_reply_first = dr->msg_t_first;
+	c->t_reply_last = dr->msg_t_first;
+	c->reply_bytes = m->msg_len;
+	c->rep_off0 = dr->msg_start;
+	c->rep_off1 = dr->msg_end;
+	if (dr->more_frags)
+		c->flags |= GS_CF_REP_FRAG;
+	dr->msg_call = (uint32_t)(c - e->calls);
+	dr->msg_serial = c->serial;
+	dr->msg_half = 1;
+	if (dr->more_frags) {
+		dr->frag_call = dr->msg_call;
+		dr->frag_serial = c->serial;
+		dr->frag_half = 1;
+	}
+}
+
+static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
+{
+	struct gs_dir *dr = &f->dir[d];
+	struct gs_call *c = NULL;
+	uint8_t half = 0;
+	uint32_t fno = gs_flow_no(e, f);
+
+	if (m->minor >= 2 && (m->have & GIOP_HAVE_REQUEST_ID)) {
+		c = gs_call_open_find(e, fno, f->gen, d, m->request_id);
+		if (c && (c->flags & GS_CF_REQ_FRAG)) {
+			half = 0;
+		} else {
+			c = gs_call_open_find(e, fno, f->gen, !d, m->request_id);
+			half = 1;
+			if (c && !(c->flags & GS_CF_REP_FRAG))
+				c = NULL;
+		}
+	}
+	if (!c && dr->frag_call != GS_NONE) {
+		c = gs_call_live(e, dr->frag_call, dr->frag_serial);
+		half = dr->frag_half;
+	}
+	if (!c) {
+		e->cnt.orphan_fragments++;
+		return;
+	}
+	if (half == 0) {
+		c->request_bytes += m->msg_len;
+		c->req_off1 = dr->msg_end;
+	} else {
+		c->reply_bytes += m->msg_len;
+		c->rep_off1 = dr->msg_end;
+	}
+	dr->msg_call = (uint32_t)(c - e->calls);
+	dr->msg_serial = c->serial;
+	dr->msg_half = half;
+	if (!dr->more_frags)
+		dr->frag_call = GS_NONE;
+}
+
+void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
+		     enum giop_res r)
+{
+	struct gs_dir *dr = &f->dir[d];
+	(void)r;
+	dr->msg_call = GS_NONE;
+	switch (m->type) {
+	case GIOP_REQUEST:
+	case GIOP_LOCATE_REQUEST:
+		if (!(m->have & GIOP_HAVE_REQUEST_ID)) {
+			e->cnt.unknown_request_id++;
+			return;
+		}
+		new_call(e, f, d, m);
+		return;
+	case GIOP_REPLY:
+	case GIOP_LOCATE_REPLY:
+		if (!(m->have & GIOP_HAVE_REQUEST_ID)) {
+			e->cnt.unknown_request_id++;
+			return;
+		}
+		reply(e, f, d, m);
+		return;
+	case GIOP_CANCEL_REQUEST: {
+		struct gs_call *c;
+		if (!(m->have & GIOP_HAVE_REQUEST_ID)) {
+			e->cnt.unknown_request_id++;
+			return;
+		}
+		c = gs_call_open_find(e, gs_flow_no(e, f), f->gen, d, m->request_id);
+		if (c)
+			c->flags |= GS_CF_CANCELLED;
+		else
+			e->cnt.cancel_unknown++;
+		return;
+	}
+	case GIOP_FRAGMENT:
+		fragment(e, f, d, m);
+		return;
+	default:
+		return;
+	}
+}
+
+void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts)
+{
+	struct gs_dir *dr = &f->dir[d];
+	struct gs_call *c;
+	uint32_t idx;
+	if (dr->msg_call == GS_NONE)
+		return;
+	c = gs_call_live(e, dr->msg_call, dr->msg_serial);
+	if (!c || c->where != 1)
+		return;
+	idx = dr->msg_call;
+	if (dr->missing)
+		c->flags |= GS_CF_CAPTURE_LOSS;
+	if (dr->msg_half == 0) {
+		c->t_request_last = ts;
+		if (!dr->more_frags) {
+			c->flags &= ~(uint32_t)GS_CF_REQ_FRAG;
+			c->flags |= GS_CF_REQ_DONE;
+			if ((c->flags & GS_CF_ONEWAY) && !(c->flags & GS_CF_REP_SEEN))
+				gs_call_end(e, idx, GS_OUT_ONEWAY);
+		}
+	} else {
+		c->t_reply_last = ts;
+		if (!dr->more_frags) {
+			c->flags &= ~(uint32_t)GS_CF_REP_FRAG;
+			c->flags |= GS_CF_REP_DONE;
+			gs_call_end(e, idx, GS_OUT_REPLY);
+		}
+	}
+}
+
+void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1)
+{
+	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next) {
+		struct gs_call *c = &e->calls[i];
+		if (c->dir == d) {
+			if (off0 < c->req_off1 && c->req_off0 < off1)
+				c->retransmits++;
+		} else if (c->flags & GS_CF_REP_SEEN) {
+			if (off0 < c->rep_off1 && c->rep_off0 < off1)
+				c->retransmits++;
+		}
+	}
+}
+
+/* A call cut short: what was seen of it is kept, the rest is NO_REPLY. */
+static void end_unanswered(struct gs_engine *e, uint32_t idx)
+{
+	struct gs_call *c = &e->calls[idx];
+	if (c->flags & GS_CF_REP_SEEN) {
+		c->flags |= GS_CF_CAPTURE_LOSS;
+		gs_call_end(e, idx, GS_OUT_REPLY);
+	} else if (c->flags & GS_CF_ONEWAY) {
+		gs_call_end(e, idx, GS_OUT_ONEWAY);
+	} else {
+		gs_call_end(e, idx, (c->flags & GS_CF_CANCELLED) ? GS_OUT_CANCELLED : GS_OUT_NO_REPLY);
+	}
+}
+
+/* A message in progress when its connection ends: record how far it got. */
+static void cut_message(struct gs_engine *e, struct gs_dir *dr)
+{
+	struct gs_call *c;
+	if (dr->fstate != GS_FR_MSG || dr->msg_call == GS_NONE)
+		return;
+	c = gs_call_live(e, dr->msg_call, dr->msg_serial);
+	if (!c || c->where != 1)
+		return;
+	c->flags |= GS_CF_CAPTURE_LOSS;
+	if (dr->msg_half == 0)
+		c->t_request_last = dr->msg_t_last;
+	else
+		c->t_reply_last = dr->msg_t_last;
+	dr->msg_call = GS_NONE;
+}
+
+/* Direction d has ended (FIN): calls waiting for a reply in it get none. */
+void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d)
+{
+	uint32_t i = f->calls;
+	cut_message(e, &f->dir[d]);
+	while (i != GS_NONE) {
+		uint32_t next = e->calls[i].flow_next;
+		struct gs_call *c = &e->calls[i];
+		if (c->where == 1 && c->dir != d)
+			end_unanswered(e, i);
+		i = next;
+	}
+}
+
+void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f)
+{
+	uint32_t i;
+	cut_message(e, &f->dir[0]);
+	cut_message(e, &f->dir[1]);
+	for (i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
+		if (e->calls[i].where == 1)
+			end_unanswered(e, i);
+	/* detach what is left (queued for output) from the connection */
+	i = f->calls;
+	while (i != GS_NONE) {
+		uint32_t next = e->calls[i].flow_next;
+		e->calls[i].flow = GS_NONE;
+		e->calls[i].flow_prev = e->calls[i].flow_next = GS_NONE;
+		i = next;
+	}
+	f->calls = GS_NONE;
+}

@@ -1,0 +1,286 @@
+/* Rows are built in a stack buffer with hand-rolled number formatting and
+ * written with one fwrite: printf per field is most of the cost otherwise. */
+#include "sink_pairs.h"
+
+#include <string.h>
+
+#include "../decoders/giop/giop.h"
+#include "endpoint.h"
+
+struct line {
+	char buf[8192 + 1024];
+	size_t n;
+};
+
+static void put(struct line *l, const char *s, size_t n)
+{
+	if (n > sizeof l->buf - l->n)
+		n = sizeof l->buf - l->n;
+	memcpy(l->buf + l->n, s, n);
+	l->n += n;
+}
+
+static void puts_(struct line *l, const char *s) { put(l, s, strlen(s)); }
+static void putc_(struct line *l, char ch) { put(l, &ch, 1); }
+
+static void put_u64(struct line *l, uint64_t v)
+{
+	char tmp[24];
+	int i = sizeof tmp;
+	do {
+		tmp[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put(l, tmp + i, sizeof tmp - (size_t)i);
+}
+
+/* v with `dec` decimals: ns as seconds (9) or as microseconds (3). */
+static void put_fixed(struct line *l, int64_t v, int dec)
+{
+	uint64_t div = dec == 9 ? 1000000000u : 1000u, u;
+	char frac[9];
+	if (v < 0) {
+		putc_(l, '-');
+		u = (uint64_t)(-(v + 1)) + 1;
+	} else {
+		u = (uint64_t)v;
+	}
+	put_u64(l, u / div);
+	putc_(l, '.');
+	u %= div;
+	for (int i = dec - 1; i >= 0; i--) {
+		frac[i] = (char)('0' + u % 10);
+		u /= 10;
+	}
+	put(l, frac, (size_t)dec);
+}
+
+static void put_csv_field(struct line *l, const char *s, size_t n)
+{
+	bool quote = false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') {
+			quote = true;
+			break;
+		}
+	if (!quote) {
+		put(l, s, n);
+		return;
+	}
+	putc_(l, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '"')
+			putc_(l, '"');
+		putc_(l, s[i]);
+	}
+	putc_(l, '"');
+}
+
+static void put_json_string(struct line *l, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	putc_(l, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '"' || ch == '\\') {
+			putc_(l, '\\');
+			putc_(l, (char)ch);
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			/* bytes from the wire are not known to be UTF-8: escape them */
+			char u[6] = { '\\', 'u', '0', '0', hex[ch >> 4], hex[ch & 15] };
+			put(l, u, 6);
+		} else {
+			putc_(l, (char)ch);
+		}
+	}
+	putc_(l, '"');
+}
+
+const char *gs_call_status(const struct gs_call *c)
+{
+	const char *s;
+	switch (c->outcome) {
+	case GS_OUT_ONEWAY: return "ONEWAY";
+	case GS_OUT_CANCELLED: return "CANCELLED";
+	case GS_OUT_NO_REPLY: return "NO_REPLY";
+	case GS_OUT_REPLY:
+		if (!(c->flags & GS_CF_STATUS_KNOWN))
+			return "";
+		s = c->reply_type == GIOP_LOCATE_REPLY ? giop_locate_status_name(c->status)
+						       : giop_reply_status_name(c->status);
+		return s ? s : "";
+	default:
+		return "NO_REPLY";
+	}
+}
+
+void gs_pairs_header(FILE *out, enum gs_pairs_format fmt)
+{
+	if (fmt == GS_PAIRS_CSV)
+		fputs(GS_PAIRS_HEADER "\n", out);
+}
+
+static void put_endpoint(struct line *l, const struct gs_endpoint *ep)
+{
+	char s[GS_ENDPOINT_STRLEN];
+	size_t n = gs_endpoint_str(ep, s, sizeof s);
+	put(l, s, n);
+}
+
+static void csv_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c)
+{
+	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
+	size_t oplen;
+	const char *op = gs_intern_get(strings, c->op, &oplen);
+
+	put_endpoint(l, &c->client);
+	putc_(l, ',');
+	put_endpoint(l, &c->server);
+	putc_(l, ',');
+	put_u64(l, c->request_id);
+	putc_(l, ',');
+	puts_(l, "1.");
+	put_u64(l, c->minor);
+	putc_(l, ',');
+	puts_(l, c->kind == GS_KIND_REQUEST ? "Request," : "LocateRequest,");
+	if (c->kind == GS_KIND_REQUEST)
+		put_csv_field(l, op, oplen > 4096 ? 4096 : oplen);
+	putc_(l, ',');
+	puts_(l, (c->flags & GS_CF_ONEWAY) ? "1," : "0,");
+	puts_(l, gs_call_status(c));
+	putc_(l, ',');
+	put_u64(l, c->request_bytes);
+	putc_(l, ',');
+	if (rep)
+		put_u64(l, c->reply_bytes);
+	putc_(l, ',');
+	put_fixed(l, c->t_request_first, 9);
+	putc_(l, ',');
+	put_fixed(l, c->t_request_last, 9);
+	putc_(l, ',');
+	if (rep) {
+		put_fixed(l, c->t_reply_first, 9);
+		putc_(l, ',');
+		put_fixed(l, c->t_reply_last, 9);
+		putc_(l, ',');
+		put_fixed(l, c->t_reply_last - c->t_request_first, 3);
+		putc_(l, ',');
+		put_fixed(l, c->t_reply_first - c->t_request_last, 3);
+		putc_(l, ',');
+	} else {
+		puts_(l, ",,,,");
+	}
+	put_u64(l, c->retransmits);
+	putc_(l, '\n');
+}
+
+static void json_key(struct line *l, const char *k, bool first)
+{
+	if (!first)
+		putc_(l, ',');
+	putc_(l, '"');
+	puts_(l, k);
+	puts_(l, "\":");
+}
+
+static void json_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c)
+{
+	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
+	char ep[GS_ENDPOINT_STRLEN];
+	size_t n;
+	const char *s;
+
+	putc_(l, '{');
+	json_key(l, "client", true);
+	n = gs_endpoint_str(&c->client, ep, sizeof ep);
+	put_json_string(l, ep, n);
+	json_key(l, "server", false);
+	n = gs_endpoint_str(&c->server, ep, sizeof ep);
+	put_json_string(l, ep, n);
+	json_key(l, "request_id", false);
+	put_u64(l, c->request_id);
+	json_key(l, "giop", false);
+	puts_(l, "\"1.");
+	put_u64(l, c->minor);
+	putc_(l, '"');
+	json_key(l, "kind", false);
+	puts_(l, c->kind == GS_KIND_REQUEST ? "\"Request\"" : "\"LocateRequest\"");
+	json_key(l, "operation", false);
+	s = gs_intern_get(strings, c->op, &n);
+	put_json_string(l, s, c->kind == GS_KIND_REQUEST ? (n > 4096 ? 4096 : n) : 0);
+	json_key(l, "oneway", false);
+	puts_(l, (c->flags & GS_CF_ONEWAY) ? "1" : "0");
+	json_key(l, "status", false);
+	put_json_string(l, gs_call_status(c), strlen(gs_call_status(c)));
+	json_key(l, "request_bytes", false);
+	put_u64(l, c->request_bytes);
+	json_key(l, "reply_bytes", false);
+	if (rep)
+		put_u64(l, c->reply_bytes);
+	else
+		puts_(l, "null");
+	/* times as strings: exact nanoseconds survive JSON parsers that use doubles */
+	json_key(l, "t_request_first", false);
+	putc_(l, '"');
+	put_fixed(l, c->t_request_first, 9);
+	putc_(l, '"');
+	json_key(l, "t_request_last", false);
+	putc_(l, '"');
+	put_fixed(l, c->t_request_last, 9);
+	putc_(l, '"');
+	if (rep) {
+		json_key(l, "t_reply_first", false);
+		putc_(l, '"');
+		put_fixed(l, c->t_reply_first, 9);
+		putc_(l, '"');
+		json_key(l, "t_reply_last", false);
+		putc_(l, '"');
+		put_fixed(l, c->t_reply_last, 9);
+		putc_(l, '"');
+		json_key(l, "total_us", false);
+		put_fixed(l, c->t_reply_last - c->t_request_first, 3);
+		json_key(l, "server_us", false);
+		put_fixed(l, c->t_reply_first - c->t_request_last, 3);
+	} else {
+		puts_(l, ",\"t_reply_first\":null,\"t_reply_last\":null,\"total_us\":null,\"server_us\":null");
+	}
+	json_key(l, "retransmits", false);
+	put_u64(l, c->retransmits);
+	if (c->flags & GS_CF_HAS_EXCEPTION) {
+		json_key(l, "exception", false);
+		s = gs_intern_get(strings, c->exception, &n);
+		put_json_string(l, s, n > 1024 ? 1024 : n);
+		if (c->reply_type == GIOP_LOCATE_REPLY || c->status == GIOP_SYSTEM_EXCEPTION) {
+			json_key(l, "minor_code", false);
+			put_u64(l, c->minor_code);
+			json_key(l, "completed", false);
+			put_u64(l, c->completion);
+		}
+	}
+	if (c->flags & GS_CF_HAS_PRIORITY) {
+		json_key(l, "priority", false);
+		if (c->priority < 0) {
+			putc_(l, '-');
+			put_u64(l, (uint64_t)(-(int32_t)c->priority));
+		} else {
+			put_u64(l, (uint64_t)c->priority);
+		}
+	}
+	if (c->flags & GS_CF_CAPTURE_LOSS) {
+		json_key(l, "capture_loss", false);
+		puts_(l, "true");
+	}
+	puts_(l, "}\n");
+}
+
+void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
+		    const struct gs_call *c)
+{
+	struct line l;
+	l.n = 0;
+	if (fmt == GS_PAIRS_CSV)
+		csv_row(&l, strings, c);
+	else
+		json_row(&l, strings, c);
+	fwrite(l.buf, 1, l.n, out);
+}

@@ -1,0 +1,283 @@
+#include "summary.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const double quantiles[] = { 0.50, 0.90, 0.99, 0.999 };
+static const char *const qnames[] = { "p50", "p90", "p99", "p99.9" };
+#define NQ 4
+
+static void group_label(const struct gs_group *g, const struct gs_intern *strings, char *buf, size_t len)
+{
+	size_t n, i;
+	const char *s;
+	if (g->key == GS_NONE && g->kind == 0 && g != NULL) {
+		snprintf(buf, len, "(other)");
+		return;
+	}
+	if (g->kind == GS_KIND_LOCATE_REQUEST) {
+		snprintf(buf, len, "(LocateRequest)");
+		return;
+	}
+	s = gs_intern_get(strings, g->key, &n);
+	if (n == 0) {
+		snprintf(buf, len, "(unknown)");
+		return;
+	}
+	if (n >= len)
+		n = len - 1;
+	for (i = 0; i < n; i++) /* a name from the wire may hold anything */
+		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	buf[n] = '\0';
+}
+
+static void us(char *buf, size_t len, int64_t ns)
+{
+	snprintf(buf, len, "%.1f", (double)ns / 1000.0);
+}
+
+static int cmp_groups(const void *a, const void *b)
+{
+	const struct gs_group *x = *(const struct gs_group *const *)a;
+	const struct gs_group *y = *(const struct gs_group *const *)b;
+	if (x->calls != y->calls)
+		return x->calls > y->calls ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+static void text_row(FILE *out, const char *label, const struct gs_group *g)
+{
+	char v[16];
+	fprintf(out, "%-24.24s %8llu %6llu", label, (unsigned long long)g->calls,
+		(unsigned long long)g->errors);
+	for (int h = 0; h < 2; h++) {
+		const struct gs_hist *hi = h ? &g->server : &g->total;
+		fputs(" |", out);
+		for (int q = 0; q < NQ; q++) {
+			if (hi->total) {
+				us(v, sizeof v, gs_hist_quantile(hi, quantiles[q]));
+				fprintf(out, " %8s", v);
+			} else {
+				fprintf(out, " %8s", "-");
+			}
+		}
+		if (hi->total) {
+			us(v, sizeof v, hi->max);
+			fprintf(out, " %8s", v);
+		} else {
+			fprintf(out, " %8s", "-");
+		}
+	}
+	fputc('\n', out);
+}
+
+static void csv_row(FILE *out, const char *label, const struct gs_group *g)
+{
+	fprintf(out, "%s,%llu,%llu,%llu", label, (unsigned long long)g->calls,
+		(unsigned long long)g->errors, (unsigned long long)g->answered);
+	for (int h = 0; h < 2; h++) {
+		const struct gs_hist *hi = h ? &g->server : &g->total;
+		for (int q = 0; q < NQ; q++) {
+			if (hi->total)
+				fprintf(out, ",%.3f", (double)gs_hist_quantile(hi, quantiles[q]) / 1000.0);
+			else
+				fputs(",", out);
+		}
+		if (hi->total)
+			fprintf(out, ",%.3f", (double)hi->max / 1000.0);
+		else
+			fputs(",", out);
+	}
+	fputc('\n', out);
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void json_row(FILE *out, const char *label, const struct gs_group *g)
+{
+	fputs("{\"type\":\"group\",\"operation\":", out);
+	json_str(out, label);
+	fprintf(out, ",\"calls\":%llu,\"errors\":%llu,\"answered\":%llu",
+		(unsigned long long)g->calls, (unsigned long long)g->errors,
+		(unsigned long long)g->answered);
+	for (int h = 0; h < 2; h++) {
+		const struct gs_hist *hi = h ? &g->server : &g->total;
+		const char *name = h ? "server_us" : "total_us";
+		if (!hi->total) {
+			fprintf(out, ",\"%s\":null", name);
+			continue;
+		}
+		fprintf(out, ",\"%s\":{", name);
+		for (int q = 0; q < NQ; q++)
+			fprintf(out, "%s\"%s\":%.3f", q ? "," : "", qnames[q],
+				(double)gs_hist_quantile(hi, quantiles[q]) / 1000.0);
+		fprintf(out, ",\"max\":%.3f}", (double)hi->max / 1000.0);
+	}
+	fputs("}\n", out);
+}
+
+/* name/value pairs of the counters, in the order they are shown */
+#define COUNTERS(X)                                                         \
+	X(packets, packets) X(bytes, bytes) X(tcp_segments, segments)      \
+	X(connections, flows) X(connections_evicted, flows_evicted)         \
+	X(connections_reused, flows_reused) X(non_giop_connections, non_giop_flows) \
+	X(giop_messages, giop_messages) X(calls, calls)                     \
+	X(requests, requests) X(locate_requests, locate_requests)          \
+	X(oneways, oneways) X(replies, replies_paired) X(no_reply, no_reply) \
+	X(cancelled, cancelled) X(orphan_replies, orphan_replies)          \
+	X(duplicate_replies, duplicate_replies) X(request_id_reused, request_id_reused) \
+	X(unknown_request_id, unknown_request_id) X(orphan_fragments, orphan_fragments) \
+	X(retransmissions, retransmits) X(overlaps, overlaps)              \
+	X(out_of_order, out_of_order) X(capture_gaps, gaps) X(gap_bytes, gap_bytes) \
+	X(ooo_dropped_bytes, ooo_dropped_bytes) X(malformed, giop_malformed) \
+	X(truncated, giop_truncated) X(resync_bytes, giop_resync_bytes)    \
+	X(head_too_large, giop_head_too_large) X(head_pool_full, giop_head_pool_full) \
+	X(calls_with_capture_loss, calls_capture_loss)                     \
+	X(open_calls_evicted, open_calls_evicted) X(rows_out_of_order, rows_out_of_order) \
+	X(strings_refused, intern_refused) X(non_ip, non_ip) X(non_tcp, non_tcp) \
+	X(ip_fragments, ip_fragments) X(headers_truncated_link, link_truncated) \
+	X(headers_truncated_ip, ip_truncated) X(headers_truncated_tcp, tcp_truncated) \
+	X(headers_invalid_link, link_invalid) X(headers_invalid_ip, ip_invalid) \
+	X(headers_invalid_tcp, tcp_invalid) X(payload_truncated, payload_truncated) \
+	X(ignored_segments, ignored_segments)
+
+static void text_counters(FILE *out, const struct gs_counters *c, const struct gs_summary_info *info)
+{
+	static const char *const tn[] = { "Request", "Reply", "CancelRequest", "LocateRequest",
+					  "LocateReply", "CloseConnection", "MessageError", "Fragment" };
+	bool any = false;
+	fprintf(out, "\npackets %llu (%llu TCP segments with data) in %llu connections",
+		(unsigned long long)c->packets, (unsigned long long)c->segments,
+		(unsigned long long)c->flows);
+	if (c->non_giop_flows)
+		fprintf(out, " (%llu not GIOP)", (unsigned long long)c->non_giop_flows);
+	fputc('\n', out);
+	fprintf(out, "GIOP messages %llu:", (unsigned long long)c->giop_messages);
+	for (int t = 0; t < 8; t++)
+		if (c->giop_by_type[t]) {
+			fprintf(out, "%s %s %llu", any ? "," : "", tn[t], (unsigned long long)c->giop_by_type[t]);
+			any = true;
+		}
+	fputc('\n', out);
+	fprintf(out, "calls %llu: %llu answered, %llu oneway, %llu no reply, %llu cancelled; "
+		"unpaired replies %llu\n",
+		(unsigned long long)c->calls, (unsigned long long)c->replies_paired,
+		(unsigned long long)c->oneways, (unsigned long long)c->no_reply,
+		(unsigned long long)c->cancelled, (unsigned long long)c->orphan_replies);
+	fprintf(out, "TCP: retransmissions %llu, out of order %llu, overlaps %llu, capture gaps %llu (%llu bytes)\n",
+		(unsigned long long)c->retransmits, (unsigned long long)c->out_of_order,
+		(unsigned long long)c->overlaps, (unsigned long long)c->gaps,
+		(unsigned long long)c->gap_bytes);
+	fprintf(out, "problems: malformed %llu, truncated %llu, resync bytes %llu",
+		(unsigned long long)c->giop_malformed, (unsigned long long)c->giop_truncated,
+		(unsigned long long)c->giop_resync_bytes);
+	if (info->kernel_drops)
+		fprintf(out, ", kernel drops %llu", (unsigned long long)info->kernel_drops);
+	fputc('\n', out);
+	/* the rarely non-zero ones, only when they are */
+	any = false;
+#define X(name, field)                                                                   \
+	if (c->field && strcmp(#name, "packets") && strcmp(#name, "bytes") &&           \
+	    strcmp(#name, "tcp_segments") && strcmp(#name, "connections") &&             \
+	    strcmp(#name, "giop_messages") && strcmp(#name, "calls") &&                   \
+	    strcmp(#name, "replies") && strcmp(#name, "oneways") && strcmp(#name, "no_reply") && \
+	    strcmp(#name, "cancelled") && strcmp(#name, "orphan_replies") &&               \
+	    strcmp(#name, "retransmissions") && strcmp(#name, "out_of_order") &&          \
+	    strcmp(#name, "overlaps") && strcmp(#name, "capture_gaps") &&                 \
+	    strcmp(#name, "gap_bytes") && strcmp(#name, "malformed") &&                   \
+	    strcmp(#name, "truncated") && strcmp(#name, "resync_bytes") &&                \
+	    strcmp(#name, "non_giop_connections")) {                                        \
+		fprintf(out, "%s %s %llu", any ? "," : "also:", #name, (unsigned long long)c->field); \
+		any = true;                                                              \
+	}
+	COUNTERS(X)
+#undef X
+	if (any)
+		fputc('\n', out);
+}
+
+void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_stats *st,
+		      const struct gs_counters *c, const struct gs_intern *strings,
+		      const struct gs_summary_info *info)
+{
+	const struct gs_group **order = malloc((st->n + 1) * sizeof *order);
+	uint32_t n = 0;
+	char label[64];
+
+	if (!order)
+		return;
+	for (uint32_t i = 0; i < st->n; i++)
+		order[n++] = &st->groups[i];
+	qsort(order, n, sizeof *order, cmp_groups);
+	if (st->other != GS_NONE)
+		order[n++] = &st->groups[st->other];
+
+	if (fmt == GS_SUM_TEXT) {
+		double span = info->last_ts > info->first_ts ? (double)(info->last_ts - info->first_ts) / 1e9 : 0;
+		fprintf(out, "%s: %.3f s of capture\n\n", info->source, span);
+		fprintf(out, "%-24s %8s %6s | %-44s | %-44s\n", "", "", "",
+			"total_us (request first -> reply last)", "server_us (request last -> reply first)");
+		fprintf(out, "%-24s %8s %6s |", "operation", "calls", "errors");
+		for (int h = 0; h < 2; h++) {
+			for (int q = 0; q < NQ; q++)
+				fprintf(out, " %8s", qnames[q]);
+			fprintf(out, " %8s%s", "max", h ? "" : " |");
+		}
+		fputc('\n', out);
+		for (uint32_t i = 0; i < n; i++) {
+			group_label(order[i], strings, label, sizeof label);
+			text_row(out, label, order[i]);
+		}
+		if (n > 1)
+			text_row(out, "(all)", &st->all);
+		text_counters(out, c, info);
+	} else if (fmt == GS_SUM_CSV) {
+		fputs("operation,calls,errors,answered,total_p50_us,total_p90_us,total_p99_us,"
+		      "total_p999_us,total_max_us,server_p50_us,server_p90_us,server_p99_us,"
+		      "server_p999_us,server_max_us\n", out);
+		for (uint32_t i = 0; i < n; i++) {
+			group_label(order[i], strings, label, sizeof label);
+			/* labels are printable ASCII; quote the rare comma or quote */
+			if (strpbrk(label, ",\"")) {
+				char q[140];
+				size_t k = 0;
+				q[k++] = '"';
+				for (const char *s = label; *s && k < sizeof q - 3; s++) {
+					if (*s == '"')
+						q[k++] = '"';
+					q[k++] = *s;
+				}
+				q[k++] = '"';
+				q[k] = '\0';
+				csv_row(out, q, order[i]);
+			} else {
+				csv_row(out, label, order[i]);
+			}
+		}
+		csv_row(out, "(all)", &st->all);
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			group_label(order[i], strings, label, sizeof label);
+			json_row(out, label, order[i]);
+		}
+		json_row(out, "(all)", &st->all);
+		fputs("{\"type\":\"counters\"", out);
+#define X(name, field) fprintf(out, ",\"" #name "\":%llu", (unsigned long long)c->field);
+		COUNTERS(X)
+#undef X
+		fprintf(out, ",\"kernel_drops\":%llu,\"first_ts\":\"%lld.%09lld\",\"last_ts\":\"%lld.%09lld\"}\n",
+			(unsigned long long)info->kernel_drops,
+			(long long)(info->first_ts / 1000000000), (long long)(info->first_ts % 1000000000),
+			(long long)(info->last_ts / 1000000000), (long long)(info->last_ts % 1000000000));
+	}
+	free(order);
+}

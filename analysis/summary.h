@@ -1,0 +1,24 @@
+/* The summary: per-group percentiles and the counters, for people (text) or
+ * scripts (csv, jsonl). */
+#ifndef GS_SUMMARY_H
+#define GS_SUMMARY_H
+
+#include <stdio.h>
+#include "counters.h"
+#include "intern.h"
+#include "stats.h"
+
+enum gs_summary_format { GS_SUM_TEXT, GS_SUM_CSV, GS_SUM_JSONL };
+
+struct gs_summary_info {
+	const char *source;       /* what was read */
+	int64_t first_ts, last_ts;
+	uint32_t active_flows;
+	uint64_t kernel_drops;    /* live sources; 0 offline */
+};
+
+void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_stats *st,
+		      const struct gs_counters *c, const struct gs_intern *strings,
+		      const struct gs_summary_info *info);
+
+#endif

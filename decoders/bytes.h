@@ -1,0 +1,62 @@
+/* Bounds-checked reads of wire fields.
+ *
+ * Every field of a packet or of a GIOP message is read through these getters:
+ * a read past what was captured is impossible by construction.  The test is
+ * always written as `len > remaining` (never `p + len > end`, which can wrap).
+ */
+#ifndef GS_BYTES_H
+#define GS_BYTES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline uint16_t gs_be16(const uint8_t *p) { return (uint16_t)((uint16_t)p[0] << 8 | p[1]); }
+static inline uint16_t gs_le16(const uint8_t *p) { return (uint16_t)((uint16_t)p[1] << 8 | p[0]); }
+static inline uint32_t gs_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+static inline uint32_t gs_le32(const uint8_t *p)
+{
+	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
+}
+
+/* A read-only window over captured bytes. */
+struct gs_span {
+	const uint8_t *p;
+	size_t len;
+};
+
+/* True when [off, off+n) lies inside a buffer of `len` bytes. */
+static inline bool gs_has(size_t len, size_t off, size_t n)
+{
+	return off <= len && n <= len - off;
+}
+
+static inline bool gs_get_u8(struct gs_span s, size_t off, uint8_t *v)
+{
+	if (!gs_has(s.len, off, 1))
+		return false;
+	*v = s.p[off];
+	return true;
+}
+
+static inline bool gs_get_be16(struct gs_span s, size_t off, uint16_t *v)
+{
+	if (!gs_has(s.len, off, 2))
+		return false;
+	*v = gs_be16(s.p + off);
+	return true;
+}
+
+static inline bool gs_get_be32(struct gs_span s, size_t off, uint32_t *v)
+{
+	if (!gs_has(s.len, off, 4))
+		return false;
+	*v = gs_be32(s.p + off);
+	return true;
+}
+
+#endif

@@ -1,0 +1,249 @@
+/* giopscope read: captures offline. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../analysis/endpoint.h"
+#include "../analysis/engine.h"
+#include "../analysis/sink_pairs.h"
+#include "../analysis/stats.h"
+#include "../analysis/summary.h"
+#include "commands.h"
+#include "opts.h"
+#include "tap_pcap.h"
+
+struct read_ctx {
+	FILE *out;
+	bool pairs;
+	enum gs_pairs_format pairs_fmt;
+	bool pairs_text;
+	struct gs_stats stats;
+};
+
+static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
+{
+	struct read_ctx *ctx = arg;
+	gs_stats_add(&ctx->stats, c);
+	if (!ctx->pairs)
+		return;
+	if (ctx->pairs_text) {
+		char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+		size_t n;
+		const char *op = gs_intern_get(gs_engine_strings(e), c->op, &n);
+		gs_endpoint_str(&c->client, cl, sizeof cl);
+		gs_endpoint_str(&c->server, sv, sizeof sv);
+		fprintf(ctx->out, "%-22s %-22s %10u %-3s %-22.*s %-22s",
+			cl, sv, c->request_id, c->kind == GS_KIND_REQUEST ? "req" : "loc",
+			(int)(n > 22 ? 22 : n), op, gs_call_status(c));
+		if (c->flags & GS_CF_REP_SEEN)
+			fprintf(ctx->out, " %12.3f %12.3f\n", (double)(c->t_reply_last - c->t_request_first) / 1e3,
+				(double)(c->t_reply_first - c->t_request_last) / 1e3);
+		else
+			fprintf(ctx->out, " %12s %12s\n", "-", "-");
+		return;
+	}
+	gs_pairs_write(ctx->out, ctx->pairs_fmt, gs_engine_strings(e), c);
+}
+
+static void usage(FILE *f)
+{
+	fputs("usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, '-' for stdin)\n"
+	      "  --pairs               one record per call (pairs-csv.md) instead of the summary\n"
+	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
+	      "  -o, --output FILE     write there instead of stdout\n"
+	      "  --summary             with --pairs: also print the summary table to stderr\n"
+	      "  --ports LIST          decode GIOP only on these TCP ports (e.g. 2809,683,10000-10010);\n"
+	      "                        default: any connection whose data starts with GIOP\n"
+	      "  --max-flows N         connections tracked at once (default 65536; LRU eviction)\n"
+	      "  --max-open-calls N    calls waiting for a reply or for output (default 1048576)\n"
+	      "  --max-message-size B  larger GIOP size fields are malformed (default 256M)\n"
+	      "  --max-ooo-bytes B     out-of-order bytes held per direction (default 1M)\n"
+	      "  -q, --quiet           no progress line\n"
+	      "exit: 0 done, 1 bad input (every call decoded before it is written), 2 usage or environment\n",
+	      f);
+}
+
+enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO };
+
+static FILE *open_output(const char *path)
+{
+	/* O_NOFOLLOW: never write through a symlink someone planted */
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return NULL;
+	return fdopen(fd, "w");
+}
+
+int gs_cmd_read(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pairs", no_argument, NULL, O_PAIRS },
+		{ "format", required_argument, NULL, O_FORMAT },
+		{ "output", required_argument, NULL, 'o' },
+		{ "summary", no_argument, NULL, O_SUMMARY },
+		{ "ports", required_argument, NULL, O_PORTS },
+		{ "max-flows", required_argument, NULL, O_MAX_FLOWS },
+		{ "max-open-calls", required_argument, NULL, O_MAX_CALLS },
+		{ "max-message-size", required_argument, NULL, O_MAX_MSG },
+		{ "max-ooo-bytes", required_argument, NULL, O_MAX_OOO },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct gs_config cfg;
+	struct read_ctx ctx;
+	struct gs_engine *e = NULL;
+	static uint8_t ports[8192];
+	const char *format = NULL, *outpath = NULL;
+	bool summary_too = false, quiet = false;
+	int opt, err, status = 0, snaplen = 0;
+	uint64_t v;
+	char reason[512];
+	struct gs_read_progress prog = { 0 };
+	static char outbuf[1 << 20];
+
+	memset(&ctx, 0, sizeof ctx);
+	gs_config_default(&cfg);
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+		switch (opt) {
+		case O_PAIRS: ctx.pairs = true; break;
+		case O_FORMAT: format = optarg; break;
+		case 'o': outpath = optarg; break;
+		case O_SUMMARY: summary_too = true; break;
+		case 'q': quiet = true; break;
+		case O_PORTS:
+			if (!gs_parse_ports(optarg, ports)) {
+				fprintf(stderr, "giopscope read: bad --ports '%s' (want e.g. 2809,683,10000-10010)\n", optarg);
+				return 2;
+			}
+			cfg.port_bitmap = ports;
+			break;
+		case O_MAX_FLOWS:
+			if (!gs_parse_u64(optarg, 2, 1u << 26, false, &v)) {
+				fprintf(stderr, "giopscope read: --max-flows wants 2..%u\n", 1u << 26);
+				return 2;
+			}
+			cfg.max_flows = (uint32_t)v;
+			break;
+		case O_MAX_CALLS:
+			if (!gs_parse_u64(optarg, 2, 1u << 28, false, &v)) {
+				fprintf(stderr, "giopscope read: --max-open-calls wants 2..%u\n", 1u << 28);
+				return 2;
+			}
+			cfg.max_open_calls = (uint32_t)v;
+			break;
+		case O_MAX_MSG:
+			if (!gs_parse_u64(optarg, 12, UINT32_MAX - 12, true, &v)) {
+				fprintf(stderr, "giopscope read: --max-message-size wants 12..4G-13 bytes\n");
+				return 2;
+			}
+			cfg.max_message_size = (uint32_t)v;
+			break;
+		case O_MAX_OOO:
+			if (!gs_parse_u64(optarg, 0, 1u << 30, true, &v)) {
+				fprintf(stderr, "giopscope read: --max-ooo-bytes wants 0..1G\n");
+				return 2;
+			}
+			cfg.max_ooo_bytes = (uint32_t)v;
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "giopscope read: no capture file given\n");
+		usage(stderr);
+		return 2;
+	}
+	if (!format)
+		format = ctx.pairs ? "csv" : "text";
+	if (strcmp(format, "csv") == 0) {
+		ctx.pairs_fmt = GS_PAIRS_CSV;
+	} else if (strcmp(format, "jsonl") == 0) {
+		ctx.pairs_fmt = GS_PAIRS_JSONL;
+	} else if (strcmp(format, "text") == 0) {
+		ctx.pairs_text = true;
+	} else {
+		fprintf(stderr, "giopscope read: --format wants text, csv or jsonl, not '%s'\n", format);
+		return 2;
+	}
+	ctx.out = stdout;
+	if (outpath && strcmp(outpath, "-") != 0) {
+		ctx.out = open_output(outpath);
+		if (!ctx.out) {
+			fprintf(stderr, "giopscope read: cannot write %s: %s\n", outpath, strerror(errno));
+			return 2;
+		}
+	}
+	setvbuf(ctx.out, outbuf, _IOFBF, sizeof outbuf);
+	if ((err = gs_stats_init(&ctx.stats, 512, cfg.max_strings + 1)) != 0 ||
+	    (err = gs_engine_new(&e, &cfg, on_call, &ctx)) != 0) {
+		fprintf(stderr, "giopscope read: cannot set up the tables: %s\n", strerror(err));
+		return 2;
+	}
+	if (ctx.pairs && !ctx.pairs_text)
+		gs_pairs_header(ctx.out, ctx.pairs_fmt);
+	prog.enabled = !quiet && isatty(STDERR_FILENO);
+
+	for (int i = optind; i < argc; i++) {
+		enum gs_read_result r = gs_pcap_read_file(argv[i], e, &prog, &snaplen, reason, sizeof reason);
+		if (r != GS_READ_OK) {
+			fprintf(stderr, "giopscope: %s\n", reason);
+			status = r == GS_READ_CANNOT_OPEN ? 2 : 1;
+			break;
+		}
+	}
+	/* whatever happened, every call decoded so far is written */
+	gs_engine_finish(e);
+	{
+		const struct gs_counters *c = gs_engine_counters(e);
+		struct gs_summary_info info = {
+			.source = argc - optind == 1 ? argv[optind] : "captures",
+			.first_ts = gs_engine_first_ts(e),
+			.last_ts = gs_engine_last_ts(e),
+			.active_flows = 0,
+		};
+		enum gs_summary_format sf = strcmp(format, "csv") == 0 ? GS_SUM_CSV :
+					    strcmp(format, "jsonl") == 0 ? GS_SUM_JSONL : GS_SUM_TEXT;
+		if (!ctx.pairs)
+			gs_summary_write(ctx.out, sf, &ctx.stats, c, gs_engine_strings(e), &info);
+		else if (summary_too)
+			gs_summary_write(stderr, GS_SUM_TEXT, &ctx.stats, c, gs_engine_strings(e), &info);
+		if (status == 0) {
+			const struct gs_problem *pm = gs_engine_first_malformed(e);
+			const struct gs_problem *pt = gs_engine_first_truncated(e);
+			uint64_t cut = c->link_truncated + c->ip_truncated + c->tcp_truncated;
+			if (c->giop_malformed && pm) {
+				fprintf(stderr, "giopscope: %llu malformed GIOP message%s; first in packet %llu: %s\n",
+					(unsigned long long)c->giop_malformed, c->giop_malformed > 1 ? "s" : "",
+					(unsigned long long)pm->packet, pm->what);
+				status = 1;
+			}
+			if (c->giop_truncated && pt) {
+				fprintf(stderr, "giopscope: %llu GIOP message%s cut by the snapshot length (%d bytes); "
+					"first in packet %llu: %s\n",
+					(unsigned long long)c->giop_truncated, c->giop_truncated > 1 ? "s" : "",
+					snaplen, (unsigned long long)pt->packet, pt->what);
+				status = 1;
+			} else if (cut) {
+				fprintf(stderr, "giopscope: %llu packets cut inside their headers by the snapshot length (%d bytes)\n",
+					(unsigned long long)cut, snaplen);
+				status = 1;
+			}
+		}
+	}
+	if (fflush(ctx.out) != 0 || ferror(ctx.out)) {
+		fprintf(stderr, "giopscope: writing the output failed: %s\n", strerror(errno));
+		status = 2;
+	}
+	if (ctx.out != stdout)
+		fclose(ctx.out);
+	gs_engine_free(e);
+	gs_stats_free(&ctx.stats);
+	return status;
+}

@@ -1,0 +1,28 @@
+/* The pcap tap, offline: pcap and pcapng files (or stdin) through libpcap with
+ * nanosecond time stamps, fed frame by frame to an engine. */
+#ifndef GS_TAP_PCAP_H
+#define GS_TAP_PCAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "../analysis/engine.h"
+
+enum gs_read_result {
+	GS_READ_OK = 0,
+	GS_READ_BAD_INPUT = 1,   /* not a capture, truncated, unsupported link type */
+	GS_READ_CANNOT_OPEN = 2, /* missing file, no permission */
+};
+
+struct gs_read_progress {
+	bool enabled;            /* print a progress line to stderr (a terminal) */
+	uint64_t packets;        /* across files */
+	int64_t last_print_ns;
+};
+
+/* Reads one file ("-": stdin) into the engine.  On failure `err` holds a
+ * one-line reason; frames read before the failure were fed. */
+enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
+				      struct gs_read_progress *prog, int *snaplen,
+				      char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,41 @@
+#!/bin/sh
+# Install what giopscope needs to build and test, on Debian 12, idempotently.
+# Only packages that are missing are installed; nothing is done when all are there.
+#   scripts/install-deps.sh [build|check|all]    (default: all)
+# build: compiler and libpcap, enough for `make` and `make demo`.
+# check: everything the tests use (ORBs, tshark, tcpdump, eBPF, DPDK, cmocka...).
+set -eu
+
+set_build="build-essential pkg-config libpcap-dev"
+set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld
+  tshark tcpdump wireshark-common iproute2 python3 procps psmisc
+  omniorb omniidl libomniorb4-dev omniorb-nameserver tcl tcl-combat
+  libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev
+  dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium"
+
+what=${1:-all}
+case "$what" in
+  build) want=$set_build ;;
+  check|all) want=$set_check ;;
+  *) echo "usage: $0 [build|check|all]" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $want; do
+  st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+  [ "$st" = installed ] || missing="$missing $p"
+done
+if [ -z "$missing" ]; then
+  exit 0
+fi
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages:$missing; run as root (or: sudo $0 $what)" >&2
+  exit 2
+fi
+echo "install-deps: installing:$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+# tshark asks whether non-root users may capture; answer for it.
+echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
+apt-get update -q
+# shellcheck disable=SC2086
+apt-get install -y -q --no-install-recommends $missing

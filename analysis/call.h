@@ -40,6 +40,8 @@ enum {
 	GS_CF_HAS_PRIORITY = 1u << 10,
 	GS_CF_HAS_EXCEPTION = 1u << 11,
 	GS_CF_EVICTED = 1u << 12,     /* ended by a table bound, not by the wire */
+	GS_CF_PARKED = 1u << 13,      /* a reply whose request is not decoded yet (capture
+	                               * reordering or loss on the requester's side) */
 };
 
 struct gs_call {

@@ -207,6 +207,23 @@ void gs_call_release(struct gs_engine *e, uint32_t idx)
 	e->call_free = idx;
 }
 
+/* Drops an open call without writing it (a parked reply that found no request). */
+void gs_call_discard(struct gs_engine *e, uint32_t idx)
+{
+	if (e->calls[idx].where == W_OPEN)
+		open_remove(e, idx);
+	gs_call_release(e, idx);
+}
+
+/* An open call's start time changed (a parked reply adopted by its request). */
+void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t)
+{
+	struct gs_call *c = &e->calls[idx];
+	heap_remove(e, e->wm_heap, &e->wm_n, c->heap_pos, wm_before);
+	c->t_request_first = t;
+	heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before);
+}
+
 static void emit_top(struct gs_engine *e)
 {
 	uint32_t idx = e->out_heap[0];
@@ -252,6 +269,8 @@ void gs_calls_drain(struct gs_engine *e, bool all)
 				break;
 			if (e->cfg.ordered && e->wm_n > 0 &&
 			    e->calls[e->wm_heap[0]].t_request_first <= top->t_request_first)
+				break;
+			if (e->cfg.ordered && e->pend_count && gs_pending_min(e) <= top->t_request_first)
 				break;
 		}
 		emit_top(e);

@@ -79,6 +79,7 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 		e->head_free[i] = e->head_slots - 1 - i;
 	e->head_free_n = e->head_slots;
 	e->call_free = GS_NONE;
+	e->pend_head = GS_NONE;
 	*out = e;
 	return 0;
 }
@@ -214,11 +215,21 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *da
 		gs_calls_drain(e, false);
 		return;
 	}
-	gs_reasm_segment(e, f, d, &pk);
-	if (f->in_use && (pk.tcp.flags & GS_TCP_ACK))
+	/* the ACK first: it tells whether the other side is missing bytes, which
+	 * decides whether a reply in this segment may wait for its request */
+	if (pk.tcp.flags & GS_TCP_ACK)
 		gs_reasm_ack(e, f, d, pk.tcp.ack);
+	gs_reasm_segment(e, f, d, &pk);
+	for (int k = 0; k < 2 && f->in_use; k++) {
+		gs_reasm_expire(e, f, k);
+		gs_pending_update(e, f, k);
+	}
 	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
 		gs_flow_end(e, f, false);
+	if (e->pend_count && e->now - e->last_expire_scan >= GS_ACK_GAP_GRACE_NS) {
+		e->last_expire_scan = e->now;
+		gs_pending_expire_all(e);
+	}
 	gs_calls_drain(e, false);
 }
 

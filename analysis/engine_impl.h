@@ -36,6 +36,10 @@ struct gs_dir {
 	bool fin_done;           /* every byte before the FIN was delivered */
 	struct gs_ooo *ooo;
 	uint32_t ooo_bytes;
+	uint64_t acked;          /* highest offset the peer acknowledged, when past `next` */
+	int64_t acked_ts;        /* when the peer first acknowledged bytes we lack; 0: none */
+	uint32_t pend_prev, pend_next; /* on the engine's pending list (flow*2+dir) */
+	bool pending;
 	uint64_t scanned;        /* bytes searched for a header without finding one */
 
 	/* framer */
@@ -96,6 +100,14 @@ struct gs_engine {
 	uint32_t head_free_n, head_slots;
 
 	uint64_t ooo_total;
+	/* Directions whose bytes may still yield calls that started earlier than
+	 * what is queued: held out-of-order data, a head not yet decoded, bytes the
+	 * peer acknowledged but we lack.  They hold back ordered output. */
+	uint32_t pend_head;
+	uint32_t pend_count;
+	int64_t pend_min;           /* cached earliest start among them */
+	bool pend_dirty;
+	int64_t last_expire_scan;
 
 	/* calls */
 	struct gs_call *calls;
@@ -130,6 +142,17 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack);
 void gs_reasm_flush(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr);
+void gs_reasm_expire(struct gs_engine *e, struct gs_flow *f, int d);
+void gs_pending_update(struct gs_engine *e, struct gs_flow *f, int d);
+void gs_pending_remove(struct gs_engine *e, struct gs_flow *f, int d);
+int64_t gs_pending_min(struct gs_engine *e);
+void gs_pending_expire_all(struct gs_engine *e);
+
+/* A hole the peer acknowledged is declared lost after this long (the wait
+ * absorbs capture reordering: the missing segment may just come later). */
+#define GS_ACK_GAP_GRACE_NS (10 * 1000 * 1000LL)
+/* Held out-of-order data with no such evidence waits this long for the hole. */
+#define GS_REORDER_TIMEOUT_NS (1000 * 1000 * 1000LL)
 
 /* framer.c: in-order bytes of one direction; data holds `cap` of `len` bytes */
 void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
@@ -143,6 +166,9 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1);
 void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f);
+void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir);
+bool gs_dir_pending(const struct gs_dir *dr);
+bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t);
 
 /* calls.c */
 uint32_t gs_call_alloc(struct gs_engine *e);
@@ -152,6 +178,8 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);
 void gs_calls_drain(struct gs_engine *e, bool all);
 void gs_call_release(struct gs_engine *e, uint32_t idx);
+void gs_call_discard(struct gs_engine *e, uint32_t idx);
+void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t_request_first);
 
 void gs_note_problem(struct gs_engine *e, struct gs_problem *p, const struct gs_flow *f, int d,
 		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));

@@ -33,33 +33,13 @@ static uint32_t intern_span(struct gs_engine *e, struct gs_span s)
 	return id;
 }
 
-static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
+/* The request half of a call, from its decoded header. */
+static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
+			   struct gs_call *c)
 {
 	struct gs_dir *dr = &f->dir[d];
-	uint32_t fno = gs_flow_no(e, f), idx;
-	struct gs_call *c, *old;
-
-	old = gs_call_open_find(e, fno, f->gen, d, m->request_id);
-	if (old) {
-		/* the id came again before its reply: the first call got none */
-		e->cnt.request_id_reused++;
-		gs_call_end(e, (uint32_t)(old - e->calls), GS_OUT_NO_REPLY);
-	}
-	idx = gs_call_alloc(e);
-	c = &e->calls[idx];
-	memset(c, 0, sizeof *c);
-	c->client = f->ep[d];
-	c->server = f->ep[!d];
-	c->request_id = m->request_id;
 	c->major = m->major;
 	c->minor = m->minor;
-	c->dir = (uint8_t)d;
-	c->flow = fno;
-	c->flow_gen = f->gen;
-	c->serial = ++e->serial;
-	c->op = GS_INTERN_EMPTY;
-	c->object_key = GS_INTERN_EMPTY;
-	c->exception = GS_INTERN_EMPTY;
 	if (m->type == GIOP_REQUEST) {
 		c->kind = GS_KIND_REQUEST;
 		e->cnt.requests++;
@@ -80,7 +60,6 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		c->priority = m->priority;
 		c->flags |= GS_CF_HAS_PRIORITY;
 	}
-	c->t_request_first = dr->msg_t_first;
 	c->t_request_last = dr->msg_t_first;
 	c->request_bytes = m->msg_len;
 	c->req_off0 = dr->msg_start;
@@ -88,22 +67,86 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 	if (dr->more_frags)
 		c->flags |= GS_CF_REQ_FRAG;
 	e->cnt.calls++;
-	gs_call_open_insert(e, idx);
-	flow_link(e, f, idx);
-	dr->msg_call = idx;
+	dr->msg_call = (uint32_t)(c - e->calls);
 	dr->msg_serial = c->serial;
 	dr->msg_half = 0;
 	if (dr->more_frags) {
-		dr->frag_call = idx;
+		dr->frag_call = dr->msg_call;
 		dr->frag_serial = c->serial;
 		dr->frag_half = 0;
 	}
+}
+
+/* A request whose reply came first (parked): the call is whole now. */
+static void adopt(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m, uint32_t idx)
+{
+	struct gs_call *c = &e->calls[idx];
+	c->flags &= ~(uint32_t)GS_CF_PARKED;
+	e->cnt.replies_paired++;
+	request_fields(e, f, d, m, c);
+	gs_call_rekey_time(e, idx, f->dir[d].msg_t_first);
+}
+
+static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
+{
+	struct gs_dir *dr = &f->dir[d];
+	uint32_t fno = gs_flow_no(e, f), idx;
+	struct gs_call *c, *old;
+
+	old = gs_call_open_find(e, fno, f->gen, d, m->request_id);
+	if (old && (old->flags & GS_CF_PARKED)) {
+		adopt(e, f, d, m, (uint32_t)(old - e->calls));
+		return;
+	}
+	if (old) {
+		/* the id came again before its reply: the first call got none */
+		e->cnt.request_id_reused++;
+		gs_call_end(e, (uint32_t)(old - e->calls), GS_OUT_NO_REPLY);
+	}
+	idx = gs_call_alloc(e);
+	c = &e->calls[idx];
+	memset(c, 0, sizeof *c);
+	c->client = f->ep[d];
+	c->server = f->ep[!d];
+	c->request_id = m->request_id;
+	c->dir = (uint8_t)d;
+	c->flow = fno;
+	c->flow_gen = f->gen;
+	c->serial = ++e->serial;
+	c->op = GS_INTERN_EMPTY;
+	c->object_key = GS_INTERN_EMPTY;
+	c->exception = GS_INTERN_EMPTY;
+	c->t_request_first = dr->msg_t_first;
+	gs_call_open_insert(e, idx);
+	flow_link(e, f, idx);
+	request_fields(e, f, d, m, c);
 }
 
 static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
 {
 	struct gs_dir *dr = &f->dir[d];
 	struct gs_call *c = gs_call_open_find(e, gs_flow_no(e, f), f->gen, !d, m->request_id);
+	if (!c && gs_dir_holds_before(&f->dir[!d], dr->msg_t_first)) {
+		/* The requester's side holds bytes captured before this reply that it
+		 * has not delivered yet (reordered segments, or a hole being waited
+		 * for): keep the reply until its request is decoded or cannot be. */
+		uint32_t idx = gs_call_alloc(e);
+		c = &e->calls[idx];
+		memset(c, 0, sizeof *c);
+		c->client = f->ep[!d];
+		c->server = f->ep[d];
+		c->request_id = m->request_id;
+		c->dir = (uint8_t)!d;
+		c->flow = gs_flow_no(e, f);
+		c->flow_gen = f->gen;
+		c->serial = ++e->serial;
+		c->op = c->object_key = c->exception = GS_INTERN_EMPTY;
+		c->flags = GS_CF_PARKED;
+		c->t_request_first = c->t_request_last = dr->msg_t_first;
+		gs_call_open_insert(e, idx);
+		flow_link(e, f, idx);
+		e->cnt.replies_paired--; /* counted when adopted */
+	}
 	if (!c) {
 		e->cnt.orphan_replies++;
 		return;
@@ -246,13 +289,16 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 			c->flags |= GS_CF_REQ_DONE;
 			if ((c->flags & GS_CF_ONEWAY) && !(c->flags & GS_CF_REP_SEEN))
 				gs_call_end(e, idx, GS_OUT_ONEWAY);
+			else if (c->flags & GS_CF_REP_DONE) /* its reply came first */
+				gs_call_end(e, idx, GS_OUT_REPLY);
 		}
 	} else {
 		c->t_reply_last = ts;
 		if (!dr->more_frags) {
 			c->flags &= ~(uint32_t)GS_CF_REP_FRAG;
 			c->flags |= GS_CF_REP_DONE;
-			gs_call_end(e, idx, GS_OUT_REPLY);
+			if (!(c->flags & GS_CF_PARKED))
+				gs_call_end(e, idx, GS_OUT_REPLY);
 		}
 	}
 }
@@ -275,7 +321,10 @@ void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t 
 static void end_unanswered(struct gs_engine *e, uint32_t idx)
 {
 	struct gs_call *c = &e->calls[idx];
-	if (c->flags & GS_CF_REP_SEEN) {
+	if (c->flags & GS_CF_PARKED) {
+		e->cnt.orphan_replies++;
+		gs_call_discard(e, idx);
+	} else if (c->flags & GS_CF_REP_SEEN) {
 		c->flags |= GS_CF_CAPTURE_LOSS;
 		gs_call_end(e, idx, GS_OUT_REPLY);
 	} else if (c->flags & GS_CF_ONEWAY) {
@@ -310,8 +359,22 @@ void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d)
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
 		struct gs_call *c = &e->calls[i];
-		if (c->where == 1 && c->dir != d)
+		if (c->where == 1 && c->dir != d && !(c->flags & GS_CF_PARKED))
 			end_unanswered(e, i);
+		i = next;
+	}
+}
+
+void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir)
+{
+	uint32_t i = f->calls;
+	while (i != GS_NONE) {
+		uint32_t next = e->calls[i].flow_next;
+		struct gs_call *c = &e->calls[i];
+		if ((c->flags & GS_CF_PARKED) && c->dir == requester_dir) {
+			e->cnt.orphan_replies++;
+			gs_call_discard(e, i);
+		}
 		i = next;
 	}
 }
@@ -321,9 +384,13 @@ void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f)
 	uint32_t i;
 	cut_message(e, &f->dir[0]);
 	cut_message(e, &f->dir[1]);
-	for (i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
+	i = f->calls;
+	while (i != GS_NONE) {
+		uint32_t next = e->calls[i].flow_next;
 		if (e->calls[i].where == 1)
 			end_unanswered(e, i);
+		i = next;
+	}
 	/* detach what is left (queued for output) from the connection */
 	i = f->calls;
 	while (i != GS_NONE) {

@@ -36,6 +36,8 @@ static void deliver(struct gs_engine *e, struct gs_flow *f, int d, const uint8_t
 	struct gs_dir *dr = &f->dir[d];
 	uint64_t off = dr->next;
 	dr->next += len;
+	if (dr->acked_ts && dr->acked <= dr->next)
+		dr->acked_ts = 0;
 	gs_framer_bytes(e, f, d, off, data, cap, len, ts);
 }
 
@@ -208,32 +210,59 @@ fin:
 	check_fin(e, f, d);
 }
 
-/* An ACK from direction d acknowledges the bytes of the other direction. */
+/* An ACK from direction d acknowledges the bytes of the other direction.  Past
+ * what we have, it is evidence the capture missed bytes; the hole is declared
+ * only after a grace period (gs_reasm_expire), as a capture may list a segment
+ * after the ACK that covers it. */
 void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack)
 {
 	struct gs_dir *rd = &f->dir[!d];
 	int64_t acked;
-	uint64_t upto;
 	if (!rd->started)
 		return;
 	acked = stream_off(rd, ack);
 	if (acked <= (int64_t)rd->next)
 		return;
-	upto = (uint64_t)acked;
-	if (rd->fin_seen && upto > rd->fin_off)
-		upto = rd->fin_off;
-	/* The receiver has bytes the capture never saw: they will not come again. */
-	while (f->in_use && upto > rd->next) {
-		uint64_t stop = upto;
-		if (rd->ooo && rd->ooo->off < stop)
-			stop = rd->ooo->off;
-		if (stop > rd->next)
-			gap(e, f, !d, stop, e->now);
-		else
-			drain(e, f, !d);
+	if (rd->fin_seen && (uint64_t)acked > rd->fin_off)
+		acked = (int64_t)rd->fin_off;
+	if ((uint64_t)acked <= rd->next)
+		return;
+	if (rd->acked_ts == 0 || (uint64_t)acked > rd->acked) {
+		if (rd->acked_ts == 0)
+			rd->acked_ts = e->now;
+		if ((uint64_t)acked > rd->acked)
+			rd->acked = (uint64_t)acked;
 	}
-	if (f->in_use)
-		check_fin(e, f, !d);
+}
+
+/* Gives up on holes: acknowledged by the peer for longer than the grace, or
+ * blocking held data for longer than the reorder timeout. */
+void gs_reasm_expire(struct gs_engine *e, struct gs_flow *f, int d)
+{
+	struct gs_dir *dr = &f->dir[d];
+	if (dr->acked_ts && dr->acked <= dr->next)
+		dr->acked_ts = 0;
+	if (dr->acked_ts && e->now - dr->acked_ts >= GS_ACK_GAP_GRACE_NS) {
+		uint64_t upto = dr->acked;
+		dr->acked_ts = 0;
+		while (f->in_use && upto > dr->next) {
+			uint64_t stop = upto;
+			if (dr->ooo && dr->ooo->off < stop)
+				stop = dr->ooo->off;
+			if (stop > dr->next)
+				gap(e, f, d, stop, e->now);
+			else
+				drain(e, f, d);
+		}
+		if (!f->in_use)
+			return;
+		check_fin(e, f, d);
+	}
+	if (f->in_use && dr->ooo && e->now - dr->ooo->ts >= GS_REORDER_TIMEOUT_NS && dr->ooo->off > dr->next) {
+		gap(e, f, d, dr->ooo->off, dr->ooo->ts);
+		if (f->in_use)
+			check_fin(e, f, d);
+	}
 }
 
 /* End of input or of the connection: deliver what is held, across the holes. */
@@ -245,6 +274,106 @@ void gs_reasm_flush(struct gs_engine *e, struct gs_flow *f, int d)
 			gap(e, f, d, dr->ooo->off, dr->ooo->ts);
 		else
 			drain(e, f, d);
+	}
+}
+
+/* ---- the pending list -------------------------------------------------- */
+
+static struct gs_dir *pend_dir(struct gs_engine *e, uint32_t id)
+{
+	return &e->flows[id >> 1].dir[id & 1];
+}
+
+/* True when the direction holds bytes captured at or before `t` that it has not
+ * delivered yet (held out of order, or a head still being gathered). */
+bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t)
+{
+	if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first <= t)
+		return true;
+	for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
+		if (o->ts <= t)
+			return true;
+	return false;
+}
+
+bool gs_dir_pending(const struct gs_dir *dr)
+{
+	return dr->ooo || dr->acked_ts || (dr->fstate == GS_FR_MSG && !dr->decoded);
+}
+
+void gs_pending_remove(struct gs_engine *e, struct gs_flow *f, int d)
+{
+	struct gs_dir *dr = &f->dir[d];
+	if (!dr->pending)
+		return;
+	if (dr->pend_prev != GS_NONE)
+		pend_dir(e, dr->pend_prev)->pend_next = dr->pend_next;
+	else
+		e->pend_head = dr->pend_next;
+	if (dr->pend_next != GS_NONE)
+		pend_dir(e, dr->pend_next)->pend_prev = dr->pend_prev;
+	dr->pending = false;
+	e->pend_count--;
+	e->pend_dirty = true;
+}
+
+void gs_pending_update(struct gs_engine *e, struct gs_flow *f, int d)
+{
+	struct gs_dir *dr = &f->dir[d];
+	bool want = f->in_use && gs_dir_pending(dr);
+	e->pend_dirty = true;
+	if (want == dr->pending)
+		return;
+	if (!want) {
+		gs_pending_remove(e, f, d);
+		/* replies parked for requests of this direction will not find them now */
+		gs_pair_unpark(e, f, d);
+		return;
+	}
+	{
+		uint32_t id = gs_flow_no(e, f) * 2 + (uint32_t)d;
+		dr->pend_prev = GS_NONE;
+		dr->pend_next = e->pend_head;
+		if (e->pend_head != GS_NONE)
+			pend_dir(e, e->pend_head)->pend_prev = id;
+		e->pend_head = id;
+		dr->pending = true;
+		e->pend_count++;
+	}
+}
+
+/* The earliest time a call not created yet may start at. */
+int64_t gs_pending_min(struct gs_engine *e)
+{
+	if (!e->pend_dirty)
+		return e->pend_min;
+	e->pend_min = INT64_MAX;
+	for (uint32_t id = e->pend_head; id != GS_NONE;) {
+		struct gs_dir *dr = pend_dir(e, id);
+		for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
+			if (o->ts < e->pend_min)
+				e->pend_min = o->ts;
+		if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first < e->pend_min)
+			e->pend_min = dr->msg_t_first;
+		if (dr->acked_ts && dr->acked_ts < e->pend_min)
+			e->pend_min = dr->acked_ts;
+		id = dr->pend_next;
+	}
+	e->pend_dirty = false;
+	return e->pend_min;
+}
+
+void gs_pending_expire_all(struct gs_engine *e)
+{
+	uint32_t id = e->pend_head;
+	while (id != GS_NONE) {
+		struct gs_flow *f = &e->flows[id >> 1];
+		int d = (int)(id & 1);
+		uint32_t next = f->dir[d].pend_next;
+		gs_reasm_expire(e, f, d);
+		if (f->in_use)
+			gs_pending_update(e, f, d);
+		id = next;
 	}
 }
 

@@ -35,7 +35,9 @@ help:
 	@echo "  make check-unit      cmocka unit tests only"
 	@echo "  make check-golden    the shipped captures against their expected calls"
 	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
-	@echo "  make check-asan      unit + golden tests built with -fsanitize=address,undefined"
+	@echo "  make check-asan      unit, golden and bad-input tests built with -fsanitize=address,undefined"
+	@echo "  make fuzz            each libFuzzer harness for FUZZ_SECONDS (default 60)"
+	@echo "  make fuzz-short      each harness briefly on its seeds (part of make check)"
 	@echo "  make install PREFIX=/usr/local   install giopscope and its man page"
 	@echo "  make deps            install build and test dependencies (Debian 12, apt-get, root)"
 	@echo "  make clean"
@@ -65,6 +67,7 @@ check: deps
 	$(MAKE) all check-unit check-golden
 	$(MAKE) check-integration
 	$(MAKE) check-asan
+	$(MAKE) fuzz-short
 	@echo "make check: all passed"
 
 check-unit: $(UNIT_BINS)
@@ -73,12 +76,13 @@ check-unit: $(UNIT_BINS)
 check-golden: $(BUILD)/giopscope
 	@GIOPSCOPE=$(BUILD)/giopscope tests/golden/run.sh
 
-check-integration: $(BUILD)/giopscope
+check-integration: $(BUILD)/giopscope orb-apps
 	@GIOPSCOPE=$(BUILD)/giopscope BUILD=$(BUILD) tests/run-integration.sh
 
 check-asan:
 	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		OPT="-O1 -g" build/asan/giopscope check-unit check-golden BUILD=build/asan
+	GIOPSCOPE=build/asan/giopscope tests/bad/run.sh
 
 demo: deps-build all
 	$(BUILD)/giopscope read tests/data/omniorb_demo.pcap
@@ -94,5 +98,6 @@ uninstall:
 clean:
 	rm -rf $(BUILD) build
 
--include tests/orb/orb.mk
+include tests/orb/orb.mk
+include tests/fuzz/fuzz.mk
 -include $(LIB_OBJS:.o=.d) $(PROBE_OBJS:.o=.d)

@@ -1,0 +1,527 @@
+#!/bin/bash
+# tests/integration/read_vs_tshark.sh -- `giopscope read` against Wireshark's GIOP dissector, on
+# captures of real ORBs made while the test runs.
+#
+# Every scenario: start bench_server (omniORB) in a server network namespace, tcpdump on the
+# server's side of a veth pair, run bench_client (omniORB) / combat_client.tcl (Combat) in a
+# client namespace, stop the capture (tcpdump exits: everything is flushed), then
+#     giopscope read CAP --pairs --format csv > ours.csv
+#     python3 tests/oracle/tshark_pairs.py CAP -o exp.csv
+#     python3 tests/oracle/compare_pairs.py exp.csv ours.csv
+# and check the number of rows per operation (and per outcome) of both CSVs against the calls
+# the clients logged in their latency CSVs, and the server's count of oneways.
+#
+# usage: tests/integration/read_vs_tshark.sh [--oracle-only] [--list] [SCENARIO...]
+#   SCENARIO   run only these (default: all; --list prints them)
+#   --oracle-only   do not run giopscope: validate the rig (captures, oracle, call counts) only
+# environment:
+#   GIOPSCOPE  the binary (default build/giopscope)    BUILD  build folder (default build)
+#   ORACLE / COMPARE   the oracle scripts (default tests/oracle/tshark_pairs.py, compare_pairs.py)
+#   KEEP_DIR   if set, every scenario's capture(s), oracle CSV, our CSV and logs are kept there
+#   FAIL_DIR   failing scenarios' files are kept there (default /tmp/gs-failing)
+#   PORT       server port (default 2809)          NS_VERBOSE=1  namespace chatter on stderr
+# Prints "PASS name" or "FAIL name: reason" (indented detail lines follow a FAIL), then
+# "N passed, N failed" and the time taken; exit 0, 1 if anything failed, 77 if skipped.
+
+# shellcheck disable=SC2317  # scenario bodies and hooks are called indirectly
+set -u
+export LC_ALL=C
+
+cd "$(dirname "$0")/../.." || exit 2
+
+BUILD=${BUILD:-build}
+GIOPSCOPE=${GIOPSCOPE:-$BUILD/giopscope}
+ORACLE=${ORACLE:-tests/oracle/tshark_pairs.py}
+COMPARE=${COMPARE:-tests/oracle/compare_pairs.py}
+FAIL_DIR=${FAIL_DIR:-/tmp/gs-failing}
+KEEP_DIR=${KEEP_DIR:-}
+PORT=${PORT:-2809}
+SERVER=$BUILD/orb/bench_server
+CLIENT=$BUILD/orb/bench_client
+COMBAT=tests/orb/combat_client.tcl
+CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-120}
+
+ALL_SCENARIOS="giop10 giop11 giop12 frag11 frag12 multiplexed oneway exceptions ipv6 any_sll2 pcapng combat"
+
+ORACLE_ONLY=0
+WANT=""
+for a in "$@"; do
+    case "$a" in
+        --oracle-only) ORACLE_ONLY=1 ;;
+        --list) echo "$ALL_SCENARIOS" | tr ' ' '\n'; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -*) echo "read_vs_tshark: unknown option $a" >&2; exit 2 ;;
+        *) case " $ALL_SCENARIOS " in
+               *" $a "*) WANT="$WANT $a" ;;
+               *) echo "read_vs_tshark: unknown scenario $a (--list)" >&2; exit 2 ;;
+           esac ;;
+    esac
+done
+[ -n "$WANT" ] || WANT=$ALL_SCENARIOS
+
+. tests/lib/netns.sh
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+# ---------------------------------------------------------------- preconditions
+for tool in tcpdump tshark editcap capinfos python3 timeout; do
+    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
+done
+[ -f "$ORACLE" ] || skip "oracle $ORACLE not found"
+if [ "$ORACLE_ONLY" = 0 ]; then
+    [ -f "$COMPARE" ] || skip "compare script $COMPARE not found"
+    [ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built (make; or set GIOPSCOPE)"
+fi
+if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
+    if ! command -v omniidl >/dev/null 2>&1 || ! pkg-config --exists omniORB4 2>/dev/null; then
+        skip "omniORB (omniidl, libomniorb4-dev) not installed"
+    fi
+    echo "read_vs_tshark: building the ORB apps" >&2
+    make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || { echo "FAIL setup: cannot build the ORB apps"; exit 1; }
+fi
+HAVE_COMBAT=0
+if command -v tclsh >/dev/null 2>&1 && echo 'package require combat' | tclsh >/dev/null 2>&1; then
+    HAVE_COMBAT=1
+fi
+ns_require
+
+T_START=$(date +%s.%N)
+WORK=$(mktemp -d /tmp/gs-read-vs-tshark.XXXXXX) || exit 2
+work_cleanup() { rm -rf "$WORK"; }
+NS_CLEANUP_HOOK=work_cleanup
+ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
+[ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
+
+PASSED=0
+FAILED=0
+SKIPPED=0
+
+# ---------------------------------------------------------------- per-scenario state and helpers
+SC=""          # scenario name
+SC_DIR=""      # its working folder
+SC_ERR=""      # first failure reason
+SC_DETAIL=""   # detail lines for the report
+SRV_PID="" TD_PID="" DC_PID=""
+LATS=()        # latency CSVs of this scenario's clients
+SRV_ADDR=""
+
+err() {        # err REASON [DETAIL...]: record a failure (the first reason is the one reported)
+    [ -n "$SC_ERR" ] || SC_ERR=$1
+    shift
+    local d
+    for d in "$@"; do SC_DETAIL="$SC_DETAIL$d"$'\n'; done
+}
+
+sc_begin() {
+    SC=$1 SC_ERR="" SC_DETAIL="" SRV_PID="" TD_PID="" DC_PID="" CLIENT_N=0
+    LATS=()
+    SC_DIR=$WORK/$SC
+    mkdir -p "$SC_DIR"
+}
+
+# start_server [ADDR]: bench_server in the server namespace on ADDR:PORT (default IPv4)
+start_server() {
+    SRV_ADDR=${1:-$NS_SRV_IP4}
+    local ep="giop:tcp:$SRV_ADDR:$PORT"
+    case "$SRV_ADDR" in *:*) ep="giop:tcp:[$SRV_ADDR]:$PORT" ;; esac
+    rm -f "$SC_DIR/echo.ior" "$SC_DIR/dead.ior"
+    ns_start "$NS_SRV" "$SC_DIR/server.log" "$SERVER" -ORBendPoint "$ep" \
+        -o "$SC_DIR/echo.ior" -d "$SC_DIR/dead.ior"
+    SRV_PID=$NS_LAST_PID
+    echo "# server: bench_server -ORBendPoint $ep" >>"$SC_DIR/commands.log"
+    if ! ns_wait_file "$SC_DIR/echo.ior" 15 || ! ns_wait_port "$NS_SRV" "$PORT" 10; then
+        err "server did not start" "$(tail -3 "$SC_DIR/server.log")"
+        return 1
+    fi
+}
+
+# start_capture [IFACE] [FILE]: tcpdump in the server namespace (default: its veth end)
+start_capture() {
+    local ifc=${1:-$NS_VETH_SRV} file=${2:-$SC_DIR/cap.pcap}
+    ns_start "$NS_SRV" "$SC_DIR/tcpdump.log" tcpdump -Z root -B 65536 --immediate-mode \
+        --time-stamp-precision=nano -U -i "$ifc" -w "$file" "tcp port $PORT"
+    TD_PID=$NS_LAST_PID
+    echo "# capture: tcpdump --time-stamp-precision=nano -U -i $ifc -w $(basename "$file") tcp port $PORT" >>"$SC_DIR/commands.log"
+    ns_wait_grep "$SC_DIR/tcpdump.log" "listening on" 15 ||
+        { err "tcpdump did not start" "$(tail -3 "$SC_DIR/tcpdump.log")"; return 1; }
+}
+
+# stop_capture: let the last segments (FIN/ACK) arrive, then stop tcpdump and wait for it to exit
+stop_capture() {
+    sleep 0.3
+    ns_stop "$TD_PID" INT 15
+    TD_PID=""
+    if ! grep -q "^0 packets dropped by kernel" "$SC_DIR/tcpdump.log"; then
+        err "tcpdump dropped packets" "$(grep dropped "$SC_DIR/tcpdump.log")"
+    fi
+}
+
+# stop_server: SIGTERM; the server must exit 0 and print its oneway count
+stop_server() {
+    ns_stop "$SRV_PID" TERM 20
+    local rc=$?
+    SRV_PID=""
+    [ "$rc" = 0 ] || err "server exit status $rc after SIGTERM" "$(tail -3 "$SC_DIR/server.log")"
+    grep -q "^server: fired=" "$SC_DIR/server.log" || err "server printed no summary"
+}
+
+# client [omni|combat] ARGS...: run a client in the client namespace, logging its calls to
+# cN.lat.csv; the client must exit 0 and log as many rows as it reports calls.
+client() {
+    local kind=omni
+    case "${1:-}" in omni|combat) kind=$1; shift ;; esac
+    CLIENT_N=$((CLIENT_N + 1))
+    local lat=$SC_DIR/c$CLIENT_N.lat.csv log=$SC_DIR/c$CLIENT_N.log rc
+    local -a cmd
+    if [ "$kind" = combat ]; then
+        cmd=(tclsh "$COMBAT" -idl tests/orb/bench.idl)
+    else
+        cmd=("$CLIENT")
+    fi
+    cmd+=(-i "$SC_DIR/echo.ior" -d "$SC_DIR/dead.ior" -lat "$lat" "$@")
+    echo "# client c$CLIENT_N: ${cmd[*]}" >>"$SC_DIR/commands.log"
+    ns_run "$NS_CLI" "$CLIENT_TIMEOUT" "${cmd[@]}" >"$log" 2>&1
+    rc=$?
+    LATS+=("$lat")
+    if [ "$rc" != 0 ]; then
+        err "client c$CLIENT_N ($kind ${*}) exit status $rc" "$(tail -3 "$log")"
+        return 1
+    fi
+    local calls rows
+    calls=$(sed -n 's/^client: calls=\([0-9]*\) .*/\1/p' "$log")
+    rows=$(($(wc -l <"$lat") - 1))
+    [ "$calls" = "$rows" ] || err "client c$CLIENT_N logged $rows rows for $calls calls"
+}
+
+# count_check CSV WHAT: the rows per operation and outcome of a pairs CSV against the calls the
+# clients logged (see check_counts.py below); WHAT names the CSV in messages.
+count_check() {
+    local out
+    if ! out=$(python3 - "$1" "$SC_DIR/server.log" "${LATS[@]}" <<'PY' 2>&1
+import csv, sys, re
+from collections import Counter
+pairs, srvlog, lats = sys.argv[1], sys.argv[2], sys.argv[3:]
+rows = list(csv.DictReader(open(pairs, newline="")))
+calls = Counter()
+for lat in lats:
+    for r in csv.DictReader(open(lat, newline="")):
+        calls[r["op"]] += 1
+req = Counter()      # (operation, status) of Requests
+loc = Counter()      # status of LocateRequests
+bad = []
+for r in rows:
+    if r["kind"] == "Request":
+        req[(r["operation"], r["status"])] += 1
+    elif r["kind"] == "LocateRequest":
+        loc[r["status"]] += 1
+    else:
+        bad.append("unknown kind %r" % r["kind"])
+    if r["status"] in ("NO_REPLY", "CANCELLED"):
+        bad.append("request %s %s %s: %s" % (r["client"], r["request_id"], r["operation"], r["status"]))
+    if (r["operation"] == "fire") != (r["oneway"] == "1"):
+        bad.append("request %s %s %s: oneway=%s" % (r["client"], r["request_id"], r["operation"], r["oneway"]))
+
+def n(op, st):
+    return req.pop((op, st), 0)
+
+want = {  # operation on the wire -> (lat op, status)
+    "echoOctets": ("echoOctets", "NO_EXCEPTION"), "echoRecs": ("echoRecs", "NO_EXCEPTION"),
+    "slow": ("slow", "NO_EXCEPTION"), "fire": ("fire", "ONEWAY"),
+    "fail": ("fail", "USER_EXCEPTION"), "_non_existent": ("nonexist", "NO_EXCEPTION"),
+    "echoString": ("echoString", "NO_EXCEPTION"),
+}
+for wop, (lop, st) in want.items():
+    got = n(wop, st)
+    if got != calls[lop]:
+        bad.append("%s %s: %d rows, the clients made %d %s calls" % (wop, st, got, calls[lop], lop))
+# dead: echoString on the deactivated object, a Request answered SYSTEM_EXCEPTION, or (omniORB
+# verifying the object first) a LocateRequest answered UNKNOWN_OBJECT
+dead = n("echoString", "SYSTEM_EXCEPTION") + loc.pop("UNKNOWN_OBJECT", 0)
+if dead != calls["dead"]:
+    bad.append("dead calls: %d rows (SYSTEM_EXCEPTION Requests + UNKNOWN_OBJECT LocateRequests), "
+               "the clients made %d" % (dead, calls["dead"]))
+here = loc.pop("OBJECT_HERE", 0)   # omniORB's first-use verification, one per connection/thread
+for k, v in sorted(req.items()):
+    bad.append("unexpected Requests: %d x %s %s" % (v, k[0], k[1]))
+for k, v in sorted(loc.items()):
+    bad.append("unexpected LocateRequests: %d x %s" % (v, k))
+m = re.search(r"server: fired=(\d+)", open(srvlog).read())
+if m and int(m.group(1)) != calls["fire"]:
+    bad.append("server counted %s oneways, clients sent %d" % (m.group(1), calls["fire"]))
+print("%d rows (%d calls logged, %d OBJECT_HERE LocateRequests)" % (len(rows), sum(calls.values()), here))
+for b in bad[:10]:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+    ); then
+        err "$2: row counts differ from the clients' logs" "$(echo "$out" | sed '1d')"
+        return 1
+    fi
+    echo "$out" | head -1 >>"$SC_DIR/counts.txt"
+}
+
+# fragments_seen CAP: how many GIOP Fragment messages tshark sees in CAP
+fragments_seen() {
+    tshark -r "$1" -n -o giop.reassemble:FALSE -Y "giop.type == 7" -T fields -e giop.type 2>/dev/null |
+        tr ',' '\n' | grep -c '^7$'
+}
+
+# check_capture CAP NAME: the oracle's pairs must match the clients' logs; then giopscope's
+# pairs must match the oracle's and the clients' logs. NAME labels the files kept.
+check_capture() {
+    local cap=$1 name=$2
+    local exp=$SC_DIR/$name.expected.csv ours=$SC_DIR/$name.ours.csv
+    if ! python3 "$ORACLE" "$cap" -o "$exp" >"$SC_DIR/$name.oracle.log" 2>&1; then
+        err "oracle failed on $name" "$(tail -3 "$SC_DIR/$name.oracle.log")"
+        return 1
+    fi
+    count_check "$exp" "oracle ($name)" || return 1
+    [ "$ORACLE_ONLY" = 1 ] && return 0
+    local rc
+    "$GIOPSCOPE" read "$cap" --pairs --format csv >"$ours" 2>"$SC_DIR/$name.giopscope.err"
+    rc=$?
+    if [ "$rc" != 0 ]; then
+        err "giopscope read $name: exit status $rc" "$(head -3 "$SC_DIR/$name.giopscope.err")"
+    fi
+    if ! python3 "$COMPARE" "$exp" "$ours" >"$SC_DIR/$name.compare.txt" 2>&1; then
+        err "$name: $(grep -m1 '^score:' "$SC_DIR/$name.compare.txt" || tail -1 "$SC_DIR/$name.compare.txt")" \
+            "$(grep -v '^score:' "$SC_DIR/$name.compare.txt" | head -12)"
+    fi
+    count_check "$ours" "giopscope ($name)"
+}
+
+sc_end() {
+    # whatever a failed step left running
+    [ -n "$TD_PID" ] && ns_stop "$TD_PID" INT 10
+    [ -n "$DC_PID" ] && ns_stop "$DC_PID" INT 10
+    [ -n "$SRV_PID" ] && ns_stop "$SRV_PID" TERM 10
+    TD_PID="" DC_PID="" SRV_PID=""
+    if [ -n "$KEEP_DIR" ]; then
+        rm -rf "${KEEP_DIR:?}/$SC"
+        mkdir -p "$KEEP_DIR/$SC" && cp -a "$SC_DIR"/. "$KEEP_DIR/$SC/"
+    fi
+    if [ -z "$SC_ERR" ]; then
+        echo "PASS $SC"
+        PASSED=$((PASSED + 1))
+    else
+        echo "FAIL $SC: $SC_ERR"
+        printf '%s' "$SC_DETAIL" | grep -v '^$' | head -20 | sed 's/^/    /'
+        FAILED=$((FAILED + 1))
+        rm -rf "${FAIL_DIR:?}/$SC"
+        mkdir -p "$FAIL_DIR/$SC" && cp -a "$SC_DIR"/. "$FAIL_DIR/$SC/" &&
+            echo "    (capture and CSVs kept in $FAIL_DIR/$SC)"
+    fi
+    rm -rf "$SC_DIR"
+}
+
+# simple_scenario NAME BODY: server, capture on the server's veth, BODY (a function running the
+# clients), stop capture and server, check the capture
+simple_scenario() {
+    local name=$1 body=$2
+    sc_begin "$name"
+    if start_server && start_capture; then
+        "$body"
+        stop_capture
+        stop_server
+        check_capture "$SC_DIR/cap.pcap" cap
+    fi
+    sc_end
+}
+
+# ---------------------------------------------------------------- scenarios
+# GIOP 1.0 / 1.1 / 1.2: plain echoes on one connection, the mix (oneways, Busy, dead object,
+# _non_existent) on a second with omniORB's object verification, and on a third without it.
+body_giop() {
+    local v=$1
+    client -ORBmaxGIOPVersion "$v" -op echoString -size 40 -n 200
+    client -ORBmaxGIOPVersion "$v" -op mix -size 24 -n 90
+    client -ORBmaxGIOPVersion "$v" -ORBverifyObjectExistsAndType 0 -op mix -size 24 -n 45
+}
+body_giop10() { body_giop 1.0; }
+body_giop11() { body_giop 1.1; }
+body_giop12() { body_giop 1.2; }
+
+# GIOP Fragments. omniORB 4.2 fragments a 1.1/1.2 message larger than its 8192-byte buffer:
+# generic data as a chain of 8192-byte messages (first with the more-fragments flag, then
+# Fragments); an octet sequence of 16384 bytes or more is sent "direct": one message with the
+# more-fragments flag carrying all of it, then an empty Fragment. GIOP 1.0 cannot fragment.
+body_frag() {
+    local v=$1
+    client -ORBmaxGIOPVersion "$v" -op echoRecs -size 2000 -n 20        # 32 KB: 4-message chains
+    client -ORBmaxGIOPVersion "$v" -op echoOctets -size 12000 -n 20     # 8192 + one Fragment
+    client -ORBmaxGIOPVersion "$v" -op echoOctets -size 100000 -n 20    # direct + empty Fragment
+    client -ORBmaxGIOPVersion "$v" -op echoString -size 20000 -n 20     # string chains
+    # several threads on one connection: fragmented messages of different requests in flight
+    client -ORBmaxGIOPVersion "$v" -ORBoneCallPerConnection 0 -ORBmaxGIOPConnectionPerServer 1 \
+        -op echoRecs -size 1000 -n 15 -threads 4
+}
+scenario_frag() {
+    local name=$1 v=$2
+    sc_begin "$name"
+    if start_server && start_capture; then
+        body_frag "$v"
+        stop_capture
+        stop_server
+        local nf
+        nf=$(fragments_seen "$SC_DIR/cap.pcap")
+        echo "fragments: $nf" >>"$SC_DIR/counts.txt"
+        [ "${nf:-0}" -gt 0 ] || err "no GIOP Fragment messages in the capture (tshark)"
+        check_capture "$SC_DIR/cap.pcap" cap
+    fi
+    sc_end
+}
+
+# 8 threads on one connection, servant sleeps of different lengths: replies out of order
+body_multiplexed() {
+    client -ORBoneCallPerConnection 0 -ORBmaxGIOPConnectionPerServer 1 \
+        -op slow -usecs 0,100,300,1000,2000,5000,700,50 -n 40 -threads 8
+}
+
+# oneways: GIOP 1.2 (response_flags 0) and 1.0 (response_expected false), small and large
+body_oneway() {
+    client -op fire -size 200 -n 150
+    client -ORBmaxGIOPVersion 1.0 -op fire -size 20 -n 100
+    client -ORBmaxGIOPVersion 1.1 -op fire -size 30000 -n 20           # fragmented oneways
+    client -op mix -size 24 -n 45
+}
+
+# exceptions: USER_EXCEPTION (Busy), SYSTEM_EXCEPTION (OBJECT_NOT_EXIST on a Request), and
+# LocateReply UNKNOWN_OBJECT (the same dead object, with omniORB's verification on)
+body_exceptions() {
+    client -op fail -n 60
+    client -ORBverifyObjectExistsAndType 0 -op dead -size 10 -n 40
+    client -op dead -size 10 -n 40
+    client -ORBverifyObjectExistsAndType 0 -op mix -size 24 -n 90
+    client -ORBmaxGIOPVersion 1.0 -op mix -size 24 -n 45
+}
+
+# IPv6: the server listens on [fd00::2]
+scenario_ipv6() {
+    sc_begin ipv6
+    if start_server "$NS_SRV_IP6" && start_capture; then
+        client -op echoString -size 32 -n 200
+        client -op mix -size 24 -n 45
+        client -ORBmaxGIOPVersion 1.1 -op echoRecs -size 1000 -n 10
+        stop_capture
+        stop_server
+        if ! tshark -r "$SC_DIR/cap.pcap" -n -c 1 -Y "ipv6.src == $NS_CLI_IP6" 2>/dev/null | grep -q .; then
+            err "no IPv6 traffic in the capture"
+        fi
+        check_capture "$SC_DIR/cap.pcap" cap
+    fi
+    sc_end
+}
+
+# tcpdump -i any: Linux cooked capture v2 (LINUX_SLL2)
+scenario_any_sll2() {
+    sc_begin any_sll2
+    if start_server && start_capture any; then
+        client -op echoString -size 32 -n 200
+        client -op mix -size 24 -n 45
+        client -ORBmaxGIOPVersion 1.1 -op echoOctets -size 20000 -n 10
+        stop_capture
+        stop_server
+        local enc
+        enc=$(capinfos -E "$SC_DIR/cap.pcap" 2>/dev/null | sed -n 's/^File encapsulation: *//p')
+        echo "encapsulation: $enc" >>"$SC_DIR/counts.txt"
+        case "$enc" in
+            *"cooked-mode capture v2"*) ;;
+            *) err "capture link type is '$enc', not Linux cooked v2 (LINUX_SLL2)" ;;
+        esac
+        tcpdump -r "$SC_DIR/cap.pcap" -c 1 2>&1 >/dev/null | grep -q "LINUX_SLL2" ||
+            err "tcpdump -r does not report LINUX_SLL2"
+        check_capture "$SC_DIR/cap.pcap" cap
+    fi
+    sc_end
+}
+
+# pcapng: tcpdump's nanosecond capture converted with editcap (if_tsresol 9), the same traffic
+# captured by dumpcap, which writes pcapng natively (dumpcap 4.0: nanosecond if_tsresol too),
+# and the capture cut to microseconds (editcap -F pcap), as classic pcap and as pcapng
+# (if_tsresol 6)
+scenario_pcapng() {
+    sc_begin pcapng
+    local have_dumpcap=0
+    if start_server && start_capture; then
+        if command -v dumpcap >/dev/null 2>&1; then
+            ns_start "$NS_SRV" "$SC_DIR/dumpcap.log" dumpcap -q -n -i "$NS_VETH_SRV" -f "tcp port $PORT" \
+                -w "$SC_DIR/dumpcap.pcapng"
+            DC_PID=$NS_LAST_PID
+            if ns_wait_grep "$SC_DIR/dumpcap.log" "Capturing on" 15; then
+                have_dumpcap=1
+            else
+                err "dumpcap did not start" "$(tail -3 "$SC_DIR/dumpcap.log")"
+            fi
+        fi
+        client -op echoString -size 32 -n 200
+        client -op mix -size 24 -n 45
+        client -ORBmaxGIOPVersion 1.2 -op echoRecs -size 1000 -n 10
+        stop_capture
+        if [ -n "$DC_PID" ]; then
+            ns_stop "$DC_PID" INT 15
+            DC_PID=""
+        fi
+        stop_server
+        if editcap -F pcapng "$SC_DIR/cap.pcap" "$SC_DIR/cap.pcapng" >"$SC_DIR/editcap.log" 2>&1; then
+            capinfos -t "$SC_DIR/cap.pcapng" 2>/dev/null | grep -q "pcapng" ||
+                err "editcap did not write pcapng"
+            check_capture "$SC_DIR/cap.pcapng" cap_editcap
+        else
+            err "editcap -F pcapng failed" "$(tail -3 "$SC_DIR/editcap.log")"
+        fi
+        if [ "$have_dumpcap" = 1 ]; then
+            check_capture "$SC_DIR/dumpcap.pcapng" dumpcap
+        fi
+        # microsecond timestamps: classic pcap (magic a1b2c3d4) and pcapng with if_tsresol 6
+        if editcap -F pcap "$SC_DIR/cap.pcap" "$SC_DIR/cap_usec.pcap" >>"$SC_DIR/editcap.log" 2>&1 &&
+           editcap -F pcapng "$SC_DIR/cap_usec.pcap" "$SC_DIR/cap_usec.pcapng" >>"$SC_DIR/editcap.log" 2>&1; then
+            capinfos "$SC_DIR/cap_usec.pcapng" 2>/dev/null | grep -q "precision: *microseconds" ||
+                err "cap_usec.pcapng does not have microsecond timestamps"
+            check_capture "$SC_DIR/cap_usec.pcap" cap_usec_pcap
+            check_capture "$SC_DIR/cap_usec.pcapng" cap_usec_pcapng
+        else
+            err "editcap (microsecond conversion) failed" "$(tail -3 "$SC_DIR/editcap.log")"
+        fi
+    fi
+    sc_end
+}
+
+# Combat (Tcl): GIOP 1.2 from a second implementation, request ids 1, 2, 3..., no
+# LocateRequest, oneways coalesced with the next request in one segment, 4 KB writes
+scenario_combat() {
+    if [ "$HAVE_COMBAT" = 0 ]; then
+        echo "SKIP combat: tcl-combat not installed"
+        SKIPPED=$((SKIPPED + 1))
+        return 0
+    fi
+    sc_begin combat
+    if start_server && start_capture; then
+        client combat -op echoString -size 32 -n 150
+        client combat -op mix -size 24 -n 90
+        client combat -op echoOctets -size 30000 -n 10
+        client -op echoString -size 32 -n 50       # an omniORB client alongside
+        stop_capture
+        stop_server
+        check_capture "$SC_DIR/cap.pcap" cap
+    fi
+    sc_end
+}
+
+for sc in $WANT; do
+    case "$sc" in
+        giop10|giop11|giop12|multiplexed|oneway|exceptions) simple_scenario "$sc" "body_$sc" ;;
+        frag11) scenario_frag frag11 1.1 ;;
+        frag12) scenario_frag frag12 1.2 ;;
+        ipv6) scenario_ipv6 ;;
+        any_sll2) scenario_any_sll2 ;;
+        pcapng) scenario_pcapng ;;
+        combat) scenario_combat ;;
+    esac
+done
+
+T_END=$(date +%s.%N)
+echo "$PASSED passed, $FAILED failed$([ "$SKIPPED" -gt 0 ] && echo ", $SKIPPED skipped")"
+echo "time: $(awk -v a="$T_START" -v b="$T_END" 'BEGIN { printf "%.1f s", b - a }')"
+[ "$FAILED" -gt 0 ] && exit 1
+[ "$PASSED" -eq 0 ] && exit 77
+exit 0

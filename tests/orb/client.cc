@@ -1,0 +1,379 @@
+// bench_client: omniORB client for the Bench IDL (tests/orb/bench.idl); makes the calls whose
+// GIOP traffic giopscope's integration tests capture, and logs its own view of every call.
+//
+//   bench_client [-ORB<option> <value>]... -i IORFILE [-d DEADIORFILE] -op OP [-size N] [-n N]
+//                [-threads N] [-usecs U1,U2,...] [-lat FILE.csv] [-q]
+//
+//   -op     echoString | echoOctets | echoRecs | slow | fire | fail | dead | nonexist | mix
+//   -size   string length / octets / records / servant sleep usec (slow) (default 32)
+//   -n      calls per thread (default 100, at most 10 000 000)
+//   -threads (or -t) client threads sharing the object reference (default 1, at most 256)
+//   -usecs  for slow: cycle through these sleep times (index = thread + seq) instead of -size
+//   -lat    write one CSV row per call:
+//             thread,seq,op,size,t_start_ns,t_end_ns,latency_ns,outcome
+//           t_* = clock_gettime(CLOCK_REALTIME) right before / after the stub call
+//   -d      the IOR of a deactivated object (required for dead and mix)
+//
+// mix cycles echoString, fire, fail, echoOctets, fire, dead, slow(size), echoRecs, nonexist.
+// dead = echoString on the deactivated object; nonexist = _non_existent(); fail passes the
+// call's seq as the code. Outcomes: NO_EXCEPTION, ONEWAY, USER_EXCEPTION:Busy,
+// SYSTEM_EXCEPTION:<NAME>, NON_EXISTENT=<0|1>.
+//
+// A call is "bad" when its outcome is not the one expected for its op, or an echo came back
+// different. The client stops early after 20 bad calls in a row (e.g. the server went away),
+// prints "client: calls=N bad=N" on stderr and exits 1 if any call was bad, 2 on usage errors.
+// Unless an -ORBclientCallTimeOutPeriod is given, calls time out after 30 s (bounded runs).
+
+#include <bench.hh>
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+enum Op { OP_ECHOSTRING, OP_ECHOOCTETS, OP_ECHORECS, OP_SLOW, OP_FIRE, OP_FAIL, OP_DEAD,
+          OP_NONEXIST, OP_MIX };
+
+const char* const kOpNames[] = {"echoString", "echoOctets", "echoRecs", "slow", "fire", "fail",
+                                "dead", "nonexist", "mix"};
+
+const Op kMix[] = {OP_ECHOSTRING, OP_FIRE, OP_FAIL, OP_ECHOOCTETS, OP_FIRE, OP_DEAD, OP_SLOW,
+                   OP_ECHORECS, OP_NONEXIST};
+
+struct Row {
+    unsigned seq;
+    Op op;
+    unsigned long size;
+    long long t0, t1;
+    std::string outcome;
+};
+
+struct Config {
+    std::string ior_file, dead_file, lat_file;
+    Op op = OP_ECHOSTRING;
+    unsigned long size = 32;
+    unsigned long n = 100;
+    unsigned threads = 1;
+    std::vector<unsigned long> usecs;
+    bool quiet = false;
+};
+
+std::atomic<unsigned long> g_bad{0};
+std::atomic<unsigned long> g_calls{0};
+std::atomic<bool> g_go{false};
+std::atomic<bool> g_stop{false};
+
+long long now_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
+}
+
+[[noreturn]] void usage(const char* why)
+{
+    if (why)
+        std::fprintf(stderr, "client: %s\n", why);
+    std::fprintf(stderr,
+                 "usage: bench_client [-ORB<option> <value>]... -i IORFILE [-d DEADIORFILE]\n"
+                 "       -op echoString|echoOctets|echoRecs|slow|fire|fail|dead|nonexist|mix\n"
+                 "       [-size N] [-n N] [-threads N] [-usecs U1,U2,...] [-lat FILE.csv] [-q]\n");
+    std::exit(2);
+}
+
+unsigned long parse_num(const char* s, unsigned long max, const char* what)
+{
+    char* end = nullptr;
+    errno = 0;
+    unsigned long v = std::strtoul(s, &end, 10);
+    if (errno || end == s || *end || s[0] == '-' || v > max) {
+        std::string msg = std::string("bad ") + what + " '" + s + "'";
+        usage(msg.c_str());
+    }
+    return v;
+}
+
+std::string read_ior(const std::string& path)
+{
+    FILE* f = std::fopen(path.c_str(), "r");
+    if (!f) {
+        std::fprintf(stderr, "client: %s: %s\n", path.c_str(), std::strerror(errno));
+        std::exit(2);
+    }
+    std::string s;
+    char buf[4096];
+    size_t k;
+    while ((k = std::fread(buf, 1, sizeof buf, f)) > 0 && s.size() < (1u << 20))
+        s.append(buf, k);
+    std::fclose(f);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' '))
+        s.pop_back();
+    return s;
+}
+
+// One call; returns the outcome and sets *ok to whether it was the expected one.
+std::string do_call(Bench::Echo_ptr echo, Bench::Echo_ptr dead, Op op, unsigned long size,
+                    unsigned seq, bool* ok)
+{
+    *ok = false;
+    try {
+        switch (op) {
+        case OP_ECHOSTRING: {
+            std::string s(size, 'x');
+            for (unsigned long i = 0; i < size; ++i)
+                s[i] = static_cast<char>('a' + (i + seq) % 26);
+            CORBA::String_var r = echo->echoString(s.c_str());
+            *ok = (s == r.in());
+            return "NO_EXCEPTION";
+        }
+        case OP_ECHOOCTETS: {
+            Bench::Octets o;
+            o.length(static_cast<CORBA::ULong>(size));
+            for (unsigned long i = 0; i < size; ++i)
+                o[i] = static_cast<CORBA::Octet>(i * 7 + seq);
+            Bench::Octets_var r = echo->echoOctets(o);
+            *ok = r->length() == o.length() &&
+                  (size == 0 || std::memcmp(r->get_buffer(), o.get_buffer(), size) == 0);
+            return "NO_EXCEPTION";
+        }
+        case OP_ECHORECS: {
+            Bench::Recs v;
+            v.length(static_cast<CORBA::ULong>(size));
+            for (unsigned long i = 0; i < size; ++i) {
+                v[i].a = static_cast<CORBA::Long>(i + seq);
+                v[i].b = static_cast<double>(i) * 0.5;
+                v[i].c = static_cast<CORBA::Short>(i & 0x7fff);
+            }
+            Bench::Recs_var r = echo->echoRecs(v);
+            *ok = r->length() == v.length();
+            for (CORBA::ULong i = 0; *ok && i < v.length(); ++i)
+                *ok = r[i].a == v[i].a && r[i].b == v[i].b && r[i].c == v[i].c;
+            return "NO_EXCEPTION";
+        }
+        case OP_SLOW:
+            echo->slow(static_cast<CORBA::ULong>(size));
+            *ok = true;
+            return "NO_EXCEPTION";
+        case OP_FIRE: {
+            std::string s(size, 'f');
+            echo->fire(s.c_str());
+            *ok = true;
+            return "ONEWAY";
+        }
+        case OP_FAIL:
+            echo->fail(static_cast<CORBA::Long>(size));
+            return "NO_EXCEPTION";  // not expected
+        case OP_DEAD: {
+            std::string s(size, 'd');
+            CORBA::String_var r = dead->echoString(s.c_str());
+            return "NO_EXCEPTION";  // not expected
+        }
+        case OP_NONEXIST: {
+            CORBA::Boolean ne = echo->_non_existent();
+            *ok = !ne;
+            return ne ? "NON_EXISTENT=1" : "NON_EXISTENT=0";
+        }
+        case OP_MIX:
+            break;
+        }
+    } catch (const Bench::Busy& b) {
+        *ok = (op == OP_FAIL && b.code == static_cast<CORBA::Long>(size));
+        return "USER_EXCEPTION:Busy";
+    } catch (const CORBA::OBJECT_NOT_EXIST&) {
+        *ok = (op == OP_DEAD);
+        return "SYSTEM_EXCEPTION:OBJECT_NOT_EXIST";
+    } catch (const CORBA::SystemException& ex) {
+        return std::string("SYSTEM_EXCEPTION:") + ex._name();
+    } catch (const CORBA::UserException& ex) {
+        return std::string("USER_EXCEPTION:") + ex._name();
+    }
+    return "INTERNAL";
+}
+
+void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, unsigned tid,
+            std::vector<Row>* rows)
+{
+    rows->reserve(cfg.n);
+    while (!g_go.load())
+        std::this_thread::yield();
+    unsigned bad_in_row = 0;
+    for (unsigned long k = 0; k < cfg.n && !g_stop.load(); ++k) {
+        unsigned seq = static_cast<unsigned>(k);
+        Op op = cfg.op == OP_MIX ? kMix[k % (sizeof kMix / sizeof kMix[0])] : cfg.op;
+        unsigned long size = cfg.size;
+        if (op == OP_SLOW && !cfg.usecs.empty())
+            size = cfg.usecs[(tid + k) % cfg.usecs.size()];
+        else if (op == OP_FAIL)
+            size = seq;
+        else if (op == OP_NONEXIST)
+            size = 0;
+        bool ok = false;
+        long long t0 = now_ns();
+        std::string outcome = do_call(echo, dead, op, size, seq, &ok);
+        long long t1 = now_ns();
+        rows->push_back(Row{seq, op, size, t0, t1, outcome});
+        ++g_calls;
+        if (ok) {
+            bad_in_row = 0;
+        } else {
+            ++g_bad;
+            if (!cfg.quiet)
+                std::fprintf(stderr, "client: thread %u seq %u %s: unexpected %s\n", tid, seq,
+                             kOpNames[op], outcome.c_str());
+            if (++bad_in_row >= 20) {
+                std::fprintf(stderr, "client: 20 bad calls in a row, stopping\n");
+                g_stop = true;
+            }
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    std::signal(SIGPIPE, SIG_IGN);
+
+    // Bounded calls unless the caller chose a timeout.
+    bool have_timeout = false;
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "-ORBclientCallTimeOutPeriod") == 0)
+            have_timeout = true;
+    std::vector<char*> av(argv, argv + argc);
+    static char opt_to[] = "-ORBclientCallTimeOutPeriod";
+    static char val_to[] = "30000";
+    if (!have_timeout) {
+        av.push_back(opt_to);
+        av.push_back(val_to);
+    }
+    av.push_back(nullptr);
+    int ac = static_cast<int>(av.size()) - 1;
+
+    CORBA::ORB_var orb;
+    try {
+        orb = CORBA::ORB_init(ac, av.data());  // consumes the -ORB options
+    } catch (const CORBA::SystemException& ex) {
+        std::fprintf(stderr, "client: ORB_init: %s\n", ex._name());
+        return 2;
+    }
+
+    Config cfg;
+    for (int i = 1; i < ac; ++i) {
+        std::string a = av[i];
+        auto val = [&]() -> const char* {
+            if (i + 1 >= ac) {
+                std::string msg = "missing value for " + a;
+                usage(msg.c_str());
+            }
+            return av[++i];
+        };
+        if (a == "-i")
+            cfg.ior_file = val();
+        else if (a == "-d")
+            cfg.dead_file = val();
+        else if (a == "-lat")
+            cfg.lat_file = val();
+        else if (a == "-op") {
+            std::string o = val();
+            bool found = false;
+            for (int k = 0; k <= OP_MIX; ++k)
+                if (o == kOpNames[k]) {
+                    cfg.op = static_cast<Op>(k);
+                    found = true;
+                }
+            if (!found)
+                usage(("unknown op '" + o + "'").c_str());
+        } else if (a == "-size")
+            cfg.size = parse_num(val(), 64ul * 1024 * 1024, "size");
+        else if (a == "-n")
+            cfg.n = parse_num(val(), 10000000ul, "count");
+        else if (a == "-threads" || a == "-t")
+            cfg.threads = static_cast<unsigned>(parse_num(val(), 256, "thread count"));
+        else if (a == "-usecs") {
+            std::string list = val();
+            size_t p = 0;
+            while (p <= list.size() && cfg.usecs.size() < 1024) {
+                size_t q = list.find(',', p);
+                if (q == std::string::npos)
+                    q = list.size();
+                cfg.usecs.push_back(parse_num(list.substr(p, q - p).c_str(), 10000000ul, "usec"));
+                p = q + 1;
+            }
+        } else if (a == "-q")
+            cfg.quiet = true;
+        else
+            usage(("unknown argument '" + a + "'").c_str());
+    }
+    if (cfg.ior_file.empty())
+        usage("-i IORFILE is required");
+    if (cfg.threads == 0)
+        usage("-threads must be at least 1");
+    if ((cfg.op == OP_DEAD || cfg.op == OP_MIX) && cfg.dead_file.empty())
+        usage("-op dead and -op mix need -d DEADIORFILE");
+
+    FILE* lat = nullptr;
+    if (!cfg.lat_file.empty()) {
+        lat = std::fopen(cfg.lat_file.c_str(), "w");
+        if (!lat) {
+            std::fprintf(stderr, "client: %s: %s\n", cfg.lat_file.c_str(), std::strerror(errno));
+            return 2;
+        }
+    }
+
+    std::vector<std::vector<Row>> rows(cfg.threads);
+    int rc = 0;
+    try {
+        CORBA::Object_var obj = orb->string_to_object(read_ior(cfg.ior_file).c_str());
+        Bench::Echo_var echo = Bench::Echo::_narrow(obj);
+        Bench::Echo_var dead;
+        if (!cfg.dead_file.empty()) {
+            CORBA::Object_var dobj = orb->string_to_object(read_ior(cfg.dead_file).c_str());
+            dead = Bench::Echo::_narrow(dobj);
+        }
+        if (CORBA::is_nil(echo)) {
+            std::fprintf(stderr, "client: the IOR in %s is not a Bench::Echo\n", cfg.ior_file.c_str());
+            return 1;
+        }
+        std::vector<std::thread> ths;
+        for (unsigned t = 0; t < cfg.threads; ++t)
+            ths.emplace_back(worker, std::cref(cfg), echo.in(), dead.in(), t, &rows[t]);
+        g_go = true;  // all threads start together (v05-style: every thread's first call overlaps)
+        for (auto& th : ths)
+            th.join();
+    } catch (const CORBA::SystemException& ex) {
+        std::fprintf(stderr, "client: CORBA system exception %s minor 0x%lx\n", ex._name(),
+                     static_cast<unsigned long>(ex.minor()));
+        rc = 1;
+    } catch (const CORBA::Exception& ex) {
+        std::fprintf(stderr, "client: CORBA exception %s\n", ex._name());
+        rc = 1;
+    }
+
+    if (lat) {
+        std::fprintf(lat, "thread,seq,op,size,t_start_ns,t_end_ns,latency_ns,outcome\n");
+        for (unsigned t = 0; t < cfg.threads; ++t)
+            for (const Row& r : rows[t])
+                std::fprintf(lat, "%u,%u,%s,%lu,%lld,%lld,%lld,%s\n", t, r.seq, kOpNames[r.op],
+                             r.size, r.t0, r.t1, r.t1 - r.t0, r.outcome.c_str());
+        if (std::fclose(lat) != 0) {
+            std::fprintf(stderr, "client: writing %s failed\n", cfg.lat_file.c_str());
+            rc = 1;
+        }
+    }
+    try {
+        orb->destroy();
+    } catch (const CORBA::Exception&) {
+    }
+    std::fprintf(stderr, "client: calls=%lu bad=%lu\n", g_calls.load(), g_bad.load());
+    if (g_bad.load() > 0 || (cfg.n > 0 && g_calls.load() == 0))
+        rc = 1;
+    return rc;
+}

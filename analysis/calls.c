@@ -258,14 +258,33 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 	heap_push(e, e->out_heap, &e->out_n, idx, out_before);
 }
 
-/* Writes the queued calls that can be written: ended at least `linger` ago and,
- * when ordered, started before every call still open. */
+/* A queued call may still gain retransmissions: it waits `linger`, or a fifth of
+ * it once the other side has acknowledged its last bytes (later copies are then
+ * spurious retransmissions, which come soon if at all). */
+static bool settled(const struct gs_engine *e, const struct gs_call *c)
+{
+	const struct gs_flow *f;
+	if (e->now - c->t_done < e->cfg.linger_ns / 5)
+		return false;
+	if (c->flow == GS_NONE)
+		return true;
+	f = &e->flows[c->flow];
+	if (!f->in_use || f->gen != c->flow_gen)
+		return true;
+	if (c->flags & GS_CF_REP_SEEN)
+		return f->dir[!c->dir].ack_max >= c->rep_off1;
+	return f->dir[c->dir].ack_max >= c->req_off1;
+}
+
+/* Writes the queued calls that can be written: settled (acknowledged, or ended
+ * at least `linger` ago) and, when ordered, started before every call that may
+ * still appear. */
 void gs_calls_drain(struct gs_engine *e, bool all)
 {
 	while (e->out_n > 0) {
 		const struct gs_call *top = &e->calls[e->out_heap[0]];
 		if (!all) {
-			if (top->t_done + e->cfg.linger_ns > e->now)
+			if (top->t_done + e->cfg.linger_ns > e->now && !settled(e, top))
 				break;
 			if (e->cfg.ordered && e->wm_n > 0 &&
 			    e->calls[e->wm_heap[0]].t_request_first <= top->t_request_first)

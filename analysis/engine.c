@@ -19,7 +19,7 @@ void gs_config_default(struct gs_config *c)
 	c->max_ooo_total = 64ull << 20;
 	c->head_max = 4096;
 	c->max_strings = 65536;
-	c->linger_ns = 200 * 1000 * 1000LL;
+	c->linger_ns = 3000 * 1000 * 1000LL;
 	c->reply_timeout_ns = 0;
 	c->ordered = true;
 	c->port_bitmap = NULL;

@@ -37,6 +37,7 @@ struct gs_dir {
 	struct gs_ooo *ooo;
 	uint32_t ooo_bytes;
 	uint64_t acked;          /* highest offset the peer acknowledged, when past `next` */
+	uint64_t ack_max;        /* highest offset the peer acknowledged at all */
 	int64_t acked_ts;        /* when the peer first acknowledged bytes we lack; 0: none */
 	uint32_t pend_prev, pend_next; /* on the engine's pending list (flow*2+dir) */
 	bool pending;

@@ -221,6 +221,8 @@ void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack)
 	if (!rd->started)
 		return;
 	acked = stream_off(rd, ack);
+	if (acked > (int64_t)rd->ack_max && acked <= (int64_t)rd->next + 1)
+		rd->ack_max = (uint64_t)acked;
 	if (acked <= (int64_t)rd->next)
 		return;
 	if (rd->fin_seen && (uint64_t)acked > rd->fin_off)

@@ -24,6 +24,7 @@ struct gs_counters {
 	uint64_t giop_by_type[8];
 	uint64_t giop_malformed, giop_truncated, giop_resync_bytes, giop_head_too_large;
 	uint64_t giop_head_pool_full;
+	uint64_t giop_header_in_fragment;   /* a header continued in a Fragment: decoded in part */
 	/* pairing */
 	uint64_t calls, requests, locate_requests, oneways, replies_paired;
 	uint64_t no_reply, cancelled, orphan_replies, duplicate_replies;

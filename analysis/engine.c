@@ -170,7 +170,7 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *da
 		e->now = ts;
 	r = gs_packet_decode(dlt, data, caplen, wirelen, &pk, &layer);
 	if (r != GS_DEC_OK) {
-		if (pk.ip.fragment && r == GS_DEC_SKIP && layer == GS_LAYER_IP)
+		if (r == GS_DEC_SKIP && layer == GS_LAYER_IP && pk.ip.fragment)
 			e->cnt.ip_fragments++;
 		else
 			count_decode_failure(e, r, layer);

@@ -17,6 +17,8 @@ struct gs_ooo {
 	uint8_t data[];
 };
 
+#define GS_RTX_PENDING 8
+
 enum gs_frame_state {
 	GS_FR_SYNC = 0,  /* at a message boundary */
 	GS_FR_MSG,       /* inside a message */
@@ -42,6 +44,10 @@ struct gs_dir {
 	uint32_t pend_prev, pend_next; /* on the engine's pending list (flow*2+dir) */
 	bool pending;
 	uint64_t scanned;        /* bytes searched for a header without finding one */
+	/* retransmitted ranges of bytes not delivered yet (held out of order):
+	 * charged to the messages they overlap once those are decoded */
+	uint64_t rtx_off0[GS_RTX_PENDING], rtx_off1[GS_RTX_PENDING];
+	uint8_t rtx_n;
 
 	/* framer */
 	uint8_t fstate;          /* enum gs_frame_state */

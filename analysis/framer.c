@@ -159,6 +159,12 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 	/* NEED_MORE */
 	if (have >= GIOP_HEADER_LEN && !dr->msg_end)
 		dr->msg_end = dr->msg_start + m.msg_len;
+	if (have >= GIOP_HEADER_LEN && m.more_fragments && have >= m.msg_len) {
+		/* the header goes on in the next Fragment: take what this one has */
+		e->cnt.giop_header_in_fragment++;
+		head_done(e, f, d, &m, GIOP_OK, false);
+		return true;
+	}
 	if (rest_captured && have < e->cfg.head_max &&
 	    (!dr->msg_end || dr->msg_end > off + len)) {
 		/* more of the head comes in later segments: keep what we have */
@@ -189,6 +195,9 @@ partial:
 					"GIOP header cut by the capture's snapshot length");
 		}
 		lose_framing(e, f, d);
+		/* nothing more of this chunk can be framed: its bytes stop here */
+		e->cnt.giop_resync_bytes += len - *pos;
+		*pos = len;
 		return false;
 	}
 	head_done(e, f, d, &m, GIOP_NEED_MORE, gap);

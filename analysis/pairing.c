@@ -225,12 +225,38 @@ static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		dr->frag_call = GS_NONE;
 }
 
+static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m);
+
+/* Retransmissions seen while these bytes were held out of order. */
+static void charge_held_retransmits(struct gs_engine *e, struct gs_dir *dr)
+{
+	struct gs_call *c = gs_call_live(e, dr->msg_call, dr->msg_serial);
+	uint8_t k = 0;
+	for (uint8_t i = 0; i < dr->rtx_n; i++) {
+		if (c && dr->rtx_off0[i] < dr->msg_end && dr->msg_start < dr->rtx_off1[i])
+			c->retransmits++;
+		if (dr->rtx_off1[i] > dr->msg_end) { /* may still overlap later messages */
+			dr->rtx_off0[k] = dr->rtx_off0[i];
+			dr->rtx_off1[k] = dr->rtx_off1[i];
+			k++;
+		}
+	}
+	dr->rtx_n = k;
+}
+
 void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
 		     enum giop_res r)
 {
 	struct gs_dir *dr = &f->dir[d];
 	(void)r;
 	dr->msg_call = GS_NONE;
+	gs_pair_message_kind(e, f, d, m);
+	if (dr->rtx_n)
+		charge_held_retransmits(e, dr);
+}
+
+static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
+{
 	switch (m->type) {
 	case GIOP_REQUEST:
 	case GIOP_LOCATE_REQUEST:
@@ -276,8 +302,10 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 	uint32_t idx;
 	if (dr->msg_call == GS_NONE)
 		return;
+	/* a queued call still takes the end of its messages: a reply can end the
+	 * call before the request's tail, held behind a hole, is delivered */
 	c = gs_call_live(e, dr->msg_call, dr->msg_serial);
-	if (!c || c->where != 1)
+	if (!c)
 		return;
 	idx = dr->msg_call;
 	if (dr->missing)
@@ -341,7 +369,7 @@ static void cut_message(struct gs_engine *e, struct gs_dir *dr)
 	if (dr->fstate != GS_FR_MSG || dr->msg_call == GS_NONE)
 		return;
 	c = gs_call_live(e, dr->msg_call, dr->msg_serial);
-	if (!c || c->where != 1)
+	if (!c)
 		return;
 	c->flags |= GS_CF_CAPTURE_LOSS;
 	if (dr->msg_half == 0)

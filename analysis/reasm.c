@@ -159,7 +159,11 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 	if (off > (int64_t)dr->next) {
 		if (held(dr, (uint64_t)off, end)) {
 			e->cnt.retransmits++;
-			gs_pair_retransmit(e, f, d, (uint64_t)off, end);
+			if (dr->rtx_n < GS_RTX_PENDING) {
+				dr->rtx_off0[dr->rtx_n] = (uint64_t)off;
+				dr->rtx_off1[dr->rtx_n] = end;
+				dr->rtx_n++;
+			}
 			goto fin;
 		}
 		e->cnt.out_of_order++;

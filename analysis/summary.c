@@ -140,7 +140,7 @@ static void json_row(FILE *out, const char *label, const struct gs_group *g)
 	X(out_of_order, out_of_order) X(capture_gaps, gaps) X(gap_bytes, gap_bytes) \
 	X(ooo_dropped_bytes, ooo_dropped_bytes) X(malformed, giop_malformed) \
 	X(truncated, giop_truncated) X(resync_bytes, giop_resync_bytes)    \
-	X(head_too_large, giop_head_too_large) X(head_pool_full, giop_head_pool_full) \
+	X(head_too_large, giop_head_too_large) X(header_in_fragment, giop_header_in_fragment) X(head_pool_full, giop_head_pool_full) \
 	X(calls_with_capture_loss, calls_capture_loss)                     \
 	X(open_calls_evicted, open_calls_evicted) X(rows_out_of_order, rows_out_of_order) \
 	X(strings_refused, intern_refused) X(non_ip, non_ip) X(non_tcp, non_tcp) \

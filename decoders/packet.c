@@ -9,6 +9,7 @@ enum gs_dec gs_packet_decode(int dlt, const uint8_t *data, uint32_t caplen, uint
 	enum gs_dec r;
 	uint32_t wire_left;
 
+	pk->ip.fragment = false;
 	if (wirelen < caplen) /* a broken file; the captured bytes are what we have */
 		wirelen = caplen;
 	*layer = GS_LAYER_LINK;

@@ -86,7 +86,10 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 	if (snaplen)
 		*snaplen = pcap_snapshot(p);
 	while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
-		int64_t ts = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec;
+		/* a hostile file may hold any seconds: keep the arithmetic defined */
+		int64_t ts = (uint64_t)h->ts.tv_sec > (uint64_t)(INT64_MAX / 1000000000 - 1)
+				     ? INT64_MAX
+				     : (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)(h->ts.tv_usec % 1000000000);
 		gs_engine_frame(e, dlt, ts, data, h->caplen, h->len);
 		n++;
 		if (prog->enabled && (n & 0xffff) == 0) {

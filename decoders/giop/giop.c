@@ -70,6 +70,11 @@ enum giop_res giop_decode_header(const uint8_t *p, size_t avail, uint32_t max_si
 		}
 		m->little_endian = m->flags == 1;
 	} else {
+		/* bits 2-3 are ZIOP's; 4-7 are reserved and never set by an ORB */
+		if (m->flags & 0xf0) {
+			m->error = GIOP_ERR_FLAGS;
+			return GIOP_INVALID;
+		}
 		m->little_endian = (m->flags & 1) != 0;
 		m->more_fragments = (m->flags & 2) != 0;
 	}
@@ -355,7 +360,9 @@ enum giop_res giop_decode(const uint8_t *p, size_t avail, uint32_t max_size, str
 		return r;
 	c->p = p;
 	c->avail = avail < m->msg_len ? avail : m->msg_len;
-	c->msg_len = m->msg_len;
+	/* A message with more fragments may continue its header in the next Fragment
+	 * (GIOP 1.1 splits anywhere): running past its end is then "need more". */
+	c->msg_len = m->more_fragments ? SIZE_MAX : m->msg_len;
 	c->off = GIOP_HEADER_LEN;
 	c->le = m->little_endian;
 	switch (m->type) {

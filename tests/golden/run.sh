@@ -10,9 +10,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 pass=0 fail=0 n=0
 while IFS='|' read -r cap opts exp code; do
-	cap=$(echo "$cap" | xargs); opts=$(echo "$opts" | xargs)
-	exp=$(echo "$exp" | xargs); code=$(echo "$code" | xargs)
 	case "$cap" in ''|'#'*) continue ;; esac
+	trim() { local v=$1; v=${v#"${v%%[![:space:]]*}"}; printf '%s' "${v%"${v##*[![:space:]]}"}"; }
+	cap=$(trim "$cap"); opts=$(trim "$opts"); exp=$(trim "$exp"); code=$(trim "$code")
 	n=$((n + 1))
 	out="$tmp/out$n.csv"
 	if [ "${cap#-}" != "$cap" ]; then

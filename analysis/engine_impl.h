@@ -172,7 +172,7 @@ void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct
 void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts);
 void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1);
 void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d);
-void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f);
+void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted);
 void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir);
 bool gs_dir_pending(const struct gs_dir *dr);
 bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t);

@@ -141,7 +141,7 @@ void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted)
 		return;
 	if (evicted)
 		e->cnt.flows_evicted++;
-	gs_pair_flow_ended(e, f);
+	gs_pair_flow_ended(e, f, evicted);
 	gs_flow_reset_dirs(e, f);
 	index_remove(e, n);
 	lru_unlink(e, n);

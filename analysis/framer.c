@@ -71,8 +71,11 @@ static void lose_framing(struct gs_engine *e, struct gs_flow *f, int d)
 }
 
 /* The head is decoded, or as decoded as it will get. */
+/* Why a head was decoded only in part. */
+enum cut { CUT_SNAPLEN, CUT_GAP, CUT_LIMIT };
+
 static void head_done(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
-		      enum giop_res r, bool gap)
+		      enum giop_res r, enum cut why)
 {
 	struct gs_dir *dr = &f->dir[d];
 	dr->decoded = true;
@@ -92,8 +95,8 @@ static void head_done(struct gs_engine *e, struct gs_flow *f, int d, const struc
 	dr->more_frags = m->minor >= 1 && m->more_fragments;
 	e->cnt.giop_messages++;
 	e->cnt.giop_by_type[m->type]++;
-	if (r == GIOP_NEED_MORE) {
-		if (gap) {
+	if (r == GIOP_NEED_MORE && why != CUT_LIMIT) {
+		if (why == CUT_GAP) {
 			dr->missing = true;
 		} else {
 			e->cnt.giop_truncated++;
@@ -113,7 +116,7 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 	struct gs_dir *dr = &f->dir[d];
 	uint32_t avail = *pos < cap ? cap - *pos : 0;
 	bool rest_captured = avail == len - *pos;
-	bool gap = data == NULL;
+	enum cut why = data == NULL ? CUT_GAP : CUT_SNAPLEN;
 	const uint8_t *p;
 	size_t have;
 	struct giop_msg m;
@@ -153,7 +156,7 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 	if (r != GIOP_NEED_MORE) {
 		if (!dr->msg_end)
 			dr->msg_end = dr->msg_start + m.msg_len;
-		head_done(e, f, d, &m, r, false);
+		head_done(e, f, d, &m, r, CUT_SNAPLEN);
 		return true;
 	}
 	/* NEED_MORE */
@@ -162,7 +165,7 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 	if (have >= GIOP_HEADER_LEN && m.more_fragments && have >= m.msg_len) {
 		/* the header goes on in the next Fragment: take what this one has */
 		e->cnt.giop_header_in_fragment++;
-		head_done(e, f, d, &m, GIOP_OK, false);
+		head_done(e, f, d, &m, GIOP_OK, CUT_SNAPLEN);
 		return true;
 	}
 	if (rest_captured && have < e->cfg.head_max &&
@@ -171,7 +174,7 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 		if (dr->head_len == 0) {
 			if (e->head_free_n == 0) {
 				e->cnt.giop_head_pool_full++;
-				gap = true; /* not the capture's fault: do not call it truncated */
+				why = CUT_LIMIT; /* not the capture's fault: not truncated */
 				goto partial;
 			}
 			dr->head_slot = e->head_free[--e->head_free_n];
@@ -182,12 +185,12 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 	}
 	if (have >= e->cfg.head_max && rest_captured) {
 		e->cnt.giop_head_too_large++;
-		gap = true;
+		why = CUT_LIMIT;
 	}
 partial:
 	if (have < GIOP_HEADER_LEN) {
 		/* not even the 12-byte header: the extent is unknown */
-		if (gap) {
+		if (why == CUT_GAP) {
 			dr->missing = true;
 		} else {
 			e->cnt.giop_truncated++;
@@ -200,7 +203,7 @@ partial:
 		*pos = len;
 		return false;
 	}
-	head_done(e, f, d, &m, GIOP_NEED_MORE, gap);
+	head_done(e, f, d, &m, GIOP_NEED_MORE, why);
 	return true;
 }
 

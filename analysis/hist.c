@@ -61,7 +61,10 @@ void gs_hist_free(struct gs_hist *h)
 
 bool gs_hist_record(struct gs_hist *h, int64_t v)
 {
-	uint64_t u = v < 0 ? 0 : (uint64_t)v;
+	uint64_t u;
+	if (v < 0) /* a reply seen before its request ended: count it as 0 */
+		v = 0;
+	u = (uint64_t)v;
 	bool ok = true;
 	uint32_t idx;
 	if (u >> h->top_bits) {

@@ -407,7 +407,7 @@ void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir)
 	}
 }
 
-void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f)
+void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted)
 {
 	uint32_t i;
 	cut_message(e, &f->dir[0]);
@@ -415,8 +415,11 @@ void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f)
 	i = f->calls;
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
-		if (e->calls[i].where == 1)
+		if (e->calls[i].where == 1) {
+			if (evicted)
+				e->calls[i].flags |= GS_CF_EVICTED;
 			end_unanswered(e, i);
+		}
 		i = next;
 	}
 	/* detach what is left (queued for output) from the connection */

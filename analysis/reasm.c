@@ -233,6 +233,9 @@ void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack)
 		acked = (int64_t)rd->fin_off;
 	if ((uint64_t)acked <= rd->next)
 		return;
+	/* one past everything we have, nothing held: the ACK of a FIN we missed */
+	if ((uint64_t)acked == rd->next + 1 && !rd->ooo && !rd->fin_seen)
+		return;
 	if (rd->acked_ts == 0 || (uint64_t)acked > rd->acked) {
 		if (rd->acked_ts == 0)
 			rd->acked_ts = e->now;

@@ -47,6 +47,10 @@ void gs_stats_free(struct gs_stats *s)
 		gs_hist_free(&s->groups[i].total);
 		gs_hist_free(&s->groups[i].server);
 	}
+	if (s->groups && s->other != GS_NONE) {
+		gs_hist_free(&s->groups[s->other].total);
+		gs_hist_free(&s->groups[s->other].server);
+	}
 	gs_hist_free(&s->all.total);
 	gs_hist_free(&s->all.server);
 	free(s->groups);

@@ -254,8 +254,7 @@ static enum giop_res exception_body(struct giop_msg *m, struct cdr *c, uint32_t 
 	}
 	if (r == GIOP_OK)
 		m->have |= GIOP_HAVE_EXCEPTION;
-	else if (r == GIOP_NEED_MORE)
-		return GIOP_OK;
+	/* NEED_MORE too: the same bytes must decode alike however TCP cut them */
 	return fail(m, c, r);
 }
 
@@ -276,14 +275,9 @@ static enum giop_res request(struct giop_msg *m, struct cdr *c)
 		m->have |= GIOP_HAVE_TARGET;
 		TRY(string(m, c, &m->operation));
 		m->have |= GIOP_HAVE_OPERATION;
-		/* The principal ends the header; it is optional for us. */
-		{
-			enum giop_res r = cdr_octets(c, &m->principal, false);
-			if (r == GIOP_INVALID)
-				return fail(m, c, r);
-			if (r == GIOP_OK)
-				m->have |= GIOP_HAVE_PRINCIPAL;
-		}
+		/* the principal ends the 1.0/1.1 header (its bytes are not needed) */
+		TRY(cdr_octets(c, &m->principal, false));
+		m->have |= GIOP_HAVE_PRINCIPAL;
 		m->body_offset = (uint32_t)c->off;
 		return GIOP_OK;
 	}

@@ -534,19 +534,26 @@ class Call:
         self.cancelled = False
 
 
-def place(d, seg_of, m, a):
+def place(d, seg_of, m, a, at_cursor=False):
     """first_frames() of message m if it occupies [a, a + size) of direction d,
     else None.  Its first byte must be in the segment tshark says it starts
     in, and its newest byte must have come in the frame where tshark
-    dissected it (when the capture truncated that frame, tshark dissects the
+    dissected it or before (when the capture truncated that frame, tshark dissects the
     message's head from it as is: then the message must start there)."""
     r = d.first_frames(a, a + m.size)
     if r is None:
         return None
     head = seg_of.get(m.seg_frames[0] if m.seg_frames else m.frame)
-    if head is None or not head.start <= a < head.end:
+    # Right after the previous message the offset is known; elsewhere the
+    # message must start in the segment tshark names.  (With reordered
+    # segments tshark names the frame that completed the stream, which may
+    # carry an earlier part of it.)
+    if not at_cursor and (head is None or not head.start <= a < head.end):
         return None
-    if r[2] == m.frame:
+    # tshark dissects a message in the frame that completed it; with
+    # reordered segments that frame can carry an earlier part of it, so the
+    # newest byte may have come before (never after) that frame
+    if r[2] <= m.frame:
         return r
     own = seg_of.get(m.frame)
     if own is not None and own.truncated and own.start == a and r[0] == m.frame:
@@ -572,7 +579,7 @@ def locate_times(dirs, times, seg_of, msgs):
             r = None
             if d is not None:
                 if pos is not None:
-                    r = place(d, seg_of, m, pos)
+                    r = place(d, seg_of, m, pos, at_cursor=True)
                     if r is not None:
                         m.start = pos
                 if r is None and m.frame != prev_frame:

@@ -17,7 +17,12 @@ struct gs_ooo {
 	uint8_t data[];
 };
 
-#define GS_RTX_PENDING 8
+/* Retransmitted ranges remembered per direction while their bytes are held. */
+#define GS_RTX_PENDING 256
+
+struct gs_range {
+	uint64_t off0, off1;
+};
 
 enum gs_frame_state {
 	GS_FR_SYNC = 0,  /* at a message boundary */
@@ -46,8 +51,8 @@ struct gs_dir {
 	uint64_t scanned;        /* bytes searched for a header without finding one */
 	/* retransmitted ranges of bytes not delivered yet (held out of order):
 	 * charged to the messages they overlap once those are decoded */
-	uint64_t rtx_off0[GS_RTX_PENDING], rtx_off1[GS_RTX_PENDING];
-	uint8_t rtx_n;
+	struct gs_range *rtx;    /* allocated on first use, at most GS_RTX_PENDING */
+	uint16_t rtx_n;
 
 	/* framer */
 	uint8_t fstate;          /* enum gs_frame_state */

@@ -231,15 +231,12 @@ static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, 
 static void charge_held_retransmits(struct gs_engine *e, struct gs_dir *dr)
 {
 	struct gs_call *c = gs_call_live(e, dr->msg_call, dr->msg_serial);
-	uint8_t k = 0;
-	for (uint8_t i = 0; i < dr->rtx_n; i++) {
-		if (c && dr->rtx_off0[i] < dr->msg_end && dr->msg_start < dr->rtx_off1[i])
+	uint16_t k = 0;
+	for (uint16_t i = 0; i < dr->rtx_n; i++) {
+		if (c && dr->rtx[i].off0 < dr->msg_end && dr->msg_start < dr->rtx[i].off1)
 			c->retransmits++;
-		if (dr->rtx_off1[i] > dr->msg_end) { /* may still overlap later messages */
-			dr->rtx_off0[k] = dr->rtx_off0[i];
-			dr->rtx_off1[k] = dr->rtx_off1[i];
-			k++;
-		}
+		if (dr->rtx[i].off1 > dr->msg_end) /* may still overlap later messages */
+			dr->rtx[k++] = dr->rtx[i];
 	}
 	dr->rtx_n = k;
 }

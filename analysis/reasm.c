@@ -159,9 +159,12 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 	if (off > (int64_t)dr->next) {
 		if (held(dr, (uint64_t)off, end)) {
 			e->cnt.retransmits++;
-			if (dr->rtx_n < GS_RTX_PENDING) {
-				dr->rtx_off0[dr->rtx_n] = (uint64_t)off;
-				dr->rtx_off1[dr->rtx_n] = end;
+			/* its messages are not decoded yet: charge them when they are */
+			if (!dr->rtx)
+				dr->rtx = malloc(GS_RTX_PENDING * sizeof *dr->rtx);
+			if (dr->rtx && dr->rtx_n < GS_RTX_PENDING) {
+				dr->rtx[dr->rtx_n].off0 = (uint64_t)off;
+				dr->rtx[dr->rtx_n].off1 = end;
 				dr->rtx_n++;
 			}
 			goto fin;
@@ -388,6 +391,9 @@ void gs_pending_expire_all(struct gs_engine *e)
 
 void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr)
 {
+	free(dr->rtx);
+	dr->rtx = NULL;
+	dr->rtx_n = 0;
 	while (dr->ooo) {
 		struct gs_ooo *o = dr->ooo;
 		dr->ooo = o->next;

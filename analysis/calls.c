@@ -306,13 +306,21 @@ uint32_t gs_call_alloc(struct gs_engine *e)
 	if (e->call_free == GS_NONE) {
 		if (e->out_n == 0 && e->wm_n > 0) {
 			/* every slot holds an open call: the oldest gives way */
+			uint32_t old = e->wm_heap[0];
 			e->cnt.open_calls_evicted++;
-			e->calls[e->wm_heap[0]].flags |= GS_CF_EVICTED;
-			gs_call_end(e, e->wm_heap[0], GS_OUT_NO_REPLY);
+			if (e->calls[old].flags & GS_CF_PARKED) {
+				/* a reply still waiting for its request: nothing to write */
+				e->cnt.orphan_replies++;
+				gs_call_discard(e, old);
+				goto take;
+			}
+			e->calls[old].flags |= GS_CF_EVICTED;
+			gs_call_end(e, old, GS_OUT_NO_REPLY);
 		}
 		if (e->out_n > 0)
 			emit_top(e);
 	}
+take:
 	idx = e->call_free;
 	e->call_free = e->calls[idx].flow_next;
 	return idx;

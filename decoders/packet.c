@@ -37,6 +37,9 @@ enum gs_dec gs_packet_decode(int dlt, const uint8_t *data, uint32_t caplen, uint
 
 	*layer = GS_LAYER_TCP;
 	r = gs_tcp_decode(s, &pk->tcp);
+	/* a header running past bytes the capture does have is not cut: it lies */
+	if (r == GS_DEC_TRUNCATED && s.len >= pk->ip.l4_len)
+		return GS_DEC_INVALID;
 	if (r != GS_DEC_OK)
 		return r;
 	if (pk->tcp.hdr_len > pk->ip.l4_len)

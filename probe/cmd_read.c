@@ -109,7 +109,8 @@ int gs_cmd_read(int argc, char **argv)
 	memset(&ctx, 0, sizeof ctx);
 	gs_config_default(&cfg);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+	opterr = 0; /* our own one-line messages */
+	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
 		switch (opt) {
 		case O_PAIRS: ctx.pairs = true; break;
 		case O_FORMAT: format = optarg; break;
@@ -152,12 +153,16 @@ int gs_cmd_read(int argc, char **argv)
 			cfg.max_ooo_bytes = (uint32_t)v;
 			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		case ':':
+			fprintf(stderr, "giopscope read: %s needs a value (giopscope read --help)\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "giopscope read: unknown option '%s' (giopscope read --help)\n", argv[optind - 1]);
+			return 2;
 		}
 	}
 	if (optind >= argc) {
-		fprintf(stderr, "giopscope read: no capture file given\n");
-		usage(stderr);
+		fprintf(stderr, "giopscope read: no capture file given (giopscope read --help)\n");
 		return 2;
 	}
 	if (!format)

@@ -86,10 +86,20 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 	if (snaplen)
 		*snaplen = pcap_snapshot(p);
 	while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
-		/* a hostile file may hold any seconds: keep the arithmetic defined */
-		int64_t ts = (uint64_t)h->ts.tv_sec > (uint64_t)(INT64_MAX / 1000000000 - 1)
-				     ? INT64_MAX
-				     : (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)(h->ts.tv_usec % 1000000000);
+		/* libpcap reads classic pcap seconds as a signed 32-bit number: past
+		 * 2038 they come out negative; the file format means them unsigned */
+		int64_t sec = (int64_t)h->ts.tv_sec;
+		int64_t ts;
+		if (sec < 0 && sec >= INT32_MIN)
+			sec = (int64_t)(uint32_t)sec;
+		if (sec < 0 || sec > INT64_MAX / 1000000000 - 1) {
+			snprintf(err, errlen, "%s: time stamp of packet %llu out of range (%lld s)", path,
+				 (unsigned long long)n + 1, (long long)sec);
+			pcap_close(p);
+			prog->packets += n & 0xffff;
+			return GS_READ_BAD_INPUT;
+		}
+		ts = sec * 1000000000 + (int64_t)((uint64_t)h->ts.tv_usec % 1000000000);
 		gs_engine_frame(e, dlt, ts, data, h->caplen, h->len);
 		n++;
 		if (prog->enabled && (n & 0xffff) == 0) {

@@ -130,7 +130,21 @@ static void heap_remove(struct gs_engine *e, uint32_t *h, uint32_t *n, uint32_t 
 
 struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 {
-	uint32_t i = open_hash(flow, gen, dir, rid) & e->open_mask;
+	uint32_t i;
+	const struct gs_dir *dr = &e->flows[flow].dir[dir];
+	/* the common cases without touching the index: nothing open this way,
+	 * or the reply to the latest request */
+	if (e->flows[flow].gen == gen) {
+		if (dr->open_n == 0)
+			return NULL;
+		if (dr->last_call < e->n_calls) {
+			struct gs_call *c = &e->calls[dr->last_call];
+			if (c->where == W_OPEN && c->request_id == rid && c->flow == flow &&
+			    c->flow_gen == gen && c->dir == dir)
+				return c;
+		}
+	}
+	i = open_hash(flow, gen, dir, rid) & e->open_mask;
 	for (; e->open_index[i]; i = (i + 1) & e->open_mask) {
 		struct gs_call *c = &e->calls[e->open_index[i] - 1];
 		if (c->request_id == rid && c->flow == flow && c->flow_gen == gen && c->dir == dir)
@@ -148,6 +162,11 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 	e->open_index[i] = idx + 1;
 	e->open_count++;
 	c->where = W_OPEN;
+	if (c->flow != GS_NONE) {
+		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
+		dr->open_n++;
+		dr->last_call = idx;
+	}
 	heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before);
 }
 
@@ -175,6 +194,11 @@ static void open_remove(struct gs_engine *e, uint32_t idx)
 	}
 done:
 	e->open_count--;
+	{
+		const struct gs_call *c = &e->calls[idx];
+		if (c->flow != GS_NONE && e->flows[c->flow].in_use && e->flows[c->flow].gen == c->flow_gen)
+			e->flows[c->flow].dir[c->dir].open_n--;
+	}
 	heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before);
 }
 
@@ -258,14 +282,12 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 	heap_push(e, e->out_heap, &e->out_n, idx, out_before);
 }
 
-/* A queued call may still gain retransmissions: it waits `linger`, or a fifth of
- * it once the other side has acknowledged its last bytes (later copies are then
- * spurious retransmissions, which come soon if at all). */
+/* A queued call may still gain retransmissions until the other side has
+ * acknowledged its last bytes (or `linger` has passed): a copy sent after that
+ * would be a spurious retransmission, which the capture rarely holds. */
 static bool settled(const struct gs_engine *e, const struct gs_call *c)
 {
 	const struct gs_flow *f;
-	if (e->now - c->t_done < e->cfg.linger_ns / 5)
-		return false;
 	if (c->flow == GS_NONE)
 		return true;
 	f = &e->flows[c->flow];

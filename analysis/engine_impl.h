@@ -71,6 +71,8 @@ struct gs_dir {
 	uint8_t frag_half;
 	uint32_t frag_call;      /* GIOP 1.1: message that continues in the next Fragment */
 	uint32_t frag_serial;
+	uint32_t open_n;         /* open calls whose request went this way */
+	uint32_t last_call;      /* the latest of them: most lookups want it */
 };
 
 enum { GS_FLOW_IGNORED = 1, GS_FLOW_FORCED = 2, GS_FLOW_GIOP = 4, GS_FLOW_CLOSED = 8 };

@@ -97,12 +97,10 @@ static void test_request_reply_12(void **state)
 	assert_int_equal(gs_engine_open_calls(e), 1);
 	conn_send(e, &c, 1, TS(3), w.b + o2, l2);
 	assert_int_equal(gs_engine_open_calls(e), 0);
-	/* an ended call waits for late retransmissions: a fifth of the linger
-	 * (3 s) once the peer has acknowledged the reply */
+	/* an ended call waits for late retransmissions until the peer has
+	 * acknowledged the reply */
 	assert_int_equal(s.n, 0);
-	conn_ack(e, &c, 0, TS(3) + 600 * MS - 1);
-	assert_int_equal(s.n, 0);
-	conn_ack(e, &c, 0, TS(3) + 600 * MS);
+	conn_ack(e, &c, 0, TS(3) + 1);
 	assert_int_equal(s.n, 1);
 	gs_engine_finish(e);
 	assert_int_equal(s.n, 1);
@@ -129,7 +127,7 @@ static void test_request_reply_12(void **state)
 		assert_memory_equal(s.v[0].key, "key1", 4);
 		assert_int_equal(s.v[0].exclen, 0);
 	}
-	assert_int_equal(k->packets, 7);
+	assert_int_equal(k->packets, 6); /* handshake, request, reply, one ACK */
 	assert_int_equal(k->segments, 2);
 	assert_int_equal(k->flows, 1);
 	assert_int_equal(k->calls, 1);
@@ -1022,11 +1020,14 @@ static void test_no_reply_at_end_of_input_and_rst(void **state)
 		conn_handshake(e, &c, TS(0));
 		conn_send(e, &c, 0, TS(1), w.b, l1);
 		if (rst) {
+			/* the connection is gone: nothing more can come, written at once */
 			conn_rst(e, &c, 1, TS(2));
 			assert_int_equal(gs_engine_active_flows(e), 0);
 			assert_int_equal(gs_engine_open_calls(e), 0);
+			assert_int_equal(s.n, 1);
+		} else {
+			assert_int_equal(s.n, 0);
 		}
-		assert_int_equal(s.n, 0);
 		gs_engine_finish(e);
 		assert_int_equal(s.n, 1);
 		assert_int_equal(s.v[0].c.outcome, GS_OUT_NO_REPLY);
@@ -1256,13 +1257,12 @@ static void test_linger_without_ack(void **state)
 	conn_ack(e, &c, 0, TS(1) + 3000 * MS);
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.v[0].c.outcome, GS_OUT_ONEWAY);
-	/* the server's ACK of the request settles the next one after 600 ms */
+	/* the server's ACK of the request settles the next one at once */
 	ub_reset(&w);
 	l1 = ub_request_ex(&w, 2, false, 2, 0, "key1", "fire", 0, false);
 	conn_send(e, &c, 0, TS(4000), w.b, l1);
-	conn_ack(e, &c, 1, TS(4000) + 600 * MS - 1);
 	assert_int_equal(s.n, 1);
-	conn_ack(e, &c, 1, TS(4000) + 600 * MS);
+	conn_ack(e, &c, 1, TS(4000) + 1);
 	assert_int_equal(s.n, 2);
 	gs_engine_finish(e);
 	assert_int_equal(s.n, 2);
@@ -1713,9 +1713,10 @@ static void test_max_open_calls_evicts(void **state)
 	conn_send(e, &c, 1, TS(4), w.b + o[3], 24); /* reply 1: too late */
 	conn_send(e, &c, 1, TS(5), w.b + o[4], 24);
 	conn_send(e, &c, 1, TS(6), w.b + o[5], 24);
-	/* a fourth request while both slots hold answered calls: the oldest is written early */
+	/* a fourth request while both slots hold answered calls: the oldest is
+	 * written early, and the ACK the request carries settles the other */
 	conn_send(e, &c, 0, TS(7), w.b + o[0], q[0]);
-	assert_int_equal(s.n, 2);
+	assert_int_equal(s.n, 3);
 	assert_int_equal(s.v[1].c.request_id, 2);
 	gs_engine_finish(e);
 	assert_int_equal(s.n, 4);

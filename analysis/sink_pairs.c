@@ -120,22 +120,26 @@ void gs_pairs_header(FILE *out, enum gs_pairs_format fmt)
 		fputs(GS_PAIRS_HEADER "\n", out);
 }
 
-static void put_endpoint(struct line *l, const struct gs_endpoint *ep)
+static void put_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs_pairs_cache *cache, int k)
 {
-	char s[GS_ENDPOINT_STRLEN];
-	size_t n = gs_endpoint_str(ep, s, sizeof s);
-	put(l, s, n);
+	if (!cache->valid[k] || memcmp(&cache->ep[k], ep, sizeof *ep) != 0) {
+		cache->ep[k] = *ep;
+		cache->len[k] = gs_endpoint_str(ep, cache->text[k], sizeof cache->text[k]);
+		cache->valid[k] = true;
+	}
+	put(l, cache->text[k], cache->len[k]);
 }
 
-static void csv_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c)
+static void csv_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c,
+		    struct gs_pairs_cache *cache)
 {
 	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
 	size_t oplen;
 	const char *op = gs_intern_get(strings, c->op, &oplen);
 
-	put_endpoint(l, &c->client);
+	put_endpoint(l, &c->client, cache, 0);
 	putc_(l, ',');
-	put_endpoint(l, &c->server);
+	put_endpoint(l, &c->server, cache, 1);
 	putc_(l, ',');
 	put_u64(l, c->request_id);
 	putc_(l, ',');
@@ -273,14 +277,22 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	puts_(l, "}\n");
 }
 
-void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
-		    const struct gs_call *c)
+void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
+			   const struct gs_call *c, struct gs_pairs_cache *cache)
 {
 	struct line l;
 	l.n = 0;
 	if (fmt == GS_PAIRS_CSV)
-		csv_row(&l, strings, c);
+		csv_row(&l, strings, c, cache);
 	else
 		json_row(&l, strings, c);
 	fwrite(l.buf, 1, l.n, out);
+}
+
+void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
+		    const struct gs_call *c)
+{
+	struct gs_pairs_cache cache;
+	memset(&cache, 0, sizeof cache);
+	gs_pairs_write_cached(out, fmt, strings, c, &cache);
 }

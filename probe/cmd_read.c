@@ -21,6 +21,7 @@ struct read_ctx {
 	bool pairs;
 	enum gs_pairs_format pairs_fmt;
 	bool pairs_text;
+	struct gs_pairs_cache cache;
 	struct gs_stats stats;
 };
 
@@ -46,7 +47,7 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 			fprintf(ctx->out, " %12s %12s\n", "-", "-");
 		return;
 	}
-	gs_pairs_write(ctx->out, ctx->pairs_fmt, gs_engine_strings(e), c);
+	gs_pairs_write_cached(ctx->out, ctx->pairs_fmt, gs_engine_strings(e), c, &ctx->cache);
 }
 
 static void usage(FILE *f)

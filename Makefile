@@ -13,7 +13,8 @@ DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
             analysis/engine.c analysis/stats.c analysis/sink_pairs.c analysis/summary.c
-PROBE := probe/main.c probe/cmd_read.c probe/tap_pcap.c probe/opts.c
+# every probe/*.c; optional parts (DPDK) add theirs from their make fragment
+PROBE := $(wildcard probe/*.c) $(PROBE_EXTRA)
 LIB_SRCS := $(DECODERS) $(ANALYSIS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
@@ -57,7 +58,7 @@ $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a
-	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDFLAGS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h
 	@mkdir -p $(dir $@)

@@ -1,0 +1,239 @@
+#include "session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../analysis/endpoint.h"
+#include "../analysis/summary.h"
+#include "opts.h"
+
+int64_t gs_mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+int64_t gs_realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void gs_session_opts_default(struct gs_session_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	gs_config_default(&o->cfg);
+	/* a continuous source writes each call when it ends, and gives up on a
+	 * reply after 30 s so that memory does not grow with lost replies */
+	o->cfg.ordered = false;
+	o->cfg.linger_ns = 0;
+	o->cfg.reply_timeout_ns = 30 * 1000000000LL;
+}
+
+static int bad(const char *cmd, const char *what)
+{
+	fprintf(stderr, "giopscope %s: %s\n", cmd, what);
+	return 2;
+}
+
+int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const char *arg)
+{
+	uint64_t v;
+	switch (opt) {
+	case GS_O_PAIRS: o->pairs = true; return 0;
+	case GS_O_FORMAT: o->format = arg; return 0;
+	case 'o': case GS_O_OUTPUT: o->output = arg; return 0;
+	case GS_O_SUMMARY: o->summary_too = true; return 0;
+	case 'q': case GS_O_QUIET: o->quiet = true; return 0;
+	case GS_O_PORTS:
+		if (!gs_parse_ports(arg, o->ports))
+			return bad(cmd, "bad --ports (want e.g. 2809,683,10000-10010)");
+		o->cfg.port_bitmap = o->ports;
+		return 0;
+	case GS_O_DURATION:
+		if (!gs_parse_seconds(arg, 366LL * 86400 * 1000000000, &o->duration_ns) || o->duration_ns == 0)
+			return bad(cmd, "--duration wants seconds > 0 (e.g. 10 or 2.5)");
+		return 0;
+	case GS_O_COUNT:
+		if (!gs_parse_u64(arg, 1, UINT64_MAX, false, &o->count))
+			return bad(cmd, "--count wants a number of calls > 0");
+		return 0;
+	case GS_O_REPLY_TIMEOUT:
+		if (!gs_parse_seconds(arg, 86400LL * 1000000000, &o->cfg.reply_timeout_ns))
+			return bad(cmd, "--reply-timeout wants seconds (0: wait until the connection ends)");
+		return 0;
+	case GS_O_MAX_FLOWS:
+		if (!gs_parse_u64(arg, 2, 1u << 26, false, &v))
+			return bad(cmd, "--max-flows wants 2..67108864");
+		o->cfg.max_flows = (uint32_t)v;
+		return 0;
+	case GS_O_MAX_CALLS:
+		if (!gs_parse_u64(arg, 2, 1u << 28, false, &v))
+			return bad(cmd, "--max-open-calls wants 2..268435456");
+		o->cfg.max_open_calls = (uint32_t)v;
+		return 0;
+	case GS_O_MAX_MSG:
+		if (!gs_parse_u64(arg, 12, UINT32_MAX - 12, true, &v))
+			return bad(cmd, "--max-message-size wants 12..4G-13 bytes");
+		o->cfg.max_message_size = (uint32_t)v;
+		return 0;
+	case GS_O_MAX_OOO:
+		if (!gs_parse_u64(arg, 0, 1u << 30, true, &v))
+			return bad(cmd, "--max-ooo-bytes wants 0..1G");
+		o->cfg.max_ooo_bytes = (uint32_t)v;
+		return 0;
+	}
+	return 1;
+}
+
+static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
+{
+	struct gs_session *s = arg;
+	s->calls++;
+	gs_stats_add(&s->stats, c);
+	if (!s->opt.pairs)
+		return;
+	if (s->text) {
+		char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+		size_t n;
+		const char *op = gs_intern_get(gs_engine_strings(e), c->op, &n);
+		gs_endpoint_str(&c->client, cl, sizeof cl);
+		gs_endpoint_str(&c->server, sv, sizeof sv);
+		fprintf(s->out, "%-22s %-22s %10u %-22.*s %-16s", cl, sv, c->request_id,
+			(int)(n > 22 ? 22 : n), op, gs_call_status(c));
+		if (c->flags & GS_CF_REP_SEEN)
+			fprintf(s->out, " %12.3f %12.3f\n", (double)(c->t_reply_last - c->t_request_first) / 1e3,
+				(double)(c->t_reply_first - c->t_request_last) / 1e3);
+		else
+			fprintf(s->out, " %12s %12s\n", "-", "-");
+		return;
+	}
+	gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
+}
+
+int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const char *cmd)
+{
+	const char *format;
+	int err;
+	memset(s, 0, sizeof *s);
+	s->opt = *o;
+	s->cmd = cmd;
+	if (o->cfg.port_bitmap)
+		s->opt.cfg.port_bitmap = s->opt.ports;
+	format = o->format ? o->format : (o->pairs ? "csv" : "text");
+	if (strcmp(format, "csv") == 0)
+		s->fmt = GS_PAIRS_CSV;
+	else if (strcmp(format, "jsonl") == 0)
+		s->fmt = GS_PAIRS_JSONL;
+	else if (strcmp(format, "text") == 0)
+		s->text = true;
+	else
+		return bad(cmd, "--format wants text, csv or jsonl");
+	s->out = stdout;
+	if (o->output && strcmp(o->output, "-") != 0) {
+		/* O_NOFOLLOW: never write through a symlink someone planted */
+		int fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0 || !(s->out = fdopen(fd, "w"))) {
+			fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->output, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return 2;
+		}
+	}
+	/* each call is a line the moment it ends, also into a pipe */
+	setvbuf(s->out, NULL, _IOLBF, 0);
+	if ((err = gs_stats_init(&s->stats, 512, s->opt.cfg.max_strings + 1)) != 0 ||
+	    (err = gs_engine_new(&s->e, &s->opt.cfg, on_call, s)) != 0) {
+		fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
+		return 2;
+	}
+	if (s->opt.pairs && !s->text)
+		gs_pairs_header(s->out, s->fmt);
+	s->tty = !o->quiet && isatty(STDERR_FILENO);
+	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();
+	return 0;
+}
+
+void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_t *data,
+		      uint32_t caplen, uint32_t wirelen)
+{
+	gs_engine_frame(s->e, dlt, ts_ns, data, caplen, wirelen);
+}
+
+static void progress(struct gs_session *s, int64_t mono, const struct gs_drops *d)
+{
+	double secs = (double)(mono - s->last_progress_mono) / 1e9;
+	double rate = secs > 0 ? (double)(s->calls - s->progress_calls) / secs : 0;
+	const struct gs_counters *c = gs_engine_counters(s->e);
+	char p99[32] = "-";
+	if (s->stats.all.total.total)
+		snprintf(p99, sizeof p99, "%.1f us", (double)gs_hist_quantile(&s->stats.all.total, 0.99) / 1e3);
+	fprintf(stderr, "\r\033[K%s: %llu calls, %.0f calls/s, %u open, p99 %s, %llu packets, dropped: kernel %llu, interface %llu",
+		s->cmd, (unsigned long long)s->calls, rate, gs_engine_open_calls(s->e), p99,
+		(unsigned long long)c->packets, (unsigned long long)(d ? d->kernel : 0),
+		(unsigned long long)(d ? d->iface : 0));
+	if (d && d->other)
+		fprintf(stderr, ", %s %llu", d->other_name ? d->other_name : "other", (unsigned long long)d->other);
+	fflush(stderr);
+	s->progress_shown = true;
+	s->progress_calls = s->calls;
+	s->last_progress_mono = mono;
+}
+
+void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops *drops)
+{
+	int64_t mono = gs_mono_ns();
+	gs_engine_tick(s->e, now_ns);
+	if (s->tty && mono - s->last_progress_mono >= 1000000000)
+		progress(s, mono, drops);
+	s->last_tick_mono = mono;
+}
+
+bool gs_session_done(const struct gs_session *s)
+{
+	if (s->opt.count && s->calls >= s->opt.count)
+		return true;
+	if (s->opt.duration_ns && gs_mono_ns() - s->start_mono >= s->opt.duration_ns)
+		return true;
+	return false;
+}
+
+int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops)
+{
+	int status = 0;
+	const struct gs_counters *c;
+	struct gs_summary_info info;
+	if (s->progress_shown)
+		fputs("\r\033[K", stderr);
+	gs_engine_finish(s->e);
+	c = gs_engine_counters(s->e);
+	memset(&info, 0, sizeof info);
+	info.source = source;
+	info.first_ts = gs_engine_first_ts(s->e);
+	info.last_ts = gs_engine_last_ts(s->e);
+	info.kernel_drops = drops ? drops->kernel + drops->iface + drops->other : 0;
+	if (!s->opt.pairs)
+		gs_summary_write(s->out, s->text ? GS_SUM_TEXT : s->fmt == GS_PAIRS_CSV ? GS_SUM_CSV : GS_SUM_JSONL,
+				 &s->stats, c, gs_engine_strings(s->e), &info);
+	else if (s->opt.summary_too)
+		gs_summary_write(stderr, GS_SUM_TEXT, &s->stats, c, gs_engine_strings(s->e), &info);
+	if (drops && (drops->kernel || drops->iface || drops->other))
+		fprintf(stderr, "giopscope %s: packets lost before the decoder: kernel %llu, interface %llu, %s %llu\n",
+			s->cmd, (unsigned long long)drops->kernel, (unsigned long long)drops->iface,
+			drops->other_name ? drops->other_name : "other", (unsigned long long)drops->other);
+	if (fflush(s->out) != 0 || ferror(s->out)) {
+		fprintf(stderr, "giopscope %s: writing the output failed: %s\n", s->cmd, strerror(errno));
+		status = 2;
+	}
+	if (s->out != stdout)
+		fclose(s->out);
+	gs_engine_free(s->e);
+	gs_stats_free(&s->stats);
+	s->e = NULL;
+	return status;
+}

@@ -1,0 +1,107 @@
+/* What every continuous source (live, attach, dpdk) shares: the options that
+ * shape the output, the engine fed frame by frame, calls written the moment
+ * they end (line-buffered, also into a pipe), a progress line on a terminal,
+ * the reply timeout, --duration and --count, and the summary at the end. */
+#ifndef GS_SESSION_H
+#define GS_SESSION_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "../analysis/engine.h"
+#include "../analysis/sink_pairs.h"
+#include "../analysis/stats.h"
+
+/* Long-option codes of the shared options; a command's own start at GS_O_OWN. */
+enum {
+	GS_O_PAIRS = 256, GS_O_FORMAT, GS_O_OUTPUT, GS_O_SUMMARY, GS_O_PORTS, GS_O_DURATION,
+	GS_O_COUNT, GS_O_REPLY_TIMEOUT, GS_O_MAX_FLOWS, GS_O_MAX_CALLS, GS_O_MAX_MSG,
+	GS_O_MAX_OOO, GS_O_QUIET, GS_O_OWN = 512
+};
+
+#define GS_SESSION_LONGOPTS                                                        \
+	{ "pairs", no_argument, NULL, GS_O_PAIRS },                                  \
+	{ "format", required_argument, NULL, GS_O_FORMAT },                          \
+	{ "output", required_argument, NULL, GS_O_OUTPUT },                          \
+	{ "summary", no_argument, NULL, GS_O_SUMMARY },                              \
+	{ "ports", required_argument, NULL, GS_O_PORTS },                            \
+	{ "duration", required_argument, NULL, GS_O_DURATION },                      \
+	{ "count", required_argument, NULL, GS_O_COUNT },                            \
+	{ "reply-timeout", required_argument, NULL, GS_O_REPLY_TIMEOUT },            \
+	{ "max-flows", required_argument, NULL, GS_O_MAX_FLOWS },                    \
+	{ "max-open-calls", required_argument, NULL, GS_O_MAX_CALLS },               \
+	{ "max-message-size", required_argument, NULL, GS_O_MAX_MSG },               \
+	{ "max-ooo-bytes", required_argument, NULL, GS_O_MAX_OOO },                  \
+	{ "quiet", no_argument, NULL, GS_O_QUIET }
+
+/* The usage lines of the shared options. */
+#define GS_SESSION_USAGE                                                                          \
+	"  --pairs               write each call as it ends (pairs-csv.md) instead of the summary\n" \
+	"  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"             \
+	"  -o, --output FILE     write there instead of stdout\n"                                     \
+	"  --summary             with --pairs: also print the summary to stderr at the end\n"        \
+	"  --ports LIST          only these TCP ports (e.g. 2809,683,10000-10010), GIOP forced\n"   \
+	"  --duration SECONDS    stop after this long\n"                                               \
+	"  --count N             stop after N calls\n"                                                 \
+	"  --reply-timeout SEC   a call with no reply after this long is NO_REPLY (default 30)\n"    \
+	"  --max-flows N, --max-open-calls N, --max-message-size B, --max-ooo-bytes B  (as read)\n"   \
+	"  -q, --quiet           no progress line\n"
+
+struct gs_session_opts {
+	bool pairs, summary_too, quiet;
+	const char *format;       /* NULL: text, or csv with --pairs */
+	const char *output;       /* NULL or "-": stdout */
+	int64_t duration_ns;      /* 0: until interrupted */
+	uint64_t count;           /* 0: no limit */
+	struct gs_config cfg;
+	uint8_t ports[8192];
+};
+
+/* Loss the source reports, shown in the progress line and the summary. */
+struct gs_drops {
+	uint64_t kernel;          /* dropped by the kernel (pcap_stats ps_drop, ring buffer) */
+	uint64_t iface;           /* dropped by the interface / NIC (ps_ifdrop, imissed) */
+	uint64_t other;           /* e.g. rx_nombuf, map full */
+	const char *other_name;
+};
+
+struct gs_session {
+	struct gs_session_opts opt;
+	const char *cmd;
+	struct gs_engine *e;
+	struct gs_stats stats;
+	FILE *out;
+	enum gs_pairs_format fmt;
+	bool text;                /* summary as a table / pairs as text */
+	struct gs_pairs_cache cache;
+	uint64_t calls;           /* calls ended so far */
+	int64_t start_mono, last_progress_mono, last_tick_mono;
+	uint64_t progress_calls;
+	bool tty;
+	bool progress_shown;
+};
+
+void gs_session_opts_default(struct gs_session_opts *o);
+/* Handles a shared option: 0 handled, 1 not a shared option, 2 bad value
+ * (a one-line reason was printed). */
+int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const char *arg);
+
+/* Opens the output and the engine.  0, or 2 with a one-line reason printed. */
+int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const char *cmd);
+void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_t *data,
+		      uint32_t caplen, uint32_t wirelen);
+/* Call often (at least every 100 ms, also when no packet came): reply timeouts,
+ * the progress line on a terminal, output flushing.  `now_ns` is wall-clock
+ * time in the capture's clock. */
+void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops *drops);
+/* True once --duration or --count is reached. */
+bool gs_session_done(const struct gs_session *s);
+/* Ends every open call, writes the summary; returns 0, or 2 if writing failed. */
+int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops);
+
+int64_t gs_mono_ns(void);
+int64_t gs_realtime_ns(void);
+
+#endif

@@ -8,6 +8,10 @@ WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wcast-qual -Werror
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE $(CFLAGS)
 LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 
+# Optional parts add to PROBE_EXTRA, LDLIBS_EXTRA and their own rules.
+-include ebpf/ebpf.mk
+-include probe/dpdk/dpdk.mk
+
 DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/endpoint.c analysis/flows.c \

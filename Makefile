@@ -8,6 +8,7 @@ WARN := -Wall -Wextra -Wshadow -Wpointer-arith -Wcast-qual -Werror
 CFLAGS_ALL := -std=gnu11 $(OPT) $(WARN) $(SAN) -D_GNU_SOURCE $(CFLAGS)
 LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 
+.DEFAULT_GOAL := all
 # Optional parts add to PROBE_EXTRA, LDLIBS_EXTRA and their own rules.
 -include ebpf/ebpf.mk
 -include probe/dpdk/dpdk.mk

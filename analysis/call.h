@@ -64,6 +64,15 @@ struct gs_call {
 	uint64_t request_bytes, reply_bytes;
 	int64_t t_request_first, t_request_last, t_reply_first, t_reply_last;
 	int64_t t_done;        /* capture time at which the call ended */
+	/* evidence for the tail analysis (0 when not seen) */
+	int64_t rtx_cost_ns;   /* a retransmission came this long after the message began */
+	int64_t queued_ns;     /* waited this long behind another call on the connection */
+	uint32_t queued_rid;   /* ... that call's request id */
+	uint32_t queued_op;    /* ... and its interned operation */
+	int64_t nagle_ns;      /* a message's last segment came this long after the one before,
+	                        * right after the peer's ACK: a Nagle/delayed-ACK stall */
+	uint8_t nagle_half;    /* 0: in the request, 1: in the reply */
+	int64_t zero_window_ns;/* a receive window of the connection was 0 this long meanwhile */
 	/* stream offsets of the request and reply bytes, for retransmission attribution */
 	uint64_t req_off0, req_off1, rep_off0, rep_off1;
 	/* engine bookkeeping */

@@ -71,6 +71,14 @@ struct gs_dir {
 	uint8_t frag_half;
 	uint32_t frag_call;      /* GIOP 1.1: message that continues in the next Fragment */
 	uint32_t frag_serial;
+	int64_t msg_prev_seg_ts; /* time of the previous segment of the current message */
+	int64_t msg_last_seg_ts; /* time of its latest segment */
+	int64_t peer_ack_ts;     /* when the peer last acknowledged new bytes of this direction */
+	int64_t zero_window_ts;  /* this direction's receiver advertised 0 since then; 0: not */
+	/* the call answered last among requests sent this way, for `queued` */
+	uint32_t done_rid, done_op;
+	int64_t done_t_req_first, done_t_rep_last;
+	bool done_valid;
 	uint32_t open_n;         /* open calls whose request went this way */
 	uint32_t last_call;      /* the latest of them: most lookups want it */
 };
@@ -178,6 +186,11 @@ void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		     enum giop_res r);
 void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts);
 void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1);
+void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns);
+
+/* evidence.c */
+void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, uint8_t half);
+void gs_evidence_queued(struct gs_flow *f, struct gs_call *c);
 void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted);
 void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir);

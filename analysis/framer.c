@@ -261,6 +261,8 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 			dr->msg_start = off + pos;
 			dr->msg_end = 0;
 			dr->msg_t_first = ts;
+			dr->msg_prev_seg_ts = 0;
+			dr->msg_last_seg_ts = ts;
 			dr->decoded = false;
 			dr->missing = false;
 			dr->head_len = 0;
@@ -281,8 +283,13 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 			n = (uint32_t)((dr->msg_end - cur) < (uint64_t)(len - pos) ? dr->msg_end - cur : len - pos);
 			if (pos + n > cap)
 				dr->missing = true;
-			if (n)
+			if (n) {
 				dr->msg_t_last = ts;
+				if (ts != dr->msg_last_seg_ts) {
+					dr->msg_prev_seg_ts = dr->msg_last_seg_ts;
+					dr->msg_last_seg_ts = ts;
+				}
+			}
 			pos += n;
 			if (off + pos == dr->msg_end) {
 				if (!dr->decoded) {

@@ -307,6 +307,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 	idx = dr->msg_call;
 	if (dr->missing)
 		c->flags |= GS_CF_CAPTURE_LOSS;
+	gs_evidence_nagle(c, dr, ts, dr->msg_half);
 	if (dr->msg_half == 0) {
 		c->t_request_last = ts;
 		if (!dr->more_frags) {
@@ -322,22 +323,10 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 		if (!dr->more_frags) {
 			c->flags &= ~(uint32_t)GS_CF_REP_FRAG;
 			c->flags |= GS_CF_REP_DONE;
-			if (!(c->flags & GS_CF_PARKED))
+			if (!(c->flags & GS_CF_PARKED)) {
+				gs_evidence_queued(f, c);
 				gs_call_end(e, idx, GS_OUT_REPLY);
-		}
-	}
-}
-
-void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1)
-{
-	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next) {
-		struct gs_call *c = &e->calls[i];
-		if (c->dir == d) {
-			if (off0 < c->req_off1 && c->req_off0 < off1)
-				c->retransmits++;
-		} else if (c->flags & GS_CF_REP_SEEN) {
-			if (off0 < c->rep_off1 && c->rep_off0 < off1)
-				c->retransmits++;
+			}
 		}
 	}
 }

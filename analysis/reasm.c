@@ -120,12 +120,30 @@ static bool hold(struct gs_engine *e, struct gs_dir *dr, uint64_t off, const str
 	return true;
 }
 
+/* A receive window of 0 advertised by direction d's sender stops the other
+ * direction: time it, and charge it to the calls open meanwhile. */
+static void window(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk)
+{
+	struct gs_dir *stopped = &f->dir[!d];
+	if (pk->tcp.flags & (GS_TCP_SYN | GS_TCP_RST))
+		return;
+	if (pk->tcp.window == 0) {
+		if (!stopped->zero_window_ts)
+			stopped->zero_window_ts = pk->ts_ns;
+	} else if (stopped->zero_window_ts) {
+		gs_pair_zero_window(e, f, pk->ts_ns - stopped->zero_window_ts);
+		stopped->zero_window_ts = 0;
+	}
+}
+
 void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk)
 {
 	struct gs_dir *dr = &f->dir[d];
 	uint8_t flags = pk->tcp.flags;
 	int64_t off;
 	uint64_t end;
+
+	window(e, f, d, pk);
 
 	if (flags & GS_TCP_SYN) {
 		dr->base_seq = pk->tcp.seq + 1;
@@ -228,8 +246,10 @@ void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack)
 	if (!rd->started)
 		return;
 	acked = stream_off(rd, ack);
-	if (acked > (int64_t)rd->ack_max && acked <= (int64_t)rd->next + 1)
+	if (acked > (int64_t)rd->ack_max && acked <= (int64_t)rd->next + 1) {
 		rd->ack_max = (uint64_t)acked;
+		rd->peer_ack_ts = e->now;
+	}
 	if (acked <= (int64_t)rd->next)
 		return;
 	if (rd->fin_seen && (uint64_t)acked > rd->fin_off)

@@ -1,0 +1,74 @@
+/* Evidence for the tail analysis: what the wire shows about why a call was
+ * slow.  Each function records facts on the call; the tail sink (tail.c)
+ * turns them into tags with their figures. */
+#include "engine_impl.h"
+
+static void rtx_cost(struct gs_call *c, int64_t since, int64_t now)
+{
+	if (now - since > c->rtx_cost_ns)
+		c->rtx_cost_ns = now - since;
+}
+
+void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1)
+{
+	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next) {
+		struct gs_call *c = &e->calls[i];
+		if (c->dir == d) {
+			if (off0 < c->req_off1 && c->req_off0 < off1) {
+				c->retransmits++;
+				rtx_cost(c, c->t_request_first, e->now);
+			}
+		} else if (c->flags & GS_CF_REP_SEEN) {
+			if (off0 < c->rep_off1 && c->rep_off0 < off1) {
+				c->retransmits++;
+				rtx_cost(c, c->t_reply_first, e->now);
+			}
+		}
+	}
+}
+
+void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
+{
+	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
+		if (e->calls[i].where == 1)
+			e->calls[i].zero_window_ns += ns;
+}
+
+/* A message's last segment came long after the one before it and right after
+ * the peer's ACK: the sender held it back (Nagle) until that ACK, which the
+ * peer had delayed.  1 ms is far beyond back-to-back segments, far below the
+ * 40 ms of a delayed ACK. */
+#define GS_NAGLE_MIN_NS 1000000LL
+
+void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, uint8_t half)
+{
+	int64_t gap = ts - dr->msg_prev_seg_ts;
+	if (!dr->msg_prev_seg_ts || gap < GS_NAGLE_MIN_NS)
+		return;
+	if (dr->peer_ack_ts < dr->msg_prev_seg_ts || dr->peer_ack_ts > ts)
+		return;
+	if (gap > c->nagle_ns) {
+		c->nagle_ns = gap;
+		c->nagle_half = half;
+	}
+}
+
+/* On a connection carrying several calls at once, a reply that came right
+ * after another call's reply, for a request sent while that call was open,
+ * waited behind it. */
+void gs_evidence_queued(struct gs_flow *f, struct gs_call *c)
+{
+	struct gs_dir *rq = &f->dir[c->dir];
+	if (rq->done_valid && rq->done_t_req_first < c->t_request_last &&
+	    rq->done_t_rep_last > c->t_request_last && rq->done_t_rep_last <= c->t_reply_first) {
+		c->queued_ns = rq->done_t_rep_last - c->t_request_last;
+		c->queued_rid = rq->done_rid;
+		c->queued_op = rq->done_op;
+	}
+	rq->done_valid = true;
+	rq->done_rid = c->request_id;
+	rq->done_op = c->op;
+	rq->done_t_req_first = c->t_request_first;
+	rq->done_t_rep_last = c->t_reply_last;
+}
+

@@ -17,7 +17,7 @@ DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
-            analysis/engine.c analysis/evidence.c analysis/stats.c analysis/sink_pairs.c analysis/summary.c
+            analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment
 PROBE := $(wildcard probe/*.c) $(PROBE_EXTRA)
 LIB_SRCS := $(DECODERS) $(ANALYSIS)

@@ -5,6 +5,9 @@
 #include <string.h>
 
 #include "../decoders/giop/giop.h"
+#include "endpoint.h"
+
+#include <stdio.h>
 
 static int group_init(struct gs_group *g, uint32_t key, uint8_t kind)
 {
@@ -53,6 +56,8 @@ void gs_stats_free(struct gs_stats *s)
 	}
 	gs_hist_free(&s->all.total);
 	gs_hist_free(&s->all.server);
+	if (s->has_labels)
+		gs_intern_free(&s->labels);
 	free(s->groups);
 	free(s->by_key);
 	memset(s, 0, sizeof *s);
@@ -114,4 +119,124 @@ void gs_stats_add(struct gs_stats *s, const struct gs_call *c)
 	if (g)
 		account(g, c);
 	account(&s->all, c);
+}
+
+int gs_group_by_parse(const char *s)
+{
+	static const char *const names[] = { "op", "conn", "object", "server", "priority" };
+	for (int i = 0; i < 5; i++)
+		if (strcmp(s, names[i]) == 0)
+			return i;
+	return -1;
+}
+
+const char *gs_group_by_title(enum gs_group_by by)
+{
+	switch (by) {
+	case GS_BY_CONN: return "connection";
+	case GS_BY_OBJECT: return "object key";
+	case GS_BY_SERVER: return "server";
+	case GS_BY_PRIORITY: return "RT priority";
+	default: return "operation";
+	}
+}
+
+int gs_stats_group_by(struct gs_stats *s, enum gs_group_by by)
+{
+	int err;
+	s->by = by;
+	if (by == GS_BY_OP || s->has_labels)
+		return 0;
+	if ((err = gs_intern_init(&s->labels, s->max_keys, (size_t)s->max_keys * 64)) != 0)
+		return err;
+	s->has_labels = true;
+	return 0;
+}
+
+/* Object keys are often binary: printable bytes as is, the rest as \xNN. */
+static size_t key_text(const char *k, size_t n, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+	for (size_t i = 0; i < n && o + 5 < len; i++) {
+		unsigned char ch = (unsigned char)k[i];
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\') {
+			buf[o++] = (char)ch;
+		} else {
+			buf[o++] = '\\';
+			buf[o++] = 'x';
+			buf[o++] = hex[ch >> 4];
+			buf[o++] = hex[ch & 15];
+		}
+	}
+	buf[o] = '\0';
+	return o;
+}
+
+void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c)
+{
+	char label[160], a[GS_ENDPOINT_STRLEN], b[GS_ENDPOINT_STRLEN];
+	size_t n = 0, kn;
+	const char *k;
+	uint32_t id;
+	struct gs_group *g;
+	if (s->by == GS_BY_OP || !s->has_labels) {
+		gs_stats_add(s, c);
+		return;
+	}
+	switch (s->by) {
+	case GS_BY_CONN:
+		gs_endpoint_str(&c->client, a, sizeof a);
+		gs_endpoint_str(&c->server, b, sizeof b);
+		n = (size_t)snprintf(label, sizeof label, "%s -> %s", a, b);
+		break;
+	case GS_BY_OBJECT:
+		k = gs_intern_get(strings, c->object_key, &kn);
+		n = kn ? key_text(k, kn, label, sizeof label) : (size_t)snprintf(label, sizeof label, "(none)");
+		break;
+	case GS_BY_SERVER:
+		n = gs_endpoint_str(&c->server, label, sizeof label);
+		break;
+	case GS_BY_PRIORITY:
+		if (c->flags & GS_CF_HAS_PRIORITY)
+			n = (size_t)snprintf(label, sizeof label, "%d", c->priority);
+		else
+			n = (size_t)snprintf(label, sizeof label, "(none)");
+		break;
+	default:
+		break;
+	}
+	if (n >= sizeof label)
+		n = sizeof label - 1;
+	id = gs_intern(&s->labels, label, n);
+	g = group_for(s, id == GS_INTERN_FULL ? GS_NONE : id, GS_KIND_REQUEST);
+	if (g)
+		account(g, c);
+	account(&s->all, c);
+}
+
+const char *gs_stats_label(const struct gs_stats *s, const struct gs_group *g,
+			   const struct gs_intern *strings, char *buf, size_t len)
+{
+	size_t n, i;
+	const char *t;
+	if (g->key == GS_NONE) {
+		snprintf(buf, len, "(other)");
+		return buf;
+	}
+	if (s->by == GS_BY_OP && g->kind == GS_KIND_LOCATE_REQUEST) {
+		snprintf(buf, len, "(LocateRequest)");
+		return buf;
+	}
+	t = gs_intern_get(s->by == GS_BY_OP ? strings : &s->labels, g->key, &n);
+	if (n == 0) {
+		snprintf(buf, len, "(unknown)");
+		return buf;
+	}
+	if (n >= len)
+		n = len - 1;
+	for (i = 0; i < n; i++) /* a name from the wire may hold anything */
+		buf[i] = (t[i] >= 0x20 && t[i] < 0x7f) ? t[i] : '?';
+	buf[n] = '\0';
+	return buf;
 }

@@ -14,7 +14,11 @@
 
 #define GS_STATS_TOP_BITS 42  /* histograms up to 2^42 ns: 73 minutes */
 
-enum gs_group_by { GS_BY_OP = 0 };
+enum gs_group_by { GS_BY_OP = 0, GS_BY_CONN, GS_BY_OBJECT, GS_BY_SERVER, GS_BY_PRIORITY };
+
+/* "op", "conn", "object", "server", "priority" -> enum; -1 when unknown. */
+int gs_group_by_parse(const char *s);
+const char *gs_group_by_title(enum gs_group_by by);
 
 struct gs_group {
 	uint32_t key;          /* interned operation; GS_NONE for (other) */
@@ -31,11 +35,21 @@ struct gs_stats {
 	uint32_t other;        /* index of (other), GS_NONE until needed */
 	uint64_t other_calls;
 	struct gs_group all;
+	enum gs_group_by by;
+	struct gs_intern labels;  /* group labels when not by operation */
+	bool has_labels;
 };
 
 int gs_stats_init(struct gs_stats *s, uint32_t max_groups, uint32_t max_keys);
 void gs_stats_free(struct gs_stats *s);
 void gs_stats_add(struct gs_stats *s, const struct gs_call *c);
+/* Groups by something else than the operation (call before adding). */
+int gs_stats_group_by(struct gs_stats *s, enum gs_group_by by);
+/* Adds a call to the group its `by` key names (strings: the engine's). */
+void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c);
+/* The label of a group, printable, into buf. */
+const char *gs_stats_label(const struct gs_stats *s, const struct gs_group *g,
+			   const struct gs_intern *strings, char *buf, size_t len);
 /* True when the call ended in an error: an exception, an unknown object, no reply. */
 bool gs_call_is_error(const struct gs_call *c);
 

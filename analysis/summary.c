@@ -7,28 +7,10 @@ static const double quantiles[] = { 0.50, 0.90, 0.99, 0.999 };
 static const char *const qnames[] = { "p50", "p90", "p99", "p99.9" };
 #define NQ 4
 
-static void group_label(const struct gs_group *g, const struct gs_intern *strings, char *buf, size_t len)
+static void group_label(const struct gs_stats *st, const struct gs_group *g, const struct gs_intern *strings,
+			char *buf, size_t len)
 {
-	size_t n, i;
-	const char *s;
-	if (g->key == GS_NONE && g->kind == 0 && g != NULL) {
-		snprintf(buf, len, "(other)");
-		return;
-	}
-	if (g->kind == GS_KIND_LOCATE_REQUEST) {
-		snprintf(buf, len, "(LocateRequest)");
-		return;
-	}
-	s = gs_intern_get(strings, g->key, &n);
-	if (n == 0) {
-		snprintf(buf, len, "(unknown)");
-		return;
-	}
-	if (n >= len)
-		n = len - 1;
-	for (i = 0; i < n; i++) /* a name from the wire may hold anything */
-		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-	buf[n] = '\0';
+	gs_stats_label(st, g, strings, buf, len);
 }
 
 static void us(char *buf, size_t len, int64_t ns)
@@ -48,6 +30,11 @@ static int cmp_groups(const void *a, const void *b)
 static void text_row(FILE *out, const char *label, const struct gs_group *g)
 {
 	char v[16];
+	/* a long label (a connection) gets its own line */
+	if (strlen(label) > 24) {
+		fprintf(out, "%s\n", label);
+		label = "";
+	}
 	fprintf(out, "%-24.24s %8llu %6llu", label, (unsigned long long)g->calls,
 		(unsigned long long)g->errors);
 	for (int h = 0; h < 2; h++) {
@@ -211,7 +198,7 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 {
 	const struct gs_group **order = malloc((st->n + 1) * sizeof *order);
 	uint32_t n = 0;
-	char label[64];
+	char label[160];
 
 	if (!order)
 		return;
@@ -226,7 +213,7 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 		fprintf(out, "%s: %.3f s of capture\n\n", info->source, span);
 		fprintf(out, "%-24s %8s %6s | %-44s | %-44s\n", "", "", "",
 			"total_us (request first -> reply last)", "server_us (request last -> reply first)");
-		fprintf(out, "%-24s %8s %6s |", "operation", "calls", "errors");
+		fprintf(out, "%-24s %8s %6s |", gs_group_by_title(st->by), "calls", "errors");
 		for (int h = 0; h < 2; h++) {
 			for (int q = 0; q < NQ; q++)
 				fprintf(out, " %8s", qnames[q]);
@@ -234,7 +221,7 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 		}
 		fputc('\n', out);
 		for (uint32_t i = 0; i < n; i++) {
-			group_label(order[i], strings, label, sizeof label);
+			group_label(st, order[i], strings, label, sizeof label);
 			text_row(out, label, order[i]);
 		}
 		if (n > 1)
@@ -245,7 +232,7 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 		      "total_p999_us,total_max_us,server_p50_us,server_p90_us,server_p99_us,"
 		      "server_p999_us,server_max_us\n", out);
 		for (uint32_t i = 0; i < n; i++) {
-			group_label(order[i], strings, label, sizeof label);
+			group_label(st, order[i], strings, label, sizeof label);
 			/* labels are printable ASCII; quote the rare comma or quote */
 			if (strpbrk(label, ",\"")) {
 				char q[140];
@@ -266,7 +253,7 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 		csv_row(out, "(all)", &st->all);
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
-			group_label(order[i], strings, label, sizeof label);
+			group_label(st, order[i], strings, label, sizeof label);
 			json_row(out, label, order[i]);
 		}
 		json_row(out, "(all)", &st->all);

@@ -12,6 +12,8 @@
 #include "../analysis/sink_pairs.h"
 #include "../analysis/stats.h"
 #include "../analysis/summary.h"
+#include "../analysis/tail.h"
+#include "../analysis/interval.h"
 #include "commands.h"
 #include "opts.h"
 #include "tap_pcap.h"
@@ -23,12 +25,18 @@ struct read_ctx {
 	bool pairs_text;
 	struct gs_pairs_cache cache;
 	struct gs_stats stats;
+	struct gs_tail tail;
+	struct gs_interval interval;
+	bool has_interval;
 };
 
 static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct read_ctx *ctx = arg;
-	gs_stats_add(&ctx->stats, c);
+	gs_stats_add_call(&ctx->stats, gs_engine_strings(e), c);
+	gs_tail_add(&ctx->tail, e, c);
+	if (ctx->has_interval)
+		gs_interval_add(&ctx->interval, c);
 	if (!ctx->pairs)
 		return;
 	if (ctx->pairs_text) {
@@ -59,6 +67,11 @@ static void usage(FILE *f)
 	      "  --summary             with --pairs: also print the summary table to stderr\n"
 	      "  --ports LIST          decode GIOP only on these TCP ports (e.g. 2809,683,10000-10010);\n"
 	      "                        default: any connection whose data starts with GIOP\n"
+	      "  --tail N              also list the N slowest calls with their split and the reasons\n"
+	      "                        the wire shows (server, network, retransmission, queued, nagle,\n"
+	      "                        zero-window, capture-loss)\n"
+	      "  --by KEY              group the summary by op (default), conn, object, server, priority\n"
+	      "  --interval SECONDS    also give percentiles per time window\n"
 	      "  --max-flows N         connections tracked at once (default 65536; LRU eviction)\n"
 	      "  --max-open-calls N    calls waiting for a reply or for output (default 1048576)\n"
 	      "  --max-message-size B  larger GIOP size fields are malformed (default 256M)\n"
@@ -68,7 +81,8 @@ static void usage(FILE *f)
 	      f);
 }
 
-enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO };
+enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO,
+       O_TAIL, O_BY, O_INTERVAL };
 
 static FILE *open_output(const char *path)
 {
@@ -92,6 +106,9 @@ int gs_cmd_read(int argc, char **argv)
 		{ "max-message-size", required_argument, NULL, O_MAX_MSG },
 		{ "max-ooo-bytes", required_argument, NULL, O_MAX_OOO },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "tail", required_argument, NULL, O_TAIL },
+		{ "by", required_argument, NULL, O_BY },
+		{ "interval", required_argument, NULL, O_INTERVAL },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -101,6 +118,9 @@ int gs_cmd_read(int argc, char **argv)
 	static uint8_t ports[8192];
 	const char *format = NULL, *outpath = NULL;
 	bool summary_too = false, quiet = false;
+	uint64_t tail_n = 0;
+	int by = GS_BY_OP;
+	int64_t interval_ns = 0;
 	int opt, err, status = 0, snaplen = 0;
 	uint64_t v;
 	char reason[512];
@@ -153,6 +173,24 @@ int gs_cmd_read(int argc, char **argv)
 			}
 			cfg.max_ooo_bytes = (uint32_t)v;
 			break;
+		case O_TAIL:
+			if (!gs_parse_u64(optarg, 1, 100000, false, &tail_n)) {
+				fprintf(stderr, "giopscope read: --tail wants 1..100000\n");
+				return 2;
+			}
+			break;
+		case O_BY:
+			if ((by = gs_group_by_parse(optarg)) < 0) {
+				fprintf(stderr, "giopscope read: --by wants op, conn, object, server or priority\n");
+				return 2;
+			}
+			break;
+		case O_INTERVAL:
+			if (!gs_parse_seconds(optarg, 86400LL * 1000000000, &interval_ns) || interval_ns < 1000) {
+				fprintf(stderr, "giopscope read: --interval wants seconds (e.g. 1 or 0.1)\n");
+				return 2;
+			}
+			break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "giopscope read: %s needs a value (giopscope read --help)\n", argv[optind - 1]);
@@ -188,12 +226,16 @@ int gs_cmd_read(int argc, char **argv)
 	}
 	setvbuf(ctx.out, outbuf, _IOFBF, sizeof outbuf);
 	if ((err = gs_stats_init(&ctx.stats, 512, cfg.max_strings + 1)) != 0 ||
+	    (err = gs_stats_group_by(&ctx.stats, (enum gs_group_by)by)) != 0 ||
+	    (err = gs_tail_init(&ctx.tail, (uint32_t)tail_n)) != 0 ||
+	    (interval_ns && (err = gs_interval_init(&ctx.interval, interval_ns)) != 0) ||
 	    (err = gs_engine_new(&e, &cfg, on_call, &ctx)) != 0) {
 		fprintf(stderr, "giopscope read: cannot set up the tables: %s\n", strerror(err));
 		return 2;
 	}
 	if (ctx.pairs && !ctx.pairs_text)
 		gs_pairs_header(ctx.out, ctx.pairs_fmt);
+	ctx.has_interval = interval_ns != 0;
 	prog.enabled = !quiet && isatty(STDERR_FILENO);
 
 	for (int i = optind; i < argc; i++) {
@@ -216,10 +258,16 @@ int gs_cmd_read(int argc, char **argv)
 		};
 		enum gs_summary_format sf = strcmp(format, "csv") == 0 ? GS_SUM_CSV :
 					    strcmp(format, "jsonl") == 0 ? GS_SUM_JSONL : GS_SUM_TEXT;
+		/* for people: after the summary, or on stderr when stdout carries records */
+		FILE *human = ctx.pairs ? stderr : ctx.out;
 		if (!ctx.pairs)
 			gs_summary_write(ctx.out, sf, &ctx.stats, c, gs_engine_strings(e), &info);
 		else if (summary_too)
 			gs_summary_write(stderr, GS_SUM_TEXT, &ctx.stats, c, gs_engine_strings(e), &info);
+		if (tail_n)
+			gs_tail_write(human, sf == GS_SUM_JSONL && !ctx.pairs, &ctx.tail);
+		if (ctx.has_interval)
+			gs_interval_write(&ctx.interval, human, ctx.pairs ? 0 : (int)sf);
 		if (status == 0) {
 			const struct gs_problem *pm = gs_engine_first_malformed(e);
 			const struct gs_problem *pt = gs_engine_first_truncated(e);
@@ -251,5 +299,8 @@ int gs_cmd_read(int argc, char **argv)
 		fclose(ctx.out);
 	gs_engine_free(e);
 	gs_stats_free(&ctx.stats);
+	gs_tail_free(&ctx.tail);
+	if (ctx.has_interval)
+		gs_interval_free(&ctx.interval);
 	return status;
 }

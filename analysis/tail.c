@@ -1,0 +1,226 @@
+#include "tail.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "endpoint.h"
+#include "sink_pairs.h"
+
+int gs_tail_init(struct gs_tail *t, uint32_t max)
+{
+	memset(t, 0, sizeof *t);
+	if (max == 0)
+		return 0;
+	t->v = calloc(max, sizeof *t->v);
+	if (!t->v)
+		return ENOMEM;
+	t->max = max;
+	return 0;
+}
+
+void gs_tail_free(struct gs_tail *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof *t);
+}
+
+static int64_t total(const struct gs_call *c)
+{
+	return c->t_reply_last - c->t_request_first;
+}
+
+static void swap(struct gs_tail_entry *a, struct gs_tail_entry *b)
+{
+	struct gs_tail_entry t = *a;
+	*a = *b;
+	*b = t;
+}
+
+static void sift_down(struct gs_tail *t, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < t->n && total(&t->v[l].call) < total(&t->v[m].call))
+			m = l;
+		if (r < t->n && total(&t->v[r].call) < total(&t->v[m].call))
+			m = r;
+		if (m == i)
+			return;
+		swap(&t->v[i], &t->v[m]);
+		i = m;
+	}
+}
+
+static void printable(char *dst, size_t len, const char *s, size_t n)
+{
+	size_t i;
+	if (n >= len)
+		n = len - 1;
+	for (i = 0; i < n; i++)
+		dst[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	dst[n] = '\0';
+}
+
+void gs_tail_add(struct gs_tail *t, const struct gs_engine *e, const struct gs_call *c)
+{
+	struct gs_tail_entry *slot;
+	const char *s;
+	size_t n;
+	if (t->max == 0 || c->outcome != GS_OUT_REPLY || !(c->flags & GS_CF_REP_SEEN))
+		return;
+	if (t->n == t->max) {
+		if (total(c) <= total(&t->v[0].call))
+			return;
+		slot = &t->v[0];
+	} else {
+		slot = &t->v[t->n++];
+	}
+	slot->call = *c;
+	s = gs_intern_get(gs_engine_strings(e), c->op, &n);
+	printable(slot->op, sizeof slot->op, s, n);
+	slot->queued_op[0] = '\0';
+	if (c->queued_ns) {
+		s = gs_intern_get(gs_engine_strings(e), c->queued_op, &n);
+		printable(slot->queued_op, sizeof slot->queued_op, s, n);
+	}
+	if (slot == &t->v[0] && t->n == t->max) {
+		sift_down(t, 0);
+	} else {
+		/* sift up the new last entry */
+		uint32_t i = t->n - 1;
+		while (i > 0 && total(&t->v[i].call) < total(&t->v[(i - 1) / 2].call)) {
+			swap(&t->v[i], &t->v[(i - 1) / 2]);
+			i = (i - 1) / 2;
+		}
+	}
+}
+
+static size_t app(char *buf, size_t len, size_t at, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static size_t app(char *buf, size_t len, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+	if (at >= len)
+		return at;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + at, len - at, fmt, ap);
+	va_end(ap);
+	return n < 0 ? at : at + (size_t)n;
+}
+
+static double ms(int64_t ns) { return (double)ns / 1e6; }
+static double us(int64_t ns) { return (double)ns / 1e3; }
+
+unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *buf, size_t len)
+{
+	unsigned tags = 0;
+	size_t at = 0;
+	int64_t tot = total(c), srv = c->t_reply_first - c->t_request_last;
+	const char *sep = "";
+	if (len)
+		buf[0] = '\0';
+	if (tot > 0 && srv * 2 >= tot) {
+		tags |= GS_TAG_SERVER;
+		at = app(buf, len, at, "%sserver %.1f us (%.0f%%)", sep, us(srv), 100.0 * (double)srv / (double)tot);
+		sep = "; ";
+	} else if (tot > 0 && (tot - srv) * 2 > tot) {
+		tags |= GS_TAG_NETWORK;
+		at = app(buf, len, at, "%snetwork %.1f us crossing (request %.1f us, reply %.1f us)", sep,
+			 us(tot - srv), us(c->t_request_last - c->t_request_first),
+			 us(c->t_reply_last - c->t_reply_first));
+		sep = "; ";
+	}
+	if (c->retransmits) {
+		tags |= GS_TAG_RETRANSMISSION;
+		at = app(buf, len, at, "%sretransmission %u segment%s, %.3f ms after the message began", sep,
+			 c->retransmits, c->retransmits > 1 ? "s" : "", ms(c->rtx_cost_ns));
+		sep = "; ";
+	}
+	if (c->queued_ns) {
+		tags |= GS_TAG_QUEUED;
+		at = app(buf, len, at, "%squeued %.1f us behind request %u (%s)", sep, us(c->queued_ns),
+			 c->queued_rid, queued_op && *queued_op ? queued_op : "?");
+		sep = "; ";
+	}
+	if (c->nagle_ns) {
+		tags |= GS_TAG_NAGLE;
+		at = app(buf, len, at, "%snagle %.3f ms before the last %s segment, released by an ACK", sep,
+			 ms(c->nagle_ns), c->nagle_half ? "reply" : "request");
+		sep = "; ";
+	}
+	if (c->zero_window_ns) {
+		tags |= GS_TAG_ZERO_WINDOW;
+		at = app(buf, len, at, "%szero-window %.3f ms", sep, ms(c->zero_window_ns));
+		sep = "; ";
+	}
+	if (c->flags & GS_CF_CAPTURE_LOSS) {
+		tags |= GS_TAG_CAPTURE_LOSS;
+		at = app(buf, len, at, "%scapture-loss: bytes missing, figures are bounds", sep);
+	}
+	(void)at;
+	return tags;
+}
+
+static int by_total_desc(const void *a, const void *b)
+{
+	int64_t x = total(&((const struct gs_tail_entry *)a)->call);
+	int64_t y = total(&((const struct gs_tail_entry *)b)->call);
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fputc('\\', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
+{
+	static const char *const names[] = { "server", "network", "retransmission", "queued",
+					     "nagle", "zero-window", "capture-loss" };
+	char reasons[512], cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+	qsort(t->v, t->n, sizeof *t->v, by_total_desc);
+	if (!jsonl)
+		fprintf(out, "\nslowest %u calls\n%12s %12s  %-20s %-44s %10s  %s\n", t->n, "total_us",
+			"server_us", "operation", "client -> server", "request", "reasons");
+	for (uint32_t i = 0; i < t->n; i++) {
+		const struct gs_call *c = &t->v[i].call;
+		unsigned tags = gs_call_reasons(c, t->v[i].queued_op, reasons, sizeof reasons);
+		char conn[2 * GS_ENDPOINT_STRLEN + 8];
+		gs_endpoint_str(&c->client, cl, sizeof cl);
+		gs_endpoint_str(&c->server, sv, sizeof sv);
+		snprintf(conn, sizeof conn, "%s -> %s", cl, sv);
+		if (!jsonl) {
+			fprintf(out, "%12.3f %12.3f  %-20.20s %-44s %10u  %s\n", us(total(c)),
+				us(c->t_reply_first - c->t_request_last), c->kind == GS_KIND_REQUEST ? t->v[i].op : "(LocateRequest)",
+				conn, c->request_id, reasons);
+			continue;
+		}
+		fputs("{\"type\":\"tail\",\"rank\":", out);
+		fprintf(out, "%u,\"client\":", i + 1);
+		json_str(out, cl);
+		fputs(",\"server\":", out);
+		json_str(out, sv);
+		fprintf(out, ",\"request_id\":%u,\"operation\":", c->request_id);
+		json_str(out, t->v[i].op);
+		fprintf(out, ",\"total_us\":%.3f,\"server_us\":%.3f,\"tags\":[", us(total(c)),
+			us(c->t_reply_first - c->t_request_last));
+		for (unsigned k = 0, first = 1; k < 7; k++)
+			if (tags & (1u << k)) {
+				fprintf(out, "%s\"%s\"", first ? "" : ",", names[k]);
+				first = 0;
+			}
+		fputs("],\"reasons\":", out);
+		json_str(out, reasons);
+		fputs("}\n", out);
+	}
+}

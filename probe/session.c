@@ -67,6 +67,19 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 		if (!gs_parse_seconds(arg, 86400LL * 1000000000, &o->cfg.reply_timeout_ns))
 			return bad(cmd, "--reply-timeout wants seconds (0: wait until the connection ends)");
 		return 0;
+	case GS_O_TAIL:
+		if (!gs_parse_u64(arg, 1, 100000, false, &v))
+			return bad(cmd, "--tail wants 1..100000");
+		o->tail = (uint32_t)v;
+		return 0;
+	case GS_O_BY:
+		if ((o->by = gs_group_by_parse(arg)) < 0)
+			return bad(cmd, "--by wants op, conn, object, server or priority");
+		return 0;
+	case GS_O_INTERVAL:
+		if (!gs_parse_seconds(arg, 86400LL * 1000000000, &o->interval_ns) || o->interval_ns < 1000)
+			return bad(cmd, "--interval wants seconds (e.g. 1 or 0.1)");
+		return 0;
 	case GS_O_MAX_FLOWS:
 		if (!gs_parse_u64(arg, 2, 1u << 26, false, &v))
 			return bad(cmd, "--max-flows wants 2..67108864");
@@ -95,7 +108,10 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 {
 	struct gs_session *s = arg;
 	s->calls++;
-	gs_stats_add(&s->stats, c);
+	gs_stats_add_call(&s->stats, gs_engine_strings(e), c);
+	gs_tail_add(&s->tail, e, c);
+	if (s->opt.interval_ns)
+		gs_interval_add(&s->interval, c);
 	if (!s->opt.pairs)
 		return;
 	if (s->text) {
@@ -148,6 +164,9 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	/* each call is a line the moment it ends, also into a pipe */
 	setvbuf(s->out, NULL, _IOLBF, 0);
 	if ((err = gs_stats_init(&s->stats, 512, s->opt.cfg.max_strings + 1)) != 0 ||
+	    (err = gs_stats_group_by(&s->stats, (enum gs_group_by)o->by)) != 0 ||
+	    (err = gs_tail_init(&s->tail, o->tail)) != 0 ||
+	    (o->interval_ns && (err = gs_interval_init(&s->interval, o->interval_ns)) != 0) ||
 	    (err = gs_engine_new(&s->e, &s->opt.cfg, on_call, s)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
 		return 2;
@@ -222,6 +241,15 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 				 &s->stats, c, gs_engine_strings(s->e), &info);
 	else if (s->opt.summary_too)
 		gs_summary_write(stderr, GS_SUM_TEXT, &s->stats, c, gs_engine_strings(s->e), &info);
+	{
+		/* for people: after the summary, or on stderr when stdout carries records */
+		FILE *human = s->opt.pairs ? stderr : s->out;
+		bool jsonl = !s->opt.pairs && !s->text && s->fmt == GS_PAIRS_JSONL;
+		if (s->opt.tail)
+			gs_tail_write(human, jsonl, &s->tail);
+		if (s->opt.interval_ns)
+			gs_interval_write(&s->interval, human, s->opt.pairs || s->text ? 0 : jsonl ? 2 : 1);
+	}
 	if (drops && (drops->kernel || drops->iface || drops->other))
 		fprintf(stderr, "giopscope %s: packets lost before the decoder: kernel %llu, interface %llu, %s %llu\n",
 			s->cmd, (unsigned long long)drops->kernel, (unsigned long long)drops->iface,
@@ -234,6 +262,9 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 		fclose(s->out);
 	gs_engine_free(s->e);
 	gs_stats_free(&s->stats);
+	gs_tail_free(&s->tail);
+	if (s->opt.interval_ns)
+		gs_interval_free(&s->interval);
 	s->e = NULL;
 	return status;
 }

@@ -13,12 +13,14 @@
 #include "../analysis/engine.h"
 #include "../analysis/sink_pairs.h"
 #include "../analysis/stats.h"
+#include "../analysis/tail.h"
+#include "../analysis/interval.h"
 
 /* Long-option codes of the shared options; a command's own start at GS_O_OWN. */
 enum {
 	GS_O_PAIRS = 256, GS_O_FORMAT, GS_O_OUTPUT, GS_O_SUMMARY, GS_O_PORTS, GS_O_DURATION,
 	GS_O_COUNT, GS_O_REPLY_TIMEOUT, GS_O_MAX_FLOWS, GS_O_MAX_CALLS, GS_O_MAX_MSG,
-	GS_O_MAX_OOO, GS_O_QUIET, GS_O_OWN = 512
+	GS_O_MAX_OOO, GS_O_QUIET, GS_O_TAIL, GS_O_BY, GS_O_INTERVAL, GS_O_OWN = 512
 };
 
 #define GS_SESSION_LONGOPTS                                                        \
@@ -34,7 +36,10 @@ enum {
 	{ "max-open-calls", required_argument, NULL, GS_O_MAX_CALLS },               \
 	{ "max-message-size", required_argument, NULL, GS_O_MAX_MSG },               \
 	{ "max-ooo-bytes", required_argument, NULL, GS_O_MAX_OOO },                  \
-	{ "quiet", no_argument, NULL, GS_O_QUIET }
+	{ "quiet", no_argument, NULL, GS_O_QUIET },                                  \
+	{ "tail", required_argument, NULL, GS_O_TAIL },                              \
+	{ "by", required_argument, NULL, GS_O_BY },                                  \
+	{ "interval", required_argument, NULL, GS_O_INTERVAL }
 
 /* The usage lines of the shared options. */
 #define GS_SESSION_USAGE                                                                          \
@@ -47,6 +52,9 @@ enum {
 	"  --count N             stop after N calls\n"                                                 \
 	"  --reply-timeout SEC   a call with no reply after this long is NO_REPLY (default 30)\n"    \
 	"  --max-flows N, --max-open-calls N, --max-message-size B, --max-ooo-bytes B  (as read)\n"   \
+	"  --tail N              at the end, the N slowest calls with their split and reasons\n"   \
+	"  --by KEY              group the summary by op (default), conn, object, server, priority\n" \
+	"  --interval SECONDS    percentiles per time window at the end\n"                         \
 	"  -q, --quiet           no progress line\n"
 
 struct gs_session_opts {
@@ -54,6 +62,9 @@ struct gs_session_opts {
 	const char *format;       /* NULL: text, or csv with --pairs */
 	const char *output;       /* NULL or "-": stdout */
 	int64_t duration_ns;      /* 0: until interrupted */
+	uint32_t tail;            /* --tail N */
+	int by;                   /* enum gs_group_by */
+	int64_t interval_ns;      /* --interval */
 	uint64_t count;           /* 0: no limit */
 	struct gs_config cfg;
 	uint8_t ports[8192];
@@ -72,6 +83,8 @@ struct gs_session {
 	const char *cmd;
 	struct gs_engine *e;
 	struct gs_stats stats;
+	struct gs_tail tail;
+	struct gs_interval interval;
 	FILE *out;
 	enum gs_pairs_format fmt;
 	bool text;                /* summary as a table / pairs as text */

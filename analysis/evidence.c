@@ -34,11 +34,12 @@ void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
 			e->calls[i].zero_window_ns += ns;
 }
 
-/* A message's last segment came long after the one before it and right after
+/* A message's last segment came long after the one before it, and right after
  * the peer's ACK: the sender held it back (Nagle) until that ACK, which the
- * peer had delayed.  1 ms is far beyond back-to-back segments, far below the
- * 40 ms of a delayed ACK. */
-#define GS_NAGLE_MIN_NS 1000000LL
+ * peer had delayed (40 ms on Linux, 200 ms on Windows).  10 ms is far beyond
+ * back-to-back segments; "right after" means the ACK ended the wait, not a
+ * pause in a bulk transfer clocked by ACKs. */
+#define GS_NAGLE_MIN_NS 10000000LL
 
 void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, uint8_t half)
 {
@@ -46,6 +47,8 @@ void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, u
 	if (!dr->msg_prev_seg_ts || gap < GS_NAGLE_MIN_NS)
 		return;
 	if (dr->peer_ack_ts < dr->msg_prev_seg_ts || dr->peer_ack_ts > ts)
+		return;
+	if ((ts - dr->peer_ack_ts) * 4 > gap)
 		return;
 	if (gap > c->nagle_ns) {
 		c->nagle_ns = gap;

@@ -1,5 +1,6 @@
 #include "summary.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,30 +113,46 @@ static void json_row(FILE *out, const char *label, const struct gs_group *g)
 	fputs("}\n", out);
 }
 
-/* name/value pairs of the counters, in the order they are shown */
-#define COUNTERS(X)                                                         \
-	X(packets, packets) X(bytes, bytes) X(tcp_segments, segments)      \
-	X(connections, flows) X(connections_evicted, flows_evicted)         \
-	X(connections_reused, flows_reused) X(non_giop_connections, non_giop_flows) \
-	X(giop_messages, giop_messages) X(calls, calls)                     \
-	X(requests, requests) X(locate_requests, locate_requests)          \
-	X(oneways, oneways) X(replies, replies_paired) X(no_reply, no_reply) \
-	X(cancelled, cancelled) X(orphan_replies, orphan_replies)          \
-	X(duplicate_replies, duplicate_replies) X(request_id_reused, request_id_reused) \
-	X(unknown_request_id, unknown_request_id) X(orphan_fragments, orphan_fragments) \
-	X(retransmissions, retransmits) X(overlaps, overlaps)              \
-	X(out_of_order, out_of_order) X(capture_gaps, gaps) X(gap_bytes, gap_bytes) \
-	X(ooo_dropped_bytes, ooo_dropped_bytes) X(malformed, giop_malformed) \
-	X(truncated, giop_truncated) X(resync_bytes, giop_resync_bytes)    \
-	X(head_too_large, giop_head_too_large) X(header_in_fragment, giop_header_in_fragment) X(head_pool_full, giop_head_pool_full) \
-	X(calls_with_capture_loss, calls_capture_loss)                     \
-	X(open_calls_evicted, open_calls_evicted) X(rows_out_of_order, rows_out_of_order) \
-	X(strings_refused, intern_refused) X(non_ip, non_ip) X(non_tcp, non_tcp) \
-	X(ip_fragments, ip_fragments) X(headers_truncated_link, link_truncated) \
-	X(headers_truncated_ip, ip_truncated) X(headers_truncated_tcp, tcp_truncated) \
-	X(headers_invalid_link, link_invalid) X(headers_invalid_ip, ip_invalid) \
-	X(headers_invalid_tcp, tcp_invalid) X(payload_truncated, payload_truncated) \
-	X(ignored_segments, ignored_segments)
+/* Every counter, in the order shown.  `main` marks those the text summary
+ * already spells out on its own lines; the others appear under "also:" when
+ * they are not zero.  JSON gets all of them. */
+struct counter {
+	const char *name;
+	size_t off;
+	bool main;
+};
+#define C(name, field, main) { #name, offsetof(struct gs_counters, field), main }
+static const struct counter counters[] = {
+	C(packets, packets, 1), C(bytes, bytes, 1), C(tcp_segments, segments, 1),
+	C(connections, flows, 1), C(connections_evicted, flows_evicted, 0),
+	C(connections_reused, flows_reused, 0), C(non_giop_connections, non_giop_flows, 1),
+	C(giop_messages, giop_messages, 1), C(calls, calls, 1), C(requests, requests, 0),
+	C(locate_requests, locate_requests, 0), C(oneways, oneways, 1), C(replies, replies_paired, 1),
+	C(no_reply, no_reply, 1), C(cancelled, cancelled, 1), C(orphan_replies, orphan_replies, 1),
+	C(duplicate_replies, duplicate_replies, 0), C(request_id_reused, request_id_reused, 0),
+	C(unknown_request_id, unknown_request_id, 0), C(orphan_fragments, orphan_fragments, 0),
+	C(retransmissions, retransmits, 1), C(overlaps, overlaps, 1), C(out_of_order, out_of_order, 1),
+	C(capture_gaps, gaps, 1), C(gap_bytes, gap_bytes, 1), C(ooo_dropped_bytes, ooo_dropped_bytes, 0),
+	C(malformed, giop_malformed, 1), C(truncated, giop_truncated, 1),
+	C(resync_bytes, giop_resync_bytes, 1), C(head_too_large, giop_head_too_large, 0),
+	C(header_in_fragment, giop_header_in_fragment, 0), C(head_pool_full, giop_head_pool_full, 0),
+	C(calls_with_capture_loss, calls_capture_loss, 0), C(open_calls_evicted, open_calls_evicted, 0),
+	C(rows_out_of_order, rows_out_of_order, 0), C(strings_refused, intern_refused, 0),
+	C(non_ip, non_ip, 0), C(non_tcp, non_tcp, 0), C(ip_fragments, ip_fragments, 0),
+	C(headers_truncated_link, link_truncated, 0), C(headers_truncated_ip, ip_truncated, 0),
+	C(headers_truncated_tcp, tcp_truncated, 0), C(headers_invalid_link, link_invalid, 0),
+	C(headers_invalid_ip, ip_invalid, 0), C(headers_invalid_tcp, tcp_invalid, 0),
+	C(ip_length_clamped, ip_len_clamped, 0), C(payload_truncated, payload_truncated, 0),
+	C(ignored_segments, ignored_segments, 0),
+};
+#undef C
+
+static uint64_t counter_value(const struct gs_counters *c, const struct counter *k)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)c + k->off, sizeof v);
+	return v;
+}
 
 static void text_counters(FILE *out, const struct gs_counters *c, const struct gs_summary_info *info)
 {
@@ -172,22 +189,13 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 	fputc('\n', out);
 	/* the rarely non-zero ones, only when they are */
 	any = false;
-#define X(name, field)                                                                   \
-	if (c->field && strcmp(#name, "packets") && strcmp(#name, "bytes") &&           \
-	    strcmp(#name, "tcp_segments") && strcmp(#name, "connections") &&             \
-	    strcmp(#name, "giop_messages") && strcmp(#name, "calls") &&                   \
-	    strcmp(#name, "replies") && strcmp(#name, "oneways") && strcmp(#name, "no_reply") && \
-	    strcmp(#name, "cancelled") && strcmp(#name, "orphan_replies") &&               \
-	    strcmp(#name, "retransmissions") && strcmp(#name, "out_of_order") &&          \
-	    strcmp(#name, "overlaps") && strcmp(#name, "capture_gaps") &&                 \
-	    strcmp(#name, "gap_bytes") && strcmp(#name, "malformed") &&                   \
-	    strcmp(#name, "truncated") && strcmp(#name, "resync_bytes") &&                \
-	    strcmp(#name, "non_giop_connections")) {                                        \
-		fprintf(out, "%s %s %llu", any ? "," : "also:", #name, (unsigned long long)c->field); \
-		any = true;                                                              \
+	for (size_t i = 0; i < sizeof counters / sizeof *counters; i++) {
+		uint64_t v = counter_value(c, &counters[i]);
+		if (counters[i].main || !v)
+			continue;
+		fprintf(out, "%s %s %llu", any ? "," : "also:", counters[i].name, (unsigned long long)v);
+		any = true;
 	}
-	COUNTERS(X)
-#undef X
 	if (any)
 		fputc('\n', out);
 }
@@ -258,9 +266,9 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 		}
 		json_row(out, "(all)", &st->all);
 		fputs("{\"type\":\"counters\"", out);
-#define X(name, field) fprintf(out, ",\"" #name "\":%llu", (unsigned long long)c->field);
-		COUNTERS(X)
-#undef X
+		for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
+			fprintf(out, ",\"%s\":%llu", counters[i].name,
+				(unsigned long long)counter_value(c, &counters[i]));
 		fprintf(out, ",\"kernel_drops\":%llu,\"first_ts\":\"%lld.%09lld\",\"last_ts\":\"%lld.%09lld\"}\n",
 			(unsigned long long)info->kernel_drops,
 			(long long)(info->first_ts / 1000000000), (long long)(info->first_ts % 1000000000),

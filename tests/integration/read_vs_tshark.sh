@@ -20,6 +20,7 @@
 #   KEEP_DIR   if set, every scenario's capture(s), oracle CSV, our CSV and logs are kept there
 #   FAIL_DIR   failing scenarios' files are kept there (default /tmp/gs-failing)
 #   PORT       server port (default 2809)          NS_VERBOSE=1  namespace chatter on stderr
+#   CB_PORT    the callback clients' own ports: CB_PORT, CB_PORT+1 (default 2810; callback, bidir)
 # Prints "PASS name" or "FAIL name: reason" (indented detail lines follow a FAIL), then
 # "N passed, N failed" and the time taken; exit 0, 1 if anything failed, 77 if skipped.
 
@@ -36,12 +37,13 @@ COMPARE=${COMPARE:-tests/oracle/compare_pairs.py}
 FAIL_DIR=${FAIL_DIR:-/tmp/gs-failing}
 KEEP_DIR=${KEEP_DIR:-}
 PORT=${PORT:-2809}
+CB_PORT=${CB_PORT:-2810}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 COMBAT=tests/orb/combat_client.tcl
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-120}
 
-ALL_SCENARIOS="giop10 giop11 giop12 frag11 frag12 multiplexed oneway exceptions ipv6 any_sll2 pcapng combat"
+ALL_SCENARIOS="giop10 giop11 giop12 frag11 frag12 multiplexed oneway exceptions ipv6 any_sll2 pcapng combat callback bidir"
 
 ORACLE_ONLY=0
 WANT=""
@@ -49,7 +51,7 @@ for a in "$@"; do
     case "$a" in
         --oracle-only) ORACLE_ONLY=1 ;;
         --list) echo "$ALL_SCENARIOS" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
         -*) echo "read_vs_tshark: unknown option $a" >&2; exit 2 ;;
         *) case " $ALL_SCENARIOS " in
                *" $a "*) WANT="$WANT $a" ;;
@@ -104,6 +106,7 @@ SC_DETAIL=""   # detail lines for the report
 SRV_PID="" TD_PID="" DC_PID=""
 LATS=()        # latency CSVs of this scenario's clients
 SRV_ADDR=""
+CAP_FILTER=""  # tcpdump filter of this scenario's capture
 
 err() {        # err REASON [DETAIL...]: record a failure (the first reason is the one reported)
     [ -n "$SC_ERR" ] || SC_ERR=$1
@@ -115,33 +118,37 @@ err() {        # err REASON [DETAIL...]: record a failure (the first reason is t
 sc_begin() {
     SC=$1 SC_ERR="" SC_DETAIL="" SRV_PID="" TD_PID="" DC_PID="" CLIENT_N=0
     LATS=()
+    CAP_FILTER="tcp port $PORT"
     SC_DIR=$WORK/$SC
     mkdir -p "$SC_DIR"
 }
 
-# start_server [ADDR]: bench_server in the server namespace on ADDR:PORT (default IPv4)
+# start_server [ADDR [ARGS...]]: bench_server in the server namespace on ADDR:PORT (default,
+# or ADDR empty: IPv4), with ARGS (more bench_server / -ORB options)
 start_server() {
     SRV_ADDR=${1:-$NS_SRV_IP4}
+    [ $# -gt 0 ] && shift
     local ep="giop:tcp:$SRV_ADDR:$PORT"
     case "$SRV_ADDR" in *:*) ep="giop:tcp:[$SRV_ADDR]:$PORT" ;; esac
     rm -f "$SC_DIR/echo.ior" "$SC_DIR/dead.ior"
     ns_start "$NS_SRV" "$SC_DIR/server.log" "$SERVER" -ORBendPoint "$ep" \
-        -o "$SC_DIR/echo.ior" -d "$SC_DIR/dead.ior"
+        -o "$SC_DIR/echo.ior" -d "$SC_DIR/dead.ior" "$@"
     SRV_PID=$NS_LAST_PID
-    echo "# server: bench_server -ORBendPoint $ep" >>"$SC_DIR/commands.log"
+    echo "# server: bench_server -ORBendPoint $ep$([ $# -gt 0 ] && printf ' %q' "$@")" >>"$SC_DIR/commands.log"
     if ! ns_wait_file "$SC_DIR/echo.ior" 15 || ! ns_wait_port "$NS_SRV" "$PORT" 10; then
         err "server did not start" "$(tail -3 "$SC_DIR/server.log")"
         return 1
     fi
 }
 
-# start_capture [IFACE] [FILE]: tcpdump in the server namespace (default: its veth end)
+# start_capture [IFACE] [FILE]: tcpdump in the server namespace (default: its veth end), filter
+# CAP_FILTER (default "tcp port $PORT")
 start_capture() {
     local ifc=${1:-$NS_VETH_SRV} file=${2:-$SC_DIR/cap.pcap}
     ns_start "$NS_SRV" "$SC_DIR/tcpdump.log" tcpdump -Z root -B 65536 --immediate-mode \
-        --time-stamp-precision=nano -U -i "$ifc" -w "$file" "tcp port $PORT"
+        --time-stamp-precision=nano -U -i "$ifc" -w "$file" "$CAP_FILTER"
     TD_PID=$NS_LAST_PID
-    echo "# capture: tcpdump --time-stamp-precision=nano -U -i $ifc -w $(basename "$file") tcp port $PORT" >>"$SC_DIR/commands.log"
+    echo "# capture: tcpdump --time-stamp-precision=nano -U -i $ifc -w $(basename "$file") $CAP_FILTER" >>"$SC_DIR/commands.log"
     ns_wait_grep "$SC_DIR/tcpdump.log" "listening on" 15 ||
         { err "tcpdump did not start" "$(tail -3 "$SC_DIR/tcpdump.log")"; return 1; }
 }
@@ -166,7 +173,8 @@ stop_server() {
 }
 
 # client [omni|combat] ARGS...: run a client in the client namespace, logging its calls to
-# cN.lat.csv; the client must exit 0 and log as many rows as it reports calls.
+# cN.lat.csv; the client must exit 0 and log as many rows as it reports calls, and its Callback
+# servant must have served as many pings as its callMeBack calls asked for.
 client() {
     local kind=omni
     case "${1:-}" in omni|combat) kind=$1; shift ;; esac
@@ -179,7 +187,7 @@ client() {
         cmd=("$CLIENT")
     fi
     cmd+=(-i "$SC_DIR/echo.ior" -d "$SC_DIR/dead.ior" -lat "$lat" "$@")
-    echo "# client c$CLIENT_N: ${cmd[*]}" >>"$SC_DIR/commands.log"
+    echo "# client c$CLIENT_N:$(printf ' %q' "${cmd[@]}")" >>"$SC_DIR/commands.log"
     ns_run "$NS_CLI" "$CLIENT_TIMEOUT" "${cmd[@]}" >"$log" 2>&1
     rc=$?
     LATS+=("$lat")
@@ -191,21 +199,32 @@ client() {
     calls=$(sed -n 's/^client: calls=\([0-9]*\) .*/\1/p' "$log")
     rows=$(($(wc -l <"$lat") - 1))
     [ "$calls" = "$rows" ] || err "client c$CLIENT_N logged $rows rows for $calls calls"
+    local pings want
+    pings=$(sed -n 's/^client: calls=.* pings=\([0-9]*\).*/\1/p' "$log")
+    want=$(awk -F, 'NR > 1 && $3 == "callMeBack" { n += $4 } END { print n + 0 }' "$lat")
+    [ "${pings:-0}" = "$want" ] || err "client c$CLIENT_N served ${pings:-0} pings, its callMeBack calls asked for $want"
 }
 
 # count_check CSV WHAT: the rows per operation and outcome of a pairs CSV against the calls the
 # clients logged (see check_counts.py below); WHAT names the CSV in messages.
 count_check() {
     local out
-    if ! out=$(python3 - "$1" "$SC_DIR/server.log" "${LATS[@]}" <<'PY' 2>&1
+    if ! out=$(python3 - "$1" "$SC_DIR/server.log" "$SRV_ADDR" "${LATS[@]}" <<'PY' 2>&1
 import csv, sys, re
 from collections import Counter
-pairs, srvlog, lats = sys.argv[1], sys.argv[2], sys.argv[3:]
+pairs, srvlog, srvaddr, lats = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 rows = list(csv.DictReader(open(pairs, newline="")))
 calls = Counter()
+pings = 0            # ping calls the server makes back: N per callMeBack(cb, N)
 for lat in lats:
     for r in csv.DictReader(open(lat, newline="")):
         calls[r["op"]] += 1
+        if r["op"] == "callMeBack" and r["outcome"] == "NO_EXCEPTION":
+            pings += int(r["size"])
+calls["ping"] = pings
+
+def host(ep):        # "10.1.2.3:2809" / "[fd00::2]:2809" -> address
+    return ep.rsplit(":", 1)[0].strip("[]")
 req = Counter()      # (operation, status) of Requests
 loc = Counter()      # status of LocateRequests
 bad = []
@@ -220,6 +239,14 @@ for r in rows:
         bad.append("request %s %s %s: %s" % (r["client"], r["request_id"], r["operation"], r["status"]))
     if (r["operation"] == "fire") != (r["oneway"] == "1"):
         bad.append("request %s %s %s: oneway=%s" % (r["client"], r["request_id"], r["operation"], r["oneway"]))
+    # who sent it: pings (and the LocateRequests verifying the callback object) come from the
+    # server, everything else goes to it
+    if srvaddr and r["kind"] == "Request" and r["operation"] == "ping" and host(r["client"]) != srvaddr:
+        bad.append("ping %s %s -> %s: not sent by the server" % (r["request_id"], r["client"], r["server"]))
+    if srvaddr and host(r["client"]) != srvaddr and host(r["server"]) != srvaddr:
+        bad.append("request %s %s -> %s: the server is neither end" % (r["request_id"], r["client"], r["server"]))
+    if srvaddr and r["operation"] not in ("", "ping") and host(r["server"]) != srvaddr:
+        bad.append("request %s %s %s: not sent to the server" % (r["client"], r["request_id"], r["operation"]))
 
 def n(op, st):
     return req.pop((op, st), 0)
@@ -228,7 +255,8 @@ want = {  # operation on the wire -> (lat op, status)
     "echoOctets": ("echoOctets", "NO_EXCEPTION"), "echoRecs": ("echoRecs", "NO_EXCEPTION"),
     "slow": ("slow", "NO_EXCEPTION"), "fire": ("fire", "ONEWAY"),
     "fail": ("fail", "USER_EXCEPTION"), "_non_existent": ("nonexist", "NO_EXCEPTION"),
-    "echoString": ("echoString", "NO_EXCEPTION"),
+    "echoString": ("echoString", "NO_EXCEPTION"), "callMeBack": ("callMeBack", "NO_EXCEPTION"),
+    "ping": ("ping", "NO_EXCEPTION"),
 }
 for wop, (lop, st) in want.items():
     got = n(wop, st)
@@ -241,6 +269,7 @@ if dead != calls["dead"]:
     bad.append("dead calls: %d rows (SYSTEM_EXCEPTION Requests + UNKNOWN_OBJECT LocateRequests), "
                "the clients made %d" % (dead, calls["dead"]))
 here = loc.pop("OBJECT_HERE", 0)   # omniORB's first-use verification, one per connection/thread
+                                   # (and the server's, one per callMeBack: a new Callback objref)
 for k, v in sorted(req.items()):
     bad.append("unexpected Requests: %d x %s %s" % (v, k[0], k[1]))
 for k, v in sorted(loc.items()):
@@ -248,7 +277,8 @@ for k, v in sorted(loc.items()):
 m = re.search(r"server: fired=(\d+)", open(srvlog).read())
 if m and int(m.group(1)) != calls["fire"]:
     bad.append("server counted %s oneways, clients sent %d" % (m.group(1), calls["fire"]))
-print("%d rows (%d calls logged, %d OBJECT_HERE LocateRequests)" % (len(rows), sum(calls.values()), here))
+print("%d rows (%d calls logged, %d pings, %d OBJECT_HERE LocateRequests)" % (
+    len(rows), sum(calls.values()) - pings, pings, here))
 for b in bad[:10]:
     print(b)
 sys.exit(1 if bad else 0)
@@ -507,6 +537,163 @@ scenario_combat() {
     sc_end
 }
 
+# Callbacks: callMeBack(cb, N) makes the server call cb->ping(i) N times on the client's own
+# Callback servant. The server (a client now) first verifies each new callback reference with a
+# LocateRequest.
+#   callback  plain GIOP: the server opens a second connection, to the client's endpoint
+#             (giop:tcp:CLIENT_IP:CB_PORT), and sends its LocateRequests and pings there. Each
+#             callback client gets a port of its own (CB_PORT, CB_PORT+1): omniORB does not watch
+#             its idle outgoing connections, so a second client on the same address would get
+#             the first one's callback connection reused, closed (CloseConnection, FIN) as it is:
+#             a LocateRequest answered by a RST (NO_REPLY), then the retry on a new connection.
+#   bidir     bidirectional GIOP 1.2: the client offers it (-ORBofferBiDirectionalGIOP 1, bidir in
+#             its clientTransportRule, the servant in a BiDirectional-policy POA; the first Request
+#             carries a BI_DIR_IIOP service context listing CLIENT_IP:CB_PORT), the server accepts
+#             it (-ORBacceptBiDirectionalGIOP 1, bidir in its serverTransportRule, its objects in
+#             a BiDirectional-policy POA) and sends the LocateRequests and pings back over the
+#             client's connection, with odd request ids; nothing connects to CB_PORT
+BIDIR_RULE="* unix,ssl,tcp,bidir"
+
+# callback_check CAP MODE: the connections the callbacks used, from tshark's packets (SYNs,
+# BI_DIR_IIOP service contexts, the frames carrying ping Requests) and from the pairs CSVs of
+# the oracle and of giopscope
+callback_check() {
+    local cap=$1 mode=$2 out
+    local -a csvs=("$SC_DIR/cap.expected.csv")
+    [ "$ORACLE_ONLY" = 0 ] && [ -s "$SC_DIR/cap.ours.csv" ] && csvs+=("$SC_DIR/cap.ours.csv")
+    if ! tshark -r "$cap" -n -o tcp.try_heuristic_first:TRUE -T fields -E separator=/t \
+            -e tcp.stream -e tcp.srcport -e tcp.dstport -e tcp.flags.syn -e tcp.flags.ack \
+            -e giop.request_op -e giop.iiop.sc.scid -e giop.minor_version -e giop.type \
+            >"$SC_DIR/cap.conns.txt" 2>"$SC_DIR/cap.conns.err"; then
+        err "tshark failed on the capture" "$(tail -3 "$SC_DIR/cap.conns.err")"
+        return 1
+    fi
+    if ! out=$(python3 - "$mode" "$PORT" "$CB_PORT,$((CB_PORT + 1))" "$SRV_ADDR" "$NS_CLI_IP4" "$SC_DIR/cap.conns.txt" "${csvs[@]}" <<'PY' 2>&1
+import csv, sys
+mode, port, srv, cli, conns = sys.argv[1], int(sys.argv[2]), sys.argv[4], sys.argv[5], sys.argv[6]
+cbports = {int(p) for p in sys.argv[3].split(",")}   # the clients' own endpoints
+csvs = sys.argv[7:]
+bad = []
+def split(v):
+    return [x for x in v.split(",") if x] if v else []
+# --- tshark, per packet
+syn_to = {}                  # destination port -> connections opened
+streams = set()
+cmb_streams, ping_streams, bidir_streams = set(), set(), set()
+ping_dirs = set()            # (srcport == PORT, dstport in cbports) of the frames with a ping Request
+minors = set()
+for line in open(conns):
+    f = line.rstrip("\n").split("\t")
+    if len(f) < 9 or not f[0]:
+        continue
+    st, sp, dp = int(f[0]), int(f[1]), int(f[2])
+    streams.add(st)
+    if f[3] in ("1", "True") and f[4] in ("0", "False"):
+        syn_to[dp] = syn_to.get(dp, 0) + 1
+    ops = split(f[5])
+    if "callMeBack" in ops:
+        cmb_streams.add(st)
+    if "ping" in ops:
+        ping_streams.add(st)
+        ping_dirs.add((sp == port, dp in cbports))
+    if 5 in {int(x, 0) for x in split(f[6])} and dp == port:    # BI_DIR_IIOP, client -> server
+        bidir_streams.add(st)
+    # GIOP versions of the messages but CloseConnection (omniORB closes an accepted connection
+    # that has seen no Request with a GIOP 1.0 CloseConnection)
+    minors.update(m for m, t in zip(split(f[7]), split(f[8])) if t != "5")
+facts = "connections opened to %s, %d callMeBack / %d ping / %d BI_DIR_IIOP connections, GIOP 1.%s" % (
+    ", ".join("%d: %d" % kv for kv in sorted(syn_to.items())), len(cmb_streams), len(ping_streams),
+    len(bidir_streams), "/1.".join(sorted(minors)))
+if not cmb_streams or not ping_streams:
+    bad.append("tshark: no callMeBack or no ping Requests")
+if mode == "bidir":
+    if any(syn_to.get(p) for p in cbports):
+        bad.append("tshark: connections to the clients' ports %s (bidir: expected none)" % sorted(cbports & set(syn_to)))
+    if set(syn_to) - {port}:
+        bad.append("tshark: connections opened to ports %s" % sorted(set(syn_to) - {port}))
+    if not ping_streams <= cmb_streams:
+        bad.append("tshark: pings on connections %s that carry no callMeBack" % sorted(ping_streams - cmb_streams))
+    if ping_dirs != {(True, False)}:
+        bad.append("tshark: ping Requests not (only) sent from the server's port %d: %s" % (port, sorted(ping_dirs)))
+    if not cmb_streams <= bidir_streams:
+        bad.append("tshark: callMeBack connections %s without a BI_DIR_IIOP service context" % sorted(cmb_streams - bidir_streams))
+    if minors != {"2"}:
+        bad.append("tshark: GIOP versions 1.%s (bidir: 1.2 only)" % "/1.".join(sorted(minors)))
+else:
+    if not any(syn_to.get(p) for p in cbports):
+        bad.append("tshark: no connection to the clients' ports %s" % sorted(cbports))
+    if ping_streams & cmb_streams:
+        bad.append("tshark: pings on the callMeBack connections %s" % sorted(ping_streams & cmb_streams))
+    if ping_dirs != {(False, True)}:
+        bad.append("tshark: ping Requests not (only) sent to the clients' ports: %s" % sorted(ping_dirs))
+    if bidir_streams:
+        bad.append("tshark: BI_DIR_IIOP service contexts on %d connections" % len(bidir_streams))
+# --- the pairs CSVs
+def host(ep):
+    return ep.rsplit(":", 1)[0].strip("[]")
+def eport(ep):
+    return int(ep.rsplit(":", 1)[1])
+for path in csvs:
+    name = "oracle" if path.endswith(".expected.csv") else "giopscope"
+    rows = list(csv.DictReader(open(path, newline="")))
+    conns_to_srv = {(r["client"], r["server"]) for r in rows if eport(r["server"]) == port}
+    from_srv = [r for r in rows if host(r["client"]) == srv]   # the server's own requests
+    if not any(r["operation"] == "ping" for r in from_srv):
+        bad.append("%s: no ping Requests from the server" % name)
+    for r in from_srv:
+        what = "%s: %s %s %s -> %s" % (name, r["operation"] or r["kind"], r["request_id"], r["client"], r["server"])
+        if mode == "bidir":
+            if (r["server"], r["client"]) not in conns_to_srv:
+                bad.append(what + ": not on a client's connection to the server")
+            if int(r["request_id"]) % 2 != 1:
+                bad.append(what + ": even request id on a bidirectional connection")
+        else:
+            if eport(r["client"]) == port or host(r["server"]) != cli or eport(r["server"]) not in cbports:
+                bad.append(what + ": not on a connection to a client's endpoint")
+            if int(r["request_id"]) % 2 != 0:
+                bad.append(what + ": odd request id from the connection's initiator")
+    for r in rows:
+        if mode == "bidir" and r["giop"] != "1.2":
+            bad.append("%s: %s %s: GIOP %s" % (name, r["client"], r["request_id"], r["giop"]))
+        if host(r["client"]) != srv and int(r["request_id"]) % 2 != 0:
+            bad.append("%s: %s %s: odd request id from a client" % (name, r["client"], r["request_id"]))
+print(facts)
+for b in bad[:10]:
+    print(b)
+sys.exit(1 if bad else 0)
+PY
+    ); then
+        err "$mode: callbacks not on the expected connections" "$(echo "$out" | sed '1d')"
+        return 1
+    fi
+    echo "$out" | head -1 >>"$SC_DIR/counts.txt"
+}
+
+# scenario_callback NAME MODE: 30 callMeBack(cb, 5) (150 pings), 50 echoString, and 3 threads
+# x 20 callMeBack(cb, 3) sharing one connection (calls and pings of the threads interleaved)
+scenario_callback() {
+    local name=$1 mode=$2
+    local -a srv_opts=() cli_opts=()
+    if [ "$mode" = bidir ]; then
+        srv_opts=(-bidir -ORBacceptBiDirectionalGIOP 1 -ORBserverTransportRule "$BIDIR_RULE")
+        cli_opts=(-bidir -ORBofferBiDirectionalGIOP 1 -ORBclientTransportRule "$BIDIR_RULE")
+    fi
+    sc_begin "$name"
+    CAP_FILTER="tcp port $PORT or tcp port $CB_PORT or tcp port $((CB_PORT + 1))"
+    if start_server "" "${srv_opts[@]}" && start_capture; then
+        client -ORBendPoint "giop:tcp:$NS_CLI_IP4:$CB_PORT" "${cli_opts[@]}" -op callback -size 5 -n 30
+        client -op echoString -size 32 -n 50
+        client -ORBendPoint "giop:tcp:$NS_CLI_IP4:$((CB_PORT + 1))" "${cli_opts[@]}" \
+            -ORBoneCallPerConnection 0 -ORBmaxGIOPConnectionPerServer 1 \
+            -op callback -size 3 -n 20 -threads 3
+        stop_capture
+        stop_server
+        check_capture "$SC_DIR/cap.pcap" cap
+        callback_check "$SC_DIR/cap.pcap" "$mode"
+    fi
+    sc_end
+}
+
 for sc in $WANT; do
     case "$sc" in
         giop10|giop11|giop12|multiplexed|oneway|exceptions) simple_scenario "$sc" "body_$sc" ;;
@@ -516,6 +703,8 @@ for sc in $WANT; do
         any_sll2) scenario_any_sll2 ;;
         pcapng) scenario_pcapng ;;
         combat) scenario_combat ;;
+        callback) scenario_callback callback plain ;;
+        bidir) scenario_callback bidir bidir ;;
     esac
 done
 

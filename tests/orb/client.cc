@@ -2,10 +2,12 @@
 // GIOP traffic giopscope's integration tests capture, and logs its own view of every call.
 //
 //   bench_client [-ORB<option> <value>]... -i IORFILE [-d DEADIORFILE] -op OP [-size N] [-n N]
-//                [-threads N] [-usecs U1,U2,...] [-lat FILE.csv] [-q]
+//                [-threads N] [-usecs U1,U2,...] [-bidir] [-lat FILE.csv] [-q]
 //
-//   -op     echoString | echoOctets | echoRecs | slow | fire | fail | dead | nonexist | mix
-//   -size   string length / octets / records / servant sleep usec (slow) (default 32)
+//   -op     echoString | echoOctets | echoRecs | slow | fire | fail | dead | nonexist | mix |
+//           callback
+//   -size   string length / octets / records / servant sleep usec (slow) / pings per call
+//           (callback) (default 32)
 //   -n      calls per thread (default 100, at most 10 000 000)
 //   -threads (or -t) client threads sharing the object reference (default 1, at most 256)
 //   -usecs  for slow: cycle through these sleep times (index = thread + seq) instead of -size
@@ -13,15 +15,23 @@
 //             thread,seq,op,size,t_start_ns,t_end_ns,latency_ns,outcome
 //           t_* = clock_gettime(CLOCK_REALTIME) right before / after the stub call
 //   -d      the IOR of a deactivated object (required for dead and mix)
+//   -bidir  (callback) activate the Callback servant in a child POA with the BiDirectional
+//           policy (BiDirPolicy::BOTH); run with -ORBofferBiDirectionalGIOP 1 (and a
+//           -ORBclientTransportRule that allows bidir) so that the server's pings come back
+//           over this client's own connection (GIOP 1.2)
 //
 // mix cycles echoString, fire, fail, echoOctets, fire, dead, slow(size), echoRecs, nonexist.
 // dead = echoString on the deactivated object; nonexist = _non_existent(); fail passes the
-// call's seq as the code. Outcomes: NO_EXCEPTION, ONEWAY, USER_EXCEPTION:Busy,
-// SYSTEM_EXCEPTION:<NAME>, NON_EXISTENT=<0|1>.
+// call's seq as the code. callback = callMeBack(cb, size) on a Callback servant of our own
+// (ping(n) returns n; the server pings size times, so the sum must be size*(size-1)/2); it
+// needs a listening endpoint (-ORBendPoint giop:tcp:ADDR:PORT, reachable from the server,
+// unless bidirectional GIOP is used). Outcomes: NO_EXCEPTION, ONEWAY, USER_EXCEPTION:Busy,
+// SYSTEM_EXCEPTION:<NAME>, NON_EXISTENT=<0|1>, BAD_SUM=<sum> (callMeBack returned a wrong sum).
 //
 // A call is "bad" when its outcome is not the one expected for its op, or an echo came back
 // different. The client stops early after 20 bad calls in a row (e.g. the server went away),
-// prints "client: calls=N bad=N" on stderr and exits 1 if any call was bad, 2 on usage errors.
+// prints "client: calls=N bad=N pings=N" on stderr (pings = ping calls our Callback servant
+// served) and exits 1 if any call was bad, 2 on usage errors.
 // Unless an -ORBclientCallTimeOutPeriod is given, calls time out after 30 s (bounded runs).
 
 #include <bench.hh>
@@ -40,10 +50,15 @@
 namespace {
 
 enum Op { OP_ECHOSTRING, OP_ECHOOCTETS, OP_ECHORECS, OP_SLOW, OP_FIRE, OP_FAIL, OP_DEAD,
-          OP_NONEXIST, OP_MIX };
+          OP_NONEXIST, OP_MIX, OP_CALLBACK };
+const int kNumOps = OP_CALLBACK + 1;
 
-const char* const kOpNames[] = {"echoString", "echoOctets", "echoRecs", "slow", "fire", "fail",
-                                "dead", "nonexist", "mix"};
+// -op names
+const char* const kOpNames[kNumOps] = {"echoString", "echoOctets", "echoRecs", "slow", "fire",
+                                       "fail", "dead", "nonexist", "mix", "callback"};
+// op column of the latency CSV (as the reference corpus' client writes it)
+const char* const kLatNames[kNumOps] = {"echoString", "echoOctets", "echoRecs", "slow", "fire",
+                                        "fail", "dead", "nonexist", "mix", "callMeBack"};
 
 const Op kMix[] = {OP_ECHOSTRING, OP_FIRE, OP_FAIL, OP_ECHOOCTETS, OP_FIRE, OP_DEAD, OP_SLOW,
                    OP_ECHORECS, OP_NONEXIST};
@@ -63,6 +78,7 @@ struct Config {
     unsigned long n = 100;
     unsigned threads = 1;
     std::vector<unsigned long> usecs;
+    bool bidir = false;
     bool quiet = false;
 };
 
@@ -70,6 +86,17 @@ std::atomic<unsigned long> g_bad{0};
 std::atomic<unsigned long> g_calls{0};
 std::atomic<bool> g_go{false};
 std::atomic<bool> g_stop{false};
+std::atomic<unsigned long> g_pings{0};
+
+// The callback object the server pings during callMeBack.
+class CallbackImpl : public POA_Bench::Callback {
+public:
+    CORBA::Long ping(CORBA::Long n) override
+    {
+        ++g_pings;
+        return n;
+    }
+};
 
 long long now_ns()
 {
@@ -84,8 +111,8 @@ long long now_ns()
         std::fprintf(stderr, "client: %s\n", why);
     std::fprintf(stderr,
                  "usage: bench_client [-ORB<option> <value>]... -i IORFILE [-d DEADIORFILE]\n"
-                 "       -op echoString|echoOctets|echoRecs|slow|fire|fail|dead|nonexist|mix\n"
-                 "       [-size N] [-n N] [-threads N] [-usecs U1,U2,...] [-lat FILE.csv] [-q]\n");
+                 "       -op echoString|echoOctets|echoRecs|slow|fire|fail|dead|nonexist|mix|callback\n"
+                 "       [-size N] [-n N] [-threads N] [-usecs U1,U2,...] [-bidir] [-lat FILE.csv] [-q]\n");
     std::exit(2);
 }
 
@@ -120,8 +147,8 @@ std::string read_ior(const std::string& path)
 }
 
 // One call; returns the outcome and sets *ok to whether it was the expected one.
-std::string do_call(Bench::Echo_ptr echo, Bench::Echo_ptr dead, Op op, unsigned long size,
-                    unsigned seq, bool* ok)
+std::string do_call(Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench::Callback_ptr cb, Op op,
+                    unsigned long size, unsigned seq, bool* ok)
 {
     *ok = false;
     try {
@@ -181,6 +208,13 @@ std::string do_call(Bench::Echo_ptr echo, Bench::Echo_ptr dead, Op op, unsigned 
             *ok = !ne;
             return ne ? "NON_EXISTENT=1" : "NON_EXISTENT=0";
         }
+        case OP_CALLBACK: {
+            CORBA::Long n = static_cast<CORBA::Long>(size);
+            CORBA::Long sum = echo->callMeBack(cb, n);
+            CORBA::Long want = static_cast<CORBA::Long>(static_cast<long long>(n) * (n - 1) / 2);
+            *ok = (sum == want);
+            return *ok ? "NO_EXCEPTION" : "BAD_SUM=" + std::to_string(sum);
+        }
         case OP_MIX:
             break;
         }
@@ -198,8 +232,8 @@ std::string do_call(Bench::Echo_ptr echo, Bench::Echo_ptr dead, Op op, unsigned 
     return "INTERNAL";
 }
 
-void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, unsigned tid,
-            std::vector<Row>* rows)
+void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench::Callback_ptr cb,
+            unsigned tid, std::vector<Row>* rows)
 {
     rows->reserve(cfg.n);
     while (!g_go.load())
@@ -217,7 +251,7 @@ void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, unsig
             size = 0;
         bool ok = false;
         long long t0 = now_ns();
-        std::string outcome = do_call(echo, dead, op, size, seq, &ok);
+        std::string outcome = do_call(echo, dead, cb, op, size, seq, &ok);
         long long t1 = now_ns();
         rows->push_back(Row{seq, op, size, t0, t1, outcome});
         ++g_calls;
@@ -284,7 +318,7 @@ int main(int argc, char** argv)
         else if (a == "-op") {
             std::string o = val();
             bool found = false;
-            for (int k = 0; k <= OP_MIX; ++k)
+            for (int k = 0; k < kNumOps; ++k)
                 if (o == kOpNames[k]) {
                     cfg.op = static_cast<Op>(k);
                     found = true;
@@ -307,7 +341,9 @@ int main(int argc, char** argv)
                 cfg.usecs.push_back(parse_num(list.substr(p, q - p).c_str(), 10000000ul, "usec"));
                 p = q + 1;
             }
-        } else if (a == "-q")
+        } else if (a == "-bidir")
+            cfg.bidir = true;
+        else if (a == "-q")
             cfg.quiet = true;
         else
             usage(("unknown argument '" + a + "'").c_str());
@@ -318,6 +354,10 @@ int main(int argc, char** argv)
         usage("-threads must be at least 1");
     if ((cfg.op == OP_DEAD || cfg.op == OP_MIX) && cfg.dead_file.empty())
         usage("-op dead and -op mix need -d DEADIORFILE");
+    if (cfg.op == OP_CALLBACK && cfg.size > 100000)
+        usage("-op callback: at most 100000 pings per call (-size)");
+    if (cfg.bidir && cfg.op != OP_CALLBACK)
+        usage("-bidir only makes sense with -op callback");
 
     FILE* lat = nullptr;
     if (!cfg.lat_file.empty()) {
@@ -342,9 +382,33 @@ int main(int argc, char** argv)
             std::fprintf(stderr, "client: the IOR in %s is not a Bench::Echo\n", cfg.ior_file.c_str());
             return 1;
         }
+        // -op callback: our Callback servant, in the root POA or (-bidir) in a child POA with
+        // the BiDirectional policy. Other ops create no POA (and so no listening endpoint).
+        Bench::Callback_var cb;
+        if (cfg.op == OP_CALLBACK) {
+            CORBA::Object_var pobj = orb->resolve_initial_references("RootPOA");
+            PortableServer::POA_var root = PortableServer::POA::_narrow(pobj);
+            PortableServer::POAManager_var pman = root->the_POAManager();
+            PortableServer::POA_var poa = PortableServer::POA::_duplicate(root);
+            if (cfg.bidir) {
+                CORBA::Any v;
+                v <<= BiDirPolicy::BOTH;
+                CORBA::PolicyList pl;
+                pl.length(1);
+                pl[0] = orb->create_policy(BiDirPolicy::BIDIRECTIONAL_POLICY_TYPE, v);
+                poa = root->create_POA("bidir", pman, pl);
+                pl[0]->destroy();
+            }
+            CallbackImpl* servant = new CallbackImpl();
+            PortableServer::ObjectId_var oid = poa->activate_object(servant);
+            servant->_remove_ref();  // the POA holds it now
+            CORBA::Object_var cobj = poa->id_to_reference(oid.in());
+            cb = Bench::Callback::_narrow(cobj);
+            pman->activate();
+        }
         std::vector<std::thread> ths;
         for (unsigned t = 0; t < cfg.threads; ++t)
-            ths.emplace_back(worker, std::cref(cfg), echo.in(), dead.in(), t, &rows[t]);
+            ths.emplace_back(worker, std::cref(cfg), echo.in(), dead.in(), cb.in(), t, &rows[t]);
         g_go = true;  // all threads start together (v05-style: every thread's first call overlaps)
         for (auto& th : ths)
             th.join();
@@ -361,7 +425,7 @@ int main(int argc, char** argv)
         std::fprintf(lat, "thread,seq,op,size,t_start_ns,t_end_ns,latency_ns,outcome\n");
         for (unsigned t = 0; t < cfg.threads; ++t)
             for (const Row& r : rows[t])
-                std::fprintf(lat, "%u,%u,%s,%lu,%lld,%lld,%lld,%s\n", t, r.seq, kOpNames[r.op],
+                std::fprintf(lat, "%u,%u,%s,%lu,%lld,%lld,%lld,%s\n", t, r.seq, kLatNames[r.op],
                              r.size, r.t0, r.t1, r.t1 - r.t0, r.outcome.c_str());
         if (std::fclose(lat) != 0) {
             std::fprintf(stderr, "client: writing %s failed\n", cfg.lat_file.c_str());
@@ -372,7 +436,8 @@ int main(int argc, char** argv)
         orb->destroy();
     } catch (const CORBA::Exception&) {
     }
-    std::fprintf(stderr, "client: calls=%lu bad=%lu\n", g_calls.load(), g_bad.load());
+    std::fprintf(stderr, "client: calls=%lu bad=%lu pings=%lu\n", g_calls.load(), g_bad.load(),
+                 g_pings.load());
     if (g_bad.load() > 0 || (cfg.n > 0 && g_calls.load() == 0))
         rc = 1;
     return rc;

@@ -18,8 +18,10 @@ ORB_IDL       := $(ORB_SRC_DIR)/bench.idl
 ORB_CXX       ?= $(CXX)
 ORB_OMNIIDL   ?= omniidl
 ORB_PKGCONFIG ?= pkg-config
-ORB_PC_CFLAGS  = $(shell $(ORB_PKGCONFIG) --cflags omniORB4)
-ORB_PC_LIBS    = $(shell $(ORB_PKGCONFIG) --libs omniORB4)
+# omniDynamic4 (it pulls in omniORB4): CORBA::Any and ORB::create_policy, for the BiDirectional
+# POA policy of -bidir
+ORB_PC_CFLAGS  = $(shell $(ORB_PKGCONFIG) --cflags omniDynamic4)
+ORB_PC_LIBS    = $(shell $(ORB_PKGCONFIG) --libs omniDynamic4)
 
 ORB_CXXFLAGS  ?= -O2 -g -std=c++17 -pthread
 ORB_WARN      ?= -Wall -Wextra -Wshadow -Wformat=2

@@ -1,13 +1,17 @@
 // bench_server: omniORB servant for the Bench IDL (tests/orb/bench.idl), used to make real GIOP
 // captures for giopscope's integration tests.
 //
-//   bench_server [-ORB<option> <value>]... -o IORFILE [-d DEADIORFILE] [-p PIDFILE] [-q]
+//   bench_server [-ORB<option> <value>]... -o IORFILE [-d DEADIORFILE] [-p PIDFILE] [-bidir] [-q]
 //
 //   -ORBendPoint giop:tcp:ADDR:PORT     where to listen (IPv6: giop:tcp:[fd00::2]:2809)
 //   -o FILE   write the Echo object's stringified IOR to FILE (atomically: tmp + rename)
 //   -d FILE   activate a second Echo, write its IOR to FILE, then deactivate it: calls on
 //             it get OBJECT_NOT_EXIST (or a LocateReply UNKNOWN_OBJECT) -- the "dead" case
 //   -p FILE   write our pid to FILE
+//   -bidir    activate the objects in a child POA with the BiDirectional policy
+//             (BiDirPolicy::BOTH); with -ORBacceptBiDirectionalGIOP 1 (and a
+//             -ORBserverTransportRule that allows bidir) a client's offer of bidirectional GIOP
+//             is accepted and callMeBack's pings go back over the client's own connection
 //   -q        quiet (no "server: ready" line)
 //
 // Servant: echoString/echoOctets/echoRecs return their argument, slow(usec) nanosleep()s usec
@@ -103,7 +107,7 @@ void usage()
 {
     std::fprintf(stderr,
                  "usage: bench_server [-ORB<option> <value>]... -o IORFILE [-d DEADIORFILE] "
-                 "[-p PIDFILE] [-q]\n");
+                 "[-p PIDFILE] [-bidir] [-q]\n");
     std::exit(2);
 }
 
@@ -143,7 +147,7 @@ int main(int argc, char** argv)
     std::signal(SIGPIPE, SIG_IGN);
 
     std::string ior_file, dead_file, pid_file;
-    bool quiet = false;
+    bool quiet = false, bidir = false;
     CORBA::ORB_var orb;
     try {
         orb = CORBA::ORB_init(argc, argv);  // consumes the -ORB options
@@ -166,6 +170,8 @@ int main(int argc, char** argv)
             pid_file = val();
         else if (a == "-q")
             quiet = true;
+        else if (a == "-bidir")
+            bidir = true;
         else {
             std::fprintf(stderr, "server: unknown argument '%s'\n", a.c_str());
             usage();
@@ -177,7 +183,18 @@ int main(int argc, char** argv)
     int rc = 0;
     try {
         CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
-        PortableServer::POA_var poa = PortableServer::POA::_narrow(obj);
+        PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
+        PortableServer::POAManager_var pman = root->the_POAManager();
+        PortableServer::POA_var poa = PortableServer::POA::_duplicate(root);
+        if (bidir) {
+            CORBA::Any v;
+            v <<= BiDirPolicy::BOTH;
+            CORBA::PolicyList pl;
+            pl.length(1);
+            pl[0] = orb->create_policy(BiDirPolicy::BIDIRECTIONAL_POLICY_TYPE, v);
+            poa = root->create_POA("bidir", pman, pl);
+            pl[0]->destroy();
+        }
 
         EchoImpl* servant = new EchoImpl();
         PortableServer::ObjectId_var oid = poa->activate_object(servant);
@@ -196,7 +213,6 @@ int main(int argc, char** argv)
             poa->deactivate_object(doid.in());
         }
 
-        PortableServer::POAManager_var pman = poa->the_POAManager();
         pman->activate();
 
         if (!dead_file.empty() && !write_file_atomic(dead_file, dead_ior))

@@ -75,6 +75,10 @@ struct gs_call {
 	int64_t zero_window_ns;/* a receive window of the connection was 0 this long meanwhile */
 	/* stream offsets of the request and reply bytes, for retransmission attribution */
 	uint64_t req_off0, req_off1, rep_off0, rep_off1;
+	/* TCP sequence number of stream offset 0 in the request's and in the reply's
+	 * direction: req_off0 + req_seq_base is the request's first sequence number
+	 * (attach matches its syscall probes by sequence number) */
+	uint32_t req_seq_base, rep_seq_base;
 	/* engine bookkeeping */
 	uint32_t flow, flow_gen;
 	uint32_t flow_prev, flow_next;

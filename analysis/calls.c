@@ -239,6 +239,8 @@ void gs_call_discard(struct gs_engine *e, uint32_t idx)
 {
 	if (e->calls[idx].where == W_OPEN)
 		open_remove(e, idx);
+	else if (e->calls[idx].where == W_QUEUED)
+		heap_remove(e, e->out_heap, &e->out_n, e->calls[idx].heap_pos, out_before);
 	gs_call_release(e, idx);
 }
 
@@ -309,7 +311,8 @@ void gs_calls_drain(struct gs_engine *e, bool all)
 	while (e->out_n > 0) {
 		const struct gs_call *top = &e->calls[e->out_heap[0]];
 		if (!all) {
-			if (top->t_done + e->cfg.linger_ns > e->now && !settled(e, top))
+			/* differences, not sums: hostile time stamps must not overflow */
+			if (e->now - top->t_done < e->cfg.linger_ns && !settled(e, top))
 				break;
 			if (e->cfg.ordered && e->wm_n > 0 &&
 			    e->calls[e->wm_heap[0]].t_request_first <= top->t_request_first)

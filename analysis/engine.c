@@ -151,15 +151,15 @@ static bool port_wanted(const struct gs_engine *e, uint16_t port)
 	return (e->cfg.port_bitmap[port >> 3] >> (port & 7)) & 1;
 }
 
+static void packet(struct gs_engine *e, const struct gs_packet *pk, const struct gs_piece *pc,
+		   uint32_t npc, bool sparse);
+
 void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *data,
 		     uint32_t caplen, uint32_t wirelen)
 {
 	struct gs_packet pk;
 	enum gs_layer layer;
 	enum gs_dec r;
-	struct gs_flow *f;
-	int d;
-	bool created;
 
 	e->packet_no++;
 	e->cnt.packets++;
@@ -181,35 +181,48 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *da
 		e->cnt.ip_len_clamped++;
 	if (pk.payload_cap < pk.payload_len)
 		e->cnt.payload_truncated++;
-	if (e->cfg.port_bitmap && !port_wanted(e, pk.tcp.sport) && !port_wanted(e, pk.tcp.dport)) {
-		if (pk.payload_len)
+	packet(e, &pk, NULL, 0, false);
+}
+
+/* A decoded segment; when `sparse` (gs_engine_segment), `pc` lists the payload
+ * bytes there are. */
+static void packet(struct gs_engine *e, const struct gs_packet *pk, const struct gs_piece *pc, uint32_t npc,
+		   bool sparse)
+{
+	struct gs_flow *f;
+	int d;
+	bool created;
+	int64_t ts = pk->ts_ns;
+
+	if (e->cfg.port_bitmap && !port_wanted(e, pk->tcp.sport) && !port_wanted(e, pk->tcp.dport)) {
+		if (pk->payload_len)
 			e->cnt.ignored_segments++;
 		return;
 	}
-	f = gs_flow_lookup(e, &pk, &d, pk.payload_len > 0 || (pk.tcp.flags & GS_TCP_SYN), &created);
+	f = gs_flow_lookup(e, pk, &d, pk->payload_len > 0 || (pk->tcp.flags & GS_TCP_SYN), &created);
 	if (!f)
 		return;
 	if (created && e->cfg.port_bitmap)
 		f->flags |= GS_FLOW_FORCED;
 	/* A new SYN on a known 4-tuple with another sequence number: a new connection. */
-	if (!created && (pk.tcp.flags & GS_TCP_SYN) && f->dir[d].started &&
-	    pk.tcp.seq + 1 != f->dir[d].base_seq) {
+	if (!created && (pk->tcp.flags & GS_TCP_SYN) && f->dir[d].started &&
+	    pk->tcp.seq + 1 != f->dir[d].base_seq) {
 		e->cnt.flows_reused++;
 		gs_flow_end(e, f, false);
-		f = gs_flow_lookup(e, &pk, &d, true, &created);
+		f = gs_flow_lookup(e, pk, &d, true, &created);
 		if (e->cfg.port_bitmap)
 			f->flags |= GS_FLOW_FORCED;
 	}
 	gs_flow_touch(e, f);
 	f->t_last = ts;
 	if (f->flags & GS_FLOW_IGNORED) {
-		if (pk.payload_len)
+		if (pk->payload_len)
 			e->cnt.ignored_segments++;
-		if (pk.tcp.flags & GS_TCP_RST)
+		if (pk->tcp.flags & GS_TCP_RST)
 			gs_flow_end(e, f, false);
 		return;
 	}
-	if (pk.tcp.flags & GS_TCP_RST) {
+	if (pk->tcp.flags & GS_TCP_RST) {
 		/* the connection is gone: what was not answered will not be */
 		gs_flow_end(e, f, false);
 		gs_calls_drain(e, false);
@@ -217,9 +230,12 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *da
 	}
 	/* the ACK first: it tells whether the other side is missing bytes, which
 	 * decides whether a reply in this segment may wait for its request */
-	if (pk.tcp.flags & GS_TCP_ACK)
-		gs_reasm_ack(e, f, d, pk.tcp.ack);
-	gs_reasm_segment(e, f, d, &pk);
+	if (pk->tcp.flags & GS_TCP_ACK)
+		gs_reasm_ack(e, f, d, pk->tcp.ack);
+	if (sparse)
+		gs_reasm_pieces(e, f, d, pk, pc, npc);
+	else
+		gs_reasm_segment(e, f, d, pk);
 	for (int k = 0; k < 2 && f->in_use; k++) {
 		gs_reasm_expire(e, f, k);
 		gs_pending_update(e, f, k);
@@ -233,6 +249,40 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *da
 	gs_calls_drain(e, false);
 }
 
+void gs_engine_segment(struct gs_engine *e, int64_t ts, const struct gs_segment *s)
+{
+	/* `none` stands for "payload there, not captured" (NULL would mean a gap) */
+	static const uint8_t none[1];
+	struct gs_packet pk;
+	uint32_t hdr = s->src.family == 6 ? 60 : 40;
+
+	e->packet_no++;
+	e->cnt.packets++;
+	e->cnt.bytes += hdr + s->len;
+	if (e->first_ts == 0)
+		e->first_ts = ts;
+	if (ts > e->now)
+		e->now = ts;
+	memset(&pk, 0, sizeof pk);
+	pk.ts_ns = ts;
+	pk.ip.family = s->src.family;
+	pk.ip.proto = 6;
+	memcpy(pk.ip.src, s->src.addr, sizeof pk.ip.src);
+	memcpy(pk.ip.dst, s->dst.addr, sizeof pk.ip.dst);
+	pk.ip.l4_len = 20 + s->len;
+	pk.tcp.sport = s->src.port;
+	pk.tcp.dport = s->dst.port;
+	pk.tcp.seq = s->seq;
+	pk.tcp.ack = s->ack;
+	pk.tcp.window = s->window;
+	pk.tcp.flags = s->tcp_flags;
+	pk.tcp.hdr_len = 20;
+	pk.payload = none;
+	pk.payload_cap = 0;
+	pk.payload_len = s->len;
+	packet(e, &pk, s->pieces, s->pieces ? s->n_pieces : 0, true);
+}
+
 void gs_engine_tick(struct gs_engine *e, int64_t now)
 {
 	if (now > e->now)
@@ -241,8 +291,14 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 		while (e->wm_n > 0) {
 			uint32_t idx = e->wm_heap[0];
 			struct gs_call *c = &e->calls[idx];
-			if (c->t_request_first + e->cfg.reply_timeout_ns > e->now)
+			if (e->now - c->t_request_first < e->cfg.reply_timeout_ns)
 				break;
+			if (c->flags & GS_CF_PARKED) {
+				/* a reply whose request never came: nothing to write */
+				e->cnt.orphan_replies++;
+				gs_call_discard(e, idx);
+				continue;
+			}
 			gs_call_end(e, idx, (c->flags & GS_CF_CANCELLED) ? GS_OUT_CANCELLED : GS_OUT_NO_REPLY);
 		}
 	}

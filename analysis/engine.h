@@ -27,6 +27,8 @@ struct gs_config {
 	int64_t linger_ns;            /* an ended call waits this long for late retransmissions */
 	int64_t reply_timeout_ns;     /* 0: wait for a reply until the connection ends */
 	bool ordered;                 /* emit in t_request_first order */
+	bool heads_only;              /* gs_engine_segment: bytes outside the pieces were left
+	                               * out on purpose, they are neither loss nor truncation */
 	const uint8_t *port_bitmap;   /* 8192 bytes, NULL: GIOP by its magic on any port */
 };
 
@@ -47,6 +49,25 @@ void gs_engine_free(struct gs_engine *e);
 /* One captured frame. */
 void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts_ns, const uint8_t *data,
 		     uint32_t caplen, uint32_t wirelen);
+/* A TCP segment known by its metadata and the heads of the GIOP messages that
+ * start in it, as the eBPF tap ships them: `pieces` (increasing offsets, not
+ * overlapping, inside `len`) are the payload bytes there are.  Each piece
+ * should start where a message (or a message head cut by the previous
+ * segment's end) starts; the engine frames with the GIOP header's size. */
+struct gs_piece {
+	uint32_t off, len;
+	const uint8_t *data;
+};
+struct gs_segment {
+	struct gs_endpoint src, dst;  /* the sender first; same family */
+	uint32_t seq, ack;
+	uint32_t len;                 /* payload bytes on the wire */
+	uint16_t window;
+	uint8_t tcp_flags;            /* GS_TCP_* */
+	uint32_t n_pieces;
+	const struct gs_piece *pieces;
+};
+void gs_engine_segment(struct gs_engine *e, int64_t ts_ns, const struct gs_segment *s);
 /* Ends every open call (NO_REPLY/CANCELLED) and flushes the output. */
 void gs_engine_finish(struct gs_engine *e);
 /* Ends open calls whose request is older than the reply timeout (live sources). */

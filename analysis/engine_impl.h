@@ -161,6 +161,8 @@ static inline uint32_t gs_flow_no(const struct gs_engine *e, const struct gs_flo
 
 /* reasm.c */
 void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk);
+void gs_reasm_pieces(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk,
+		     const struct gs_piece *pc, uint32_t n);
 void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack);
 void gs_reasm_flush(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr);

@@ -116,7 +116,8 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 	struct gs_dir *dr = &f->dir[d];
 	uint32_t avail = *pos < cap ? cap - *pos : 0;
 	bool rest_captured = avail == len - *pos;
-	enum cut why = data == NULL ? CUT_GAP : CUT_SNAPLEN;
+	/* heads_only: the tap left the rest out on purpose, as a limit does */
+	enum cut why = data == NULL ? CUT_GAP : e->cfg.heads_only ? CUT_LIMIT : CUT_SNAPLEN;
 	const uint8_t *p;
 	size_t have;
 	struct giop_msg m;
@@ -281,7 +282,7 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 				}
 			}
 			n = (uint32_t)((dr->msg_end - cur) < (uint64_t)(len - pos) ? dr->msg_end - cur : len - pos);
-			if (pos + n > cap)
+			if (pos + n > cap && !(data && e->cfg.heads_only))
 				dr->missing = true;
 			if (n) {
 				dr->msg_t_last = ts;

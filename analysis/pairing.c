@@ -64,6 +64,7 @@ static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const 
 	c->request_bytes = m->msg_len;
 	c->req_off0 = dr->msg_start;
 	c->req_off1 = dr->msg_end;
+	c->req_seq_base = dr->base_seq;
 	if (dr->more_frags)
 		c->flags |= GS_CF_REQ_FRAG;
 	e->cnt.calls++;
@@ -173,6 +174,7 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 	c->reply_bytes = m->msg_len;
 	c->rep_off0 = dr->msg_start;
 	c->rep_off1 = dr->msg_end;
+	c->rep_seq_base = dr->base_seq;
 	if (dr->more_frags)
 		c->flags |= GS_CF_REP_FRAG;
 	dr->msg_call = (uint32_t)(c - e->calls);
@@ -385,7 +387,7 @@ void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir)
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
 		struct gs_call *c = &e->calls[i];
-		if ((c->flags & GS_CF_PARKED) && c->dir == requester_dir) {
+		if ((c->flags & GS_CF_PARKED) && c->dir == requester_dir && c->where == 1) {
 			e->cnt.orphan_replies++;
 			gs_call_discard(e, i);
 		}

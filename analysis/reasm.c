@@ -420,3 +420,71 @@ void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr)
 		free_ooo(e, dr, o);
 	}
 }
+
+/* A segment of which only `pc` were captured, on purpose (heads_only: the
+ * eBPF tap ships message heads).  It goes in as consecutive sub-segments, each
+ * starting at a piece, so that the framer finds every head at its offset and
+ * sees the bytes between as there but not captured.  A segment wholly seen
+ * before (a retransmission, or a copy of held data) goes in whole, so that it
+ * counts once. */
+void gs_reasm_pieces(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk,
+		     const struct gs_piece *pc, uint32_t n)
+{
+	static const uint8_t none[1];
+	struct gs_dir *dr = &f->dir[d];
+	struct gs_packet sub = *pk;
+	uint32_t syn = (pk->tcp.flags & GS_TCP_SYN) ? 1 : 0, at = 0, i = 0, fed = 0;
+	uint64_t segs = e->cnt.segments;
+
+	sub.payload = none;
+	sub.payload_cap = 0;
+	if (pk->payload_len == 0 || n == 0) {
+		gs_reasm_segment(e, f, d, &sub);
+		return;
+	}
+	if (dr->started && !syn) {
+		int64_t off = stream_off(dr, pk->tcp.seq);
+		uint64_t end = (uint64_t)(off + (int64_t)pk->payload_len);
+		if ((off < 0 && (int64_t)end <= 0) || end <= dr->next ||
+		    (off > (int64_t)dr->next && held(dr, (uint64_t)off, end))) {
+			gs_reasm_segment(e, f, d, &sub);
+			return;
+		}
+	}
+	if (pc[0].off == 0) {
+		sub.payload = pc[0].data;
+		sub.payload_cap = pc[0].len;
+		i = 1;
+	}
+	for (;;) {
+		/* [at, to): this piece and the uncaptured bytes up to the next one;
+		 * pieces out of order or outside the payload end it all */
+		uint32_t to = i < n && pc[i].off > at && pc[i].off < pk->payload_len ? pc[i].off : pk->payload_len;
+		if (to == pk->payload_len)
+			i = n;
+		sub.tcp.seq = pk->tcp.seq + (at ? syn + at : 0);
+		sub.tcp.flags = pk->tcp.flags;
+		if (at)
+			sub.tcp.flags &= (uint8_t)~GS_TCP_SYN;
+		if (to < pk->payload_len)
+			sub.tcp.flags &= (uint8_t)~GS_TCP_FIN;
+		sub.payload_len = to - at;
+		if (sub.payload_cap > sub.payload_len)
+			sub.payload_cap = sub.payload_len;
+		/* the old part of a resegmented retransmission is skipped, not counted */
+		if (!dr->started || (sub.tcp.flags & GS_TCP_SYN) ||
+		    stream_off(dr, sub.tcp.seq) + (int64_t)sub.payload_len > (int64_t)dr->next) {
+			gs_reasm_segment(e, f, d, &sub);
+			fed++;
+		}
+		if (!f->in_use || to >= pk->payload_len)
+			break;
+		at = to;
+		sub.payload = pc[i].data;
+		sub.payload_cap = pc[i].len;
+		i++;
+	}
+	/* one segment on the wire */
+	if (fed > 1)
+		e->cnt.segments = segs + 1;
+}

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "../decoders/link.h"
+#include "commands.h"
 
 static int64_t mono_ns(void)
 {
@@ -41,7 +42,7 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 	char ebuf[PCAP_ERRBUF_SIZE];
 	FILE *fp;
 	pcap_t *p;
-	int dlt, rc;
+	int dlt, rc = 0;
 	struct pcap_pkthdr *h;
 	const u_char *data;
 	off_t size = 0;
@@ -85,7 +86,8 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 	}
 	if (snaplen)
 		*snaplen = pcap_snapshot(p);
-	while ((rc = pcap_next_ex(p, &h, &data)) == 1) {
+	/* Ctrl-C stops reading; what was read is still analysed and written */
+	while (!gs_stop_requested && (rc = pcap_next_ex(p, &h, &data)) == 1) {
 		/* libpcap reads classic pcap seconds as a signed 32-bit number: past
 		 * 2038 they come out negative; the file format means them unsigned */
 		int64_t sec = (int64_t)h->ts.tv_sec;

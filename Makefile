@@ -17,7 +17,9 @@ DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
-            analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c
+            analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
+            analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_prom.c \
+            analysis/report_merge.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment
 PROBE := $(wildcard probe/*.c) $(PROBE_EXTRA)
 LIB_SRCS := $(DECODERS) $(ANALYSIS)
@@ -44,6 +46,10 @@ help:
 	@echo "  make check-asan      unit, golden and bad-input tests built with -fsanitize=address,undefined"
 	@echo "  make fuzz            each libFuzzer harness for FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-short      each harness briefly on its seeds (part of make check)"
+	@echo "  make bench           benchmarks (offline vs tshark and a bare libpcap loop, memory, and"
+	@echo "                       each tap's part) into docs/benchmarks.md; long; never in make check"
+	@echo "  make bench-quick     the same, small sizes, in about two minutes"
+	@echo "  make bench-gen-check the benchmark capture generator checked against tshark"
 	@echo "  make install PREFIX=/usr/local   install giopscope and its man page"
 	@echo "  make deps            install build and test dependencies (Debian 12, apt-get, root)"
 	@echo "  make clean"
@@ -103,6 +109,30 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD) build
+
+# Benchmarks: bench/run.sh writes docs/benchmarks.md and docs/bench-*.svg. Never part of
+# `make check` (they take minutes and their figures depend on the machine).
+BENCH_BIN := $(BUILD)/bench
+.PHONY: bench bench-quick bench-tools bench-gen-check
+bench-tools: $(BUILD)/giopscope $(BENCH_BIN)/giopgen $(BENCH_BIN)/bare_loop
+
+$(BENCH_BIN)/giopgen: $(wildcard bench/gen/*.c bench/gen/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $(filter %.c,$^) -lm $(LDFLAGS)
+
+$(BENCH_BIN)/bare_loop: bench/bare_loop.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDLIBS_PCAP) $(LDFLAGS)
+
+bench: bench-tools
+	BUILD=$(BUILD) bench/run.sh full
+
+bench-quick: bench-tools
+	BUILD=$(BUILD) bench/run.sh quick
+
+# the generator's captures against tshark's GIOP dissector (under a minute)
+bench-gen-check: bench-tools
+	GIOPSCOPE=$(BUILD)/giopscope GIOPGEN=$(BENCH_BIN)/giopgen bench/gen/check.sh
 
 include tests/orb/orb.mk
 include tests/fuzz/fuzz.mk

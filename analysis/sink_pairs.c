@@ -114,6 +114,12 @@ const char *gs_call_status(const struct gs_call *c)
 	}
 }
 
+void gs_pairs_header_times(FILE *out, enum gs_pairs_format fmt)
+{
+	if (fmt == GS_PAIRS_CSV)
+		fputs(GS_PAIRS_HEADER GS_PAIRS_HEADER_TIMES "\n", out);
+}
+
 void gs_pairs_header(FILE *out, enum gs_pairs_format fmt)
 {
 	if (fmt == GS_PAIRS_CSV)
@@ -130,8 +136,23 @@ static void put_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs
 	put(l, cache->text[k], cache->len[k]);
 }
 
+/* attach's syscall columns: an instant, or empty when not seen */
+static void csv_time(struct line *l, int64_t t)
+{
+	putc_(l, ',');
+	if (t)
+		put_fixed(l, t, 9);
+}
+
+static void csv_span(struct line *l, int64_t from, int64_t to)
+{
+	putc_(l, ',');
+	if (from && to)
+		put_fixed(l, to - from, 3);
+}
+
 static void csv_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c,
-		    struct gs_pairs_cache *cache)
+		    struct gs_pairs_cache *cache, const struct gs_call_times *t)
 {
 	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
 	size_t oplen;
@@ -175,6 +196,14 @@ static void csv_row(struct line *l, const struct gs_intern *strings, const struc
 		puts_(l, ",,,,");
 	}
 	put_u64(l, c->retransmits);
+	if (t) {
+		csv_time(l, t->client_send);
+		csv_time(l, t->server_recv);
+		csv_time(l, t->server_send);
+		csv_time(l, t->client_recv);
+		csv_span(l, t->server_recv, t->server_send);
+		csv_span(l, t->client_send, t->client_recv);
+	}
 	putc_(l, '\n');
 }
 
@@ -187,7 +216,29 @@ static void json_key(struct line *l, const char *k, bool first)
 	puts_(l, "\":");
 }
 
-static void json_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c)
+static void json_time(struct line *l, const char *k, int64_t t)
+{
+	json_key(l, k, false);
+	if (!t) {
+		puts_(l, "null");
+		return;
+	}
+	putc_(l, '"');
+	put_fixed(l, t, 9);
+	putc_(l, '"');
+}
+
+static void json_span(struct line *l, const char *k, int64_t from, int64_t to)
+{
+	json_key(l, k, false);
+	if (from && to)
+		put_fixed(l, to - from, 3);
+	else
+		puts_(l, "null");
+}
+
+static void json_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c,
+		     const struct gs_call_times *t)
 {
 	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
 	char ep[GS_ENDPOINT_STRLEN];
@@ -274,19 +325,33 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 		json_key(l, "capture_loss", false);
 		puts_(l, "true");
 	}
+	if (t) {
+		json_time(l, "t_client_send", t->client_send);
+		json_time(l, "t_server_recv", t->server_recv);
+		json_time(l, "t_server_send", t->server_send);
+		json_time(l, "t_client_recv", t->client_recv);
+		json_span(l, "server_process_us", t->server_recv, t->server_send);
+		json_span(l, "client_syscall_us", t->client_send, t->client_recv);
+	}
 	puts_(l, "}\n");
+}
+
+void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
+			  const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t)
+{
+	struct line l;
+	l.n = 0;
+	if (fmt == GS_PAIRS_CSV)
+		csv_row(&l, strings, c, cache, t);
+	else
+		json_row(&l, strings, c, t);
+	fwrite(l.buf, 1, l.n, out);
 }
 
 void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 			   const struct gs_call *c, struct gs_pairs_cache *cache)
 {
-	struct line l;
-	l.n = 0;
-	if (fmt == GS_PAIRS_CSV)
-		csv_row(&l, strings, c, cache);
-	else
-		json_row(&l, strings, c);
-	fwrite(l.buf, 1, l.n, out);
+	gs_pairs_write_times(out, fmt, strings, c, cache, NULL);
 }
 
 void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,

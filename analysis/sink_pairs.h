@@ -23,6 +23,19 @@ struct gs_pairs_cache {
 };
 
 void gs_pairs_header(FILE *out, enum gs_pairs_format fmt);
+
+/* `giopscope attach`: the instants its syscall probes saw (t1, t4, t5, t8 of
+ * the time model; 0 where the process is not followed), appended after
+ * `retransmits` as the columns below; server_process_us = t5 - t4,
+ * client_syscall_us = t8 - t1. */
+struct gs_call_times {
+	int64_t client_send, server_recv, server_send, client_recv;
+};
+#define GS_PAIRS_HEADER_TIMES \
+	",t_client_send,t_server_recv,t_server_send,t_client_recv,server_process_us,client_syscall_us"
+void gs_pairs_header_times(FILE *out, enum gs_pairs_format fmt);
+void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
+			  const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t);
 void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 			   const struct gs_call *c, struct gs_pairs_cache *cache);
 void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,

@@ -1,12 +1,370 @@
-/* giopscope attach: not built yet (a placeholder so that the command exists). */
+/* giopscope attach: eBPF taps on running ORB processes.  A packet tap on the
+ * interfaces (GIOP framed in the kernel, only message heads shipped) feeds the
+ * same engine as `read` and `live`; syscall probes of the processes followed
+ * add when each process handed a message to the kernel or got it. */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
+#include "attach_bpf.h"
+#include "attach_caps.h"
+#include "attach_feed.h"
+#include "attach_target.h"
 #include "commands.h"
+#include "opts.h"
+#include "session.h"
+
+/* the longest the loop sleeps: records do not wake it (see giop_tap.bpf.c) */
+#define WAIT_MS 50
+/* a call waits this long for a syscall instant before it is written without */
+#define INSTANT_WAIT_NS (200 * 1000000LL)
+#define PENDING_CALLS 16384
+
+struct attach_opts {
+	uint32_t pids[GS_TARGET_MAX_PIDS];
+	uint32_t n_pids;
+	const char *comm;
+	uint8_t ports[8192];
+	bool any_port;
+	const char *ifaces[GS_TARGET_MAX_IFACES];
+	uint32_t n_ifaces;
+	bool packets_only;
+	uint64_t ring_bytes;
+	uint64_t map_flows;
+};
+
+struct attach_ctx {
+	struct gs_session s;
+	struct gs_feed feed;
+	struct gs_attach_bpf *bpf;
+	struct gs_attach_iface ifaces[GS_TARGET_MAX_IFACES];
+	uint32_t n_ifaces;
+	uint64_t cnt[GS_CNT__MAX];
+	struct gs_drops drops;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: giopscope attach (--pid PID[,PID...] | --comm NAME | --port N[,N...])... [options]\n"
+	      "  -p, --pid PID        follow this process and its threads (repeatable)\n"
+	      "  -c, --comm NAME      follow every process of this name (also those started later)\n"
+	      "  --port LIST          watch connections on these TCP ports (e.g. 2809,10000-10010); alone:\n"
+	      "                       follow whatever process uses them\n"
+	      "  -i, --interface IF   tap this interface (repeatable; default: every interface that is up,\n"
+	      "                       in the network namespace of the processes followed)\n"
+	      "  --packets-only       no syscall probes: the packet tap alone (like live)\n"
+	      "  --ring-size BYTES    the kernel-to-user ring buffer (default 8m; power of two)\n"
+	      "  --map-flows N        connection directions the kernel frames at once (default 32768)\n"
+	      GS_SESSION_USAGE
+	      "The pairs CSV gets t_client_send,t_server_recv,t_server_send,t_client_recv,\n"
+	      "server_process_us,client_syscall_us after retransmits (empty where not followed).\n"
+	      "Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (root); gives them all up once attached.\n"
+	      "exit: 0 stopped (SIGINT/SIGTERM, --duration, --count), 2 usage or environment error\n",
+	      f);
+}
+
+enum { O_PORT = GS_O_OWN, O_PACKETS_ONLY, O_RING, O_MAP_FLOWS };
+
+static int bad(const char *what)
+{
+	fprintf(stderr, "giopscope attach: %s\n", what);
+	return 2;
+}
+
+static int add_pids(struct attach_opts *a, const char *arg)
+{
+	char buf[4096], *save = NULL, *tok;
+	snprintf(buf, sizeof buf, "%s", arg);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		uint64_t v;
+		if (!gs_parse_u64(tok, 1, 0x7fffffff, false, &v))
+			return bad("--pid wants process ids (e.g. 1234 or 1234,5678)");
+		if (a->n_pids == GS_TARGET_MAX_PIDS)
+			return bad("too many --pid");
+		a->pids[a->n_pids++] = (uint32_t)v;
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session_opts *so)
+{
+	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "port", required_argument, NULL, O_PORT },
+		{ "interface", required_argument, NULL, 'i' },
+		{ "packets-only", no_argument, NULL, O_PACKETS_ONLY },
+		{ "ring-size", required_argument, NULL, O_RING },
+		{ "map-flows", required_argument, NULL, O_MAP_FLOWS },
+		{ "help", no_argument, NULL, 'h' },
+		GS_SESSION_LONGOPTS,
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt, r;
+	a->ring_bytes = 8u << 20;
+	a->map_flows = 32768;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "p:c:i:o:qh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			if (add_pids(a, optarg))
+				return 2;
+			break;
+		case 'c':
+			if (strlen(optarg) >= GS_TAP_COMM_LEN)
+				return bad("--comm: a process name has at most 15 characters (see /proc/PID/comm)");
+			a->comm = optarg;
+			break;
+		case O_PORT:
+			if (!gs_parse_ports(optarg, a->ports))
+				return bad("bad --port (want e.g. 2809 or 2809,10000-10010)");
+			a->any_port = true;
+			break;
+		case 'i':
+			if (a->n_ifaces == GS_TARGET_MAX_IFACES)
+				return bad("too many -i");
+			a->ifaces[a->n_ifaces++] = optarg;
+			break;
+		case O_PACKETS_ONLY:
+			a->packets_only = true;
+			break;
+		case O_RING:
+			if (!gs_parse_u64(optarg, 4096, 1u << 30, true, &a->ring_bytes) ||
+			    (a->ring_bytes & (a->ring_bytes - 1)))
+				return bad("--ring-size wants a power of two from 4k to 1g");
+			break;
+		case O_MAP_FLOWS:
+			if (!gs_parse_u64(optarg, 16, 1u << 24, false, &a->map_flows))
+				return bad("--map-flows wants 16..16777216");
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case '?':
+			usage(stderr);
+			return 2;
+		default:
+			if ((r = gs_session_option(so, "attach", opt, optarg)) == 1) {
+				usage(stderr);
+				return 2;
+			}
+			if (r)
+				return r;
+		}
+	}
+	if (optind < argc)
+		return bad("unexpected arguments (processes are given with --pid, --comm or --port)");
+	if (!a->n_pids && !a->comm && !a->any_port)
+		return bad("what to attach to? --pid PID, --comm NAME or --port N");
+	if (a->n_pids && a->comm)
+		return bad("--pid and --comm do not go together");
+	return 0;
+}
+
+/* Processes, ports, namespace, interfaces.  0 or 2. */
+static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach_bpf_cfg *cfg)
+{
+	uint32_t procs[GS_TARGET_MAX_PIDS], n_procs = 0;
+	char err[512];
+	struct stat st;
+	bool moved;
+	int n;
+
+	memset(cfg, 0, sizeof *cfg);
+	for (uint32_t i = 0; i < a->n_pids; i++) {
+		if (!gs_target_pid_exists(a->pids[i])) {
+			fprintf(stderr, "giopscope attach: no process %u\n", a->pids[i]);
+			return 2;
+		}
+		procs[n_procs++] = a->pids[i];
+	}
+	if (a->comm) {
+		gs_target_pids_by_comm(a->comm, procs, &n_procs, GS_TARGET_MAX_PIDS);
+		if (!n_procs)
+			fprintf(stderr, "giopscope attach: no process named %s yet: following those that start\n",
+				a->comm);
+	}
+	/* connections to what they listen on are theirs from the first byte
+	 * (a connection they open is watched from their first send or recv) */
+	for (uint32_t i = 0; i < n_procs; i++)
+		if (gs_target_listen_ports(procs[i], a->ports) > 0)
+			a->any_port = true;
+	if (gs_target_enter_netns(procs, n_procs, &moved, err, sizeof err))
+		return bad(err);
+	n = gs_target_ifaces(a->n_ifaces ? a->ifaces : NULL, a->n_ifaces, x->ifaces, GS_TARGET_MAX_IFACES,
+			     err, sizeof err);
+	if (n < 0)
+		return bad(err);
+	if (n == 0)
+		return bad("no interface to tap");
+	x->n_ifaces = (uint32_t)n;
+	cfg->filter = a->n_pids ? GS_FILTER_PIDS : a->comm ? GS_FILTER_COMM : GS_FILTER_PORTS;
+	cfg->pids = a->pids;
+	cfg->n_pids = a->n_pids;
+	if (a->comm)
+		snprintf(cfg->comm, sizeof cfg->comm, "%s", a->comm);
+	cfg->ports = a->any_port ? a->ports : NULL;
+	cfg->ifaces = x->ifaces;
+	cfg->n_ifaces = x->n_ifaces;
+	cfg->syscalls = !a->packets_only;
+	cfg->ring_bytes = (uint32_t)a->ring_bytes;
+	cfg->max_flows = (uint32_t)a->map_flows;
+	/* --port alone: the syscalls of this namespace's sockets, as the packet tap */
+	if (stat("/proc/self/ns/net", &st) == 0)
+		cfg->netns_ino = (uint32_t)st.st_ino;
+	return 0;
+}
+
+static void describe(const struct attach_ctx *x, const struct attach_opts *a, const struct gs_attach_bpf_cfg *cfg)
+{
+	char ports[256] = "";
+	size_t n = 0;
+	int shown = 0;
+	for (uint32_t p = 0; p < 65536 && cfg->ports && shown < 12; p++)
+		if (cfg->ports[p >> 3] & (1u << (p & 7))) {
+			n += (size_t)snprintf(ports + n, sizeof ports - n, "%s%u", shown ? "," : "", p);
+			shown++;
+			if (n >= sizeof ports)
+				break;
+		}
+	fprintf(stderr, "giopscope attach: ");
+	if (a->n_pids) {
+		fprintf(stderr, "following pid");
+		for (uint32_t i = 0; i < a->n_pids && i < 8; i++)
+			fprintf(stderr, "%s%u", i ? "," : " ", a->pids[i]);
+		if (a->n_pids > 8)
+			fprintf(stderr, ",...");
+	} else if (a->comm) {
+		fprintf(stderr, "following processes named %s", a->comm);
+	} else {
+		fprintf(stderr, "following processes on the ports");
+	}
+	if (a->packets_only)
+		fprintf(stderr, " (packets only)");
+	fprintf(stderr, "; ports %s; tapping", shown ? ports : "(from their sockets)");
+	for (uint32_t i = 0; i < x->n_ifaces; i++)
+		fprintf(stderr, "%s%s", i ? "," : " ", x->ifaces[i].name);
+	fprintf(stderr, "\n");
+}
+
+static void update_drops(struct attach_ctx *x)
+{
+	gs_attach_bpf_counters(x->bpf, x->cnt);
+	x->drops.kernel = x->cnt[GS_CNT_RB_LOST];
+	x->drops.iface = 0;
+	x->drops.other = x->cnt[GS_CNT_FLOW_MAP_FULL] + x->cnt[GS_CNT_INFLIGHT_FULL] + x->cnt[GS_CNT_HEADS_LOST];
+	x->drops.other_name = "map full or heads not shipped";
+}
+
+static int loop(struct attach_ctx *x)
+{
+	for (;;) {
+		if (gs_stop_requested)
+			break;
+		if (gs_attach_bpf_poll(x->bpf, WAIT_MS) < 0 && errno != EINTR) {
+			fprintf(stderr, "giopscope attach: reading the ring buffer failed: %s\n", strerror(errno));
+			return 2;
+		}
+		gs_feed_clock(&x->feed);
+		gs_feed_settle(&x->feed, false);
+		update_drops(x);
+		gs_session_tick(&x->s, gs_realtime_ns(), &x->drops);
+		if (gs_session_done(&x->s))
+			break;
+		if (ferror(x->s.out)) {
+			fprintf(stderr, "giopscope attach: writing the output failed\n");
+			return 2;
+		}
+	}
+	/* what reached the ring before the stop still counts */
+	gs_attach_bpf_poll(x->bpf, 0);
+	return 0;
+}
+
+static void report(const struct attach_ctx *x)
+{
+	const uint64_t *c = x->cnt;
+	fprintf(stderr, "giopscope attach: kernel: %llu segments, %llu syscalls, %llu records lost (ring full), "
+		"%llu connection directions framed (%llu joined running), %llu framing resyncs, %llu message "
+		"heads not shipped, %llu flow map full, %llu recv not followed (map full)\n",
+		(unsigned long long)c[GS_CNT_SEGMENTS], (unsigned long long)c[GS_CNT_SYSCALLS],
+		(unsigned long long)c[GS_CNT_RB_LOST], (unsigned long long)c[GS_CNT_FLOWS_NEW],
+		(unsigned long long)c[GS_CNT_FLOWS_MIDSTREAM], (unsigned long long)c[GS_CNT_RESYNC],
+		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL],
+		(unsigned long long)c[GS_CNT_INFLIGHT_FULL]);
+	if (x->feed.instants_missing || x->feed.queue_full || x->feed.bad_records || x->feed.times.replaced)
+		fprintf(stderr, "giopscope attach: %llu calls written without a syscall instant they waited "
+			"for, %llu written early (queue full), %llu bad records, %llu connection directions "
+			"forgotten (table full)\n",
+			(unsigned long long)x->feed.instants_missing, (unsigned long long)x->feed.queue_full,
+			(unsigned long long)x->feed.bad_records, (unsigned long long)x->feed.times.replaced);
+}
 
 int gs_cmd_attach(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fprintf(stderr, "giopscope attach: not available in this build yet\n");
-	return 2;
+	struct attach_opts *a = calloc(1, sizeof *a);
+	struct attach_ctx *x = calloc(1, sizeof *x);
+	struct gs_session_opts so;
+	struct gs_attach_bpf_cfg cfg;
+	char err[512];
+	int rc = 2, r;
+
+	if (!a || !x) {
+		fprintf(stderr, "giopscope attach: out of memory\n");
+		goto out;
+	}
+	gs_session_opts_default(&so);
+	if ((r = parse(argc, argv, a, &so)) != 0) {
+		rc = r;
+		goto out;
+	}
+	if (!gs_caps_enough(err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: missing %s (run as root, or give the binary "
+			"cap_bpf,cap_perfmon,cap_net_admin)\n", err);
+		goto out;
+	}
+	if (resolve(x, a, &cfg))
+		goto out;
+	cfg.max_message = so.cfg.max_message_size;
+	/* the tap ships message heads only: the bytes between are not loss */
+	so.cfg.heads_only = true;
+	/* a call is written once the peer acknowledged its last bytes (3 s at
+	 * most, as `read`): a tail-loss probe or a spurious retransmission right
+	 * after the reply still counts, and the client's recv of the reply is
+	 * mostly there by then */
+	so.cfg.linger_ns = 3000 * 1000000LL;
+	so.syscall_times = !a->packets_only;
+	if (gs_session_open(&x->s, &so, "attach"))
+		goto out;
+	if (gs_feed_init(&x->feed, &x->s, PENDING_CALLS, INSTANT_WAIT_NS)) {
+		fprintf(stderr, "giopscope attach: out of memory\n");
+		gs_session_close(&x->s, "attach", NULL);
+		goto out;
+	}
+	if (gs_attach_bpf_open(&x->bpf, &cfg, gs_feed_record, &x->feed, err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		gs_session_close(&x->s, "attach", NULL);
+		gs_feed_free(&x->feed);
+		goto out;
+	}
+	/* attached: nothing from here on needs a privilege */
+	if ((r = gs_caps_drop_all()) != 0)
+		fprintf(stderr, "giopscope attach: could not drop capabilities: %s\n", strerror(r));
+	describe(x, a, &cfg);
+	rc = loop(x);
+	update_drops(x);
+	r = gs_session_close(&x->s, "attach", &x->drops);
+	if (r && !rc)
+		rc = r;
+	report(x);
+	gs_attach_bpf_close(x->bpf);
+	gs_feed_free(&x->feed);
+out:
+	free(a);
+	free(x);
+	return rc;
 }

@@ -14,6 +14,8 @@
 #include "../analysis/summary.h"
 #include "../analysis/tail.h"
 #include "../analysis/interval.h"
+#include "../analysis/report.h"
+#include "../analysis/sink_trace.h"
 #include "commands.h"
 #include "opts.h"
 #include "tap_pcap.h"
@@ -28,6 +30,8 @@ struct read_ctx {
 	struct gs_tail tail;
 	struct gs_interval interval;
 	bool has_interval;
+	struct gs_report *report;   /* --report, NULL without */
+	struct gs_trace *trace;     /* --trace, NULL without */
 };
 
 static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
@@ -37,6 +41,10 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	gs_tail_add(&ctx->tail, e, c);
 	if (ctx->has_interval)
 		gs_interval_add(&ctx->interval, c);
+	if (ctx->report)
+		gs_report_add(ctx->report, e, c);
+	if (ctx->trace)
+		gs_trace_add(ctx->trace, e, c);
 	if (!ctx->pairs)
 		return;
 	if (ctx->pairs_text) {
@@ -72,6 +80,8 @@ static void usage(FILE *f)
 	      "                        zero-window, capture-loss)\n"
 	      "  --by KEY              group the summary by op (default), conn, object, server, priority\n"
 	      "  --interval SECONDS    also give percentiles per time window\n"
+	      "  --report FILE.html    also write a self-contained HTML report (docs/report.md)\n"
+	      "  --trace FILE.json     also write the calls as a Perfetto/Chrome trace\n"
 	      "  --max-flows N         connections tracked at once (default 65536; LRU eviction)\n"
 	      "  --max-open-calls N    calls waiting for a reply or for output (default 1048576)\n"
 	      "  --max-message-size B  larger GIOP size fields are malformed (default 256M)\n"
@@ -82,7 +92,7 @@ static void usage(FILE *f)
 }
 
 enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO,
-       O_TAIL, O_BY, O_INTERVAL };
+       O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE };
 
 static FILE *open_output(const char *path)
 {
@@ -109,6 +119,8 @@ int gs_cmd_read(int argc, char **argv)
 		{ "tail", required_argument, NULL, O_TAIL },
 		{ "by", required_argument, NULL, O_BY },
 		{ "interval", required_argument, NULL, O_INTERVAL },
+		{ "report", required_argument, NULL, O_REPORT },
+		{ "trace", required_argument, NULL, O_TRACE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -116,7 +128,7 @@ int gs_cmd_read(int argc, char **argv)
 	struct read_ctx ctx;
 	struct gs_engine *e = NULL;
 	static uint8_t ports[8192];
-	const char *format = NULL, *outpath = NULL;
+	const char *format = NULL, *outpath = NULL, *report_path = NULL, *trace_path = NULL;
 	bool summary_too = false, quiet = false;
 	uint64_t tail_n = 0;
 	int by = GS_BY_OP;
@@ -191,6 +203,8 @@ int gs_cmd_read(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case O_REPORT: report_path = optarg; break;
+		case O_TRACE: trace_path = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "giopscope read: %s needs a value (giopscope read --help)\n", argv[optind - 1]);
@@ -233,6 +247,14 @@ int gs_cmd_read(int argc, char **argv)
 		fprintf(stderr, "giopscope read: cannot set up the tables: %s\n", strerror(err));
 		return 2;
 	}
+	if (report_path && (err = gs_report_new(&ctx.report, NULL)) != 0) {
+		fprintf(stderr, "giopscope read: cannot set up the report: %s\n", strerror(err));
+		return 2;
+	}
+	if (trace_path && (err = gs_trace_open(&ctx.trace, trace_path, NULL)) != 0) {
+		fprintf(stderr, "giopscope read: cannot write %s: %s\n", trace_path, strerror(err));
+		return 2;
+	}
 	if (ctx.pairs && !ctx.pairs_text)
 		gs_pairs_header(ctx.out, ctx.pairs_fmt);
 	ctx.has_interval = interval_ns != 0;
@@ -268,6 +290,15 @@ int gs_cmd_read(int argc, char **argv)
 			gs_tail_write(human, sf == GS_SUM_JSONL && !ctx.pairs, &ctx.tail);
 		if (ctx.has_interval)
 			gs_interval_write(&ctx.interval, human, ctx.pairs ? 0 : (int)sf);
+		if (ctx.report && (err = gs_report_write(ctx.report, report_path, info.source, c)) != 0) {
+			fprintf(stderr, "giopscope read: cannot write %s: %s\n", report_path, strerror(err));
+			status = 2;
+		}
+		if (ctx.trace && (err = gs_trace_close(ctx.trace)) != 0) {
+			fprintf(stderr, "giopscope read: writing %s failed: %s\n", trace_path, strerror(err));
+			status = 2;
+		}
+		ctx.trace = NULL;
 		if (status == 0) {
 			const struct gs_problem *pm = gs_engine_first_malformed(e);
 			const struct gs_problem *pt = gs_engine_first_truncated(e);
@@ -302,5 +333,6 @@ int gs_cmd_read(int argc, char **argv)
 	gs_tail_free(&ctx.tail);
 	if (ctx.has_interval)
 		gs_interval_free(&ctx.interval);
+	gs_report_free(ctx.report);
 	return status;
 }

@@ -8,6 +8,7 @@ int gs_cmd_read(int argc, char **argv);
 int gs_cmd_live(int argc, char **argv);
 int gs_cmd_attach(int argc, char **argv);
 int gs_cmd_dpdk(int argc, char **argv);
+int gs_cmd_merge(int argc, char **argv);
 
 /* Set by the signal handlers main() installs (SIGINT, SIGTERM, SIGHUP): a
  * continuous source stops, writes its summary and exits. */

@@ -23,7 +23,6 @@ static void install_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
 }
 
 static const struct {
@@ -34,6 +33,7 @@ static const struct {
 	{ "live", gs_cmd_live },
 	{ "attach", gs_cmd_attach },
 	{ "dpdk", gs_cmd_dpdk },
+	{ "merge", gs_cmd_merge },
 };
 
 static void usage(FILE *f)
@@ -43,6 +43,7 @@ static void usage(FILE *f)
 	      "  live -i IFACE    capture on an interface with libpcap, calls as they end\n"
 	      "  attach --pid PID | --comm NAME | --port N   eBPF taps on running ORB processes\n"
 	      "  dpdk [EAL options] -- [options]   kernel-bypass capture from a DPDK port\n"
+	      "  merge CLIENT.pcap SERVER.pcap   the same calls from both hosts: network vs server time\n"
 	      "  help             this text; 'giopscope COMMAND --help' for a command's options\n"
 	      "  version          print the version\n"
 	      "exit codes: 0 done, 1 bad input (calls decoded before it are still written),\n"

@@ -8,6 +8,7 @@
 
 #include "../analysis/endpoint.h"
 #include "../analysis/summary.h"
+#include "metrics.h"
 #include "opts.h"
 
 int64_t gs_mono_ns(void)
@@ -76,6 +77,9 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 		if ((o->by = gs_group_by_parse(arg)) < 0)
 			return bad(cmd, "--by wants op, conn, object, server or priority");
 		return 0;
+	case GS_O_REPORT: o->report = arg; return 0;
+	case GS_O_TRACE: o->trace = arg; return 0;
+	case GS_O_METRICS: o->metrics = arg; return 0; /* checked when opened */
 	case GS_O_INTERVAL:
 		if (!gs_parse_seconds(arg, 86400LL * 1000000000, &o->interval_ns) || o->interval_ns < 1000)
 			return bad(cmd, "--interval wants seconds (e.g. 1 or 0.1)");
@@ -104,14 +108,24 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 	return 1;
 }
 
-static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
+void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t)
 {
-	struct gs_session *s = arg;
+	const struct gs_engine *e = s->e;
 	s->calls++;
 	gs_stats_add_call(&s->stats, gs_engine_strings(e), c);
 	gs_tail_add(&s->tail, e, c);
 	if (s->opt.interval_ns)
 		gs_interval_add(&s->interval, c);
+	if (s->report) {
+		/* attach's syscall instants (0: unknown) split the bars further */
+		struct gs_report_split sp;
+		gs_report_split_unknown(&sp);
+		if (t && t->server_recv && t->server_send)
+			sp.server_proc_ns = t->server_send - t->server_recv;
+		gs_report_add_split(s->report, e, c, &sp);
+	}
+	if (s->trace)
+		gs_trace_add(s->trace, e, c);
 	if (!s->opt.pairs)
 		return;
 	if (s->text) {
@@ -129,7 +143,19 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 			fprintf(s->out, " %12s %12s\n", "-", "-");
 		return;
 	}
-	gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
+	if (s->opt.syscall_times)
+		gs_pairs_write_times(s->out, s->fmt, gs_engine_strings(e), c, &s->cache, t);
+	else
+		gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
+}
+
+static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
+{
+	struct gs_session *s = arg;
+	if (s->call_hook)
+		s->call_hook(s->hook_arg, e, c);
+	else
+		gs_session_emit(s, c, NULL);
 }
 
 int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const char *cmd)
@@ -171,8 +197,23 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
 		return 2;
 	}
+	if (o->report && (err = gs_report_new(&s->report, NULL)) != 0) {
+		fprintf(stderr, "giopscope %s: cannot set up the report: %s\n", cmd, strerror(err));
+		return 2;
+	}
+	if (o->trace && (err = gs_trace_open(&s->trace, o->trace, NULL)) != 0) {
+		fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->trace, strerror(err));
+		return 2;
+	}
+	if (o->metrics) {
+		char why[256];
+		if (gs_metrics_open(&s->metrics, o->metrics, why, sizeof why) != 0) {
+			fprintf(stderr, "giopscope %s: %s\n", cmd, why);
+			return 2;
+		}
+	}
 	if (s->opt.pairs && !s->text)
-		gs_pairs_header(s->out, s->fmt);
+		(s->opt.syscall_times ? gs_pairs_header_times : gs_pairs_header)(s->out, s->fmt);
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();
 	return 0;
@@ -208,6 +249,7 @@ void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops
 {
 	int64_t mono = gs_mono_ns();
 	gs_engine_tick(s->e, now_ns);
+	gs_metrics_poll(s->metrics, s->e, &s->stats, drops); /* no-op without --metrics */
 	if (s->tty && mono - s->last_progress_mono >= 1000000000)
 		progress(s, mono, drops);
 	s->last_tick_mono = mono;
@@ -230,6 +272,8 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 	if (s->progress_shown)
 		fputs("\r\033[K", stderr);
 	gs_engine_finish(s->e);
+	if (s->flush_hook)
+		s->flush_hook(s->hook_arg);
 	c = gs_engine_counters(s->e);
 	memset(&info, 0, sizeof info);
 	info.source = source;
@@ -254,6 +298,25 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 		fprintf(stderr, "giopscope %s: packets lost before the decoder: kernel %llu, interface %llu, %s %llu\n",
 			s->cmd, (unsigned long long)drops->kernel, (unsigned long long)drops->iface,
 			drops->other_name ? drops->other_name : "other", (unsigned long long)drops->other);
+	if (s->report) {
+		int err = gs_report_write(s->report, s->opt.report, source, c);
+		if (err) {
+			fprintf(stderr, "giopscope %s: cannot write %s: %s\n", s->cmd, s->opt.report, strerror(err));
+			status = 2;
+		}
+		gs_report_free(s->report);
+		s->report = NULL;
+	}
+	if (s->trace) {
+		int err = gs_trace_close(s->trace); /* the JSON's end: valid from here */
+		if (err) {
+			fprintf(stderr, "giopscope %s: writing %s failed: %s\n", s->cmd, s->opt.trace, strerror(err));
+			status = 2;
+		}
+		s->trace = NULL;
+	}
+	gs_metrics_close(s->metrics);
+	s->metrics = NULL;
 	if (fflush(s->out) != 0 || ferror(s->out)) {
 		fprintf(stderr, "giopscope %s: writing the output failed: %s\n", s->cmd, strerror(errno));
 		status = 2;

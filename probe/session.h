@@ -15,12 +15,17 @@
 #include "../analysis/stats.h"
 #include "../analysis/tail.h"
 #include "../analysis/interval.h"
+#include "../analysis/report.h"
+#include "../analysis/sink_trace.h"
+
+struct gs_metrics; /* metrics.h (which needs struct gs_drops from here) */
 
 /* Long-option codes of the shared options; a command's own start at GS_O_OWN. */
 enum {
 	GS_O_PAIRS = 256, GS_O_FORMAT, GS_O_OUTPUT, GS_O_SUMMARY, GS_O_PORTS, GS_O_DURATION,
 	GS_O_COUNT, GS_O_REPLY_TIMEOUT, GS_O_MAX_FLOWS, GS_O_MAX_CALLS, GS_O_MAX_MSG,
-	GS_O_MAX_OOO, GS_O_QUIET, GS_O_TAIL, GS_O_BY, GS_O_INTERVAL, GS_O_OWN = 512
+	GS_O_MAX_OOO, GS_O_QUIET, GS_O_TAIL, GS_O_BY, GS_O_INTERVAL, GS_O_REPORT, GS_O_TRACE,
+	GS_O_METRICS, GS_O_OWN = 512
 };
 
 #define GS_SESSION_LONGOPTS                                                        \
@@ -39,7 +44,10 @@ enum {
 	{ "quiet", no_argument, NULL, GS_O_QUIET },                                  \
 	{ "tail", required_argument, NULL, GS_O_TAIL },                              \
 	{ "by", required_argument, NULL, GS_O_BY },                                  \
-	{ "interval", required_argument, NULL, GS_O_INTERVAL }
+	{ "interval", required_argument, NULL, GS_O_INTERVAL },                      \
+	{ "report", required_argument, NULL, GS_O_REPORT },                          \
+	{ "trace", required_argument, NULL, GS_O_TRACE },                            \
+	{ "metrics", required_argument, NULL, GS_O_METRICS }
 
 /* The usage lines of the shared options. */
 #define GS_SESSION_USAGE                                                                          \
@@ -55,6 +63,9 @@ enum {
 	"  --tail N              at the end, the N slowest calls with their split and reasons\n"   \
 	"  --by KEY              group the summary by op (default), conn, object, server, priority\n" \
 	"  --interval SECONDS    percentiles per time window at the end\n"                         \
+	"  --report FILE.html    at the end, a self-contained HTML report (docs/report.md)\n"      \
+	"  --trace FILE.json     the calls as a Perfetto/Chrome trace, written as they end\n"      \
+	"  --metrics ADDR:PORT   Prometheus metrics on http://ADDR:PORT/metrics (numeric address)\n" \
 	"  -q, --quiet           no progress line\n"
 
 struct gs_session_opts {
@@ -65,7 +76,9 @@ struct gs_session_opts {
 	uint32_t tail;            /* --tail N */
 	int by;                   /* enum gs_group_by */
 	int64_t interval_ns;      /* --interval */
+	const char *report, *trace, *metrics;  /* --report, --trace, --metrics; NULL without */
 	uint64_t count;           /* 0: no limit */
+	bool syscall_times;       /* attach: its syscall columns follow `retransmits` */
 	struct gs_config cfg;
 	uint8_t ports[8192];
 };
@@ -94,6 +107,15 @@ struct gs_session {
 	uint64_t progress_calls;
 	bool tty;
 	bool progress_shown;
+	struct gs_report *report; /* NULL without --report */
+	struct gs_trace *trace;   /* NULL without --trace */
+	struct gs_metrics *metrics; /* NULL without --metrics */
+	/* A source that completes calls before they are written (attach adds the
+	 * syscall instants) takes them here and hands each on with
+	 * gs_session_emit(); flush_hook runs once every call has ended, at close. */
+	gs_call_fn call_hook;
+	void (*flush_hook)(void *arg);
+	void *hook_arg;
 };
 
 void gs_session_opts_default(struct gs_session_opts *o);
@@ -109,6 +131,9 @@ void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_
  * the progress line on a terminal, output flushing.  `now_ns` is wall-clock
  * time in the capture's clock. */
 void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops *drops);
+/* Counts, adds to the statistics and writes one ended call (`t`: attach's
+ * syscall instants, or NULL). */
+void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t);
 /* True once --duration or --count is reached. */
 bool gs_session_done(const struct gs_session *s);
 /* Ends every open call, writes the summary; returns 0, or 2 if writing failed. */

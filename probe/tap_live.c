@@ -5,8 +5,8 @@
 #include <net/if.h>
 #include <pcap/pcap.h>
 #include <poll.h>
-#include <sys/socket.h>
 #include <stdarg.h>
+#include <sys/ioctl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -84,7 +84,7 @@ static int activate_error(pcap_t *p, int rc, const char *iface, char *err, size_
 		return fail(err, errlen, "no such interface '%s' ('ip link' lists them)", iface);
 	case PCAP_ERROR_PERM_DENIED:
 		return fail(err, errlen, "no permission to capture on %s: run as root or give giopscope "
-			    "CAP_NET_RAW and CAP_NET_ADMIN (%s)", iface, why);
+			    "CAP_NET_RAW, e.g. setcap cap_net_raw+ep (%s)", iface, why);
 	case PCAP_ERROR_PROMISC_PERM_DENIED:
 		return fail(err, errlen, "no permission to put %s in promiscuous mode (%s)", iface, why);
 	case PCAP_ERROR_IFACE_NOT_UP:
@@ -134,6 +134,7 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 	memset(l, 0, sizeof *l);
 	l->fd = -1;
 	l->iface = o->iface;
+	l->batch_ms = o->batch_ms;
 	if (!gs_live_build_filter(o->ports, o->filter, l->filter, sizeof l->filter))
 		return fail(err, errlen, "the capture filter is longer than %zu bytes", sizeof l->filter - 1);
 	ebuf[0] = '\0';
@@ -144,8 +145,15 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 	pcap_set_snaplen(p, o->snaplen);
 	pcap_set_promisc(p, o->promisc);
 	pcap_set_buffer_size(p, o->buffer_size);
-	/* each packet as it arrives, not when a ring block fills: latency is the point */
-	pcap_set_immediate_mode(p, 1);
+	if (o->batch_ms > 0) {
+		/* TPACKET_V3: packets packed by size into blocks that reach us when
+		 * full or after batch_ms; one wake-up per block, not per packet */
+		pcap_set_immediate_mode(p, 0);
+		pcap_set_timeout(p, o->batch_ms);
+	} else {
+		/* each packet as it arrives: a call is written the moment it ends */
+		pcap_set_immediate_mode(p, 1);
+	}
 	/* nanoseconds end to end; a source that only has microseconds is still usable */
 	rc = pcap_set_tstamp_precision(p, PCAP_TSTAMP_PRECISION_NANO);
 	if (rc != 0 && rc != PCAP_ERROR_TSTAMP_PRECISION_NOTSUP)
@@ -202,11 +210,6 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 		fail(err, errlen, "cannot capture on %s: no descriptor to wait on", o->iface);
 		goto out;
 	}
-	{
-		int one = 1;
-		if (setsockopt(pcap_fileno(p), SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0)
-			fprintf(stderr, "SO_TIMESTAMPNS failed\n");
-	}
 	if (o->save_path && open_save(l, o->save_path, err, errlen) != 0)
 		goto out;
 	return 0;
@@ -222,8 +225,32 @@ out:
 int gs_live_wait(struct gs_live *l, int timeout_ms)
 {
 	struct pollfd pfd = { .fd = l->fd, .events = POLLIN };
-	/* POLLERR (interface down or gone) also counts: dispatch reports it */
-	return poll(&pfd, 1, timeout_ms) > 0;
+	int n = poll(&pfd, 1, timeout_ms);
+	/* POLLERR: the kernel says the interface went down (ENETDOWN) or away;
+	 * libpcap takes a down interface as something that may pass, so the
+	 * caller checks the interface itself */
+	if (n > 0 && (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)))
+		l->sock_error = true;
+	return n > 0;
+}
+
+int gs_live_check_iface(struct gs_live *l, char *err, size_t errlen)
+{
+	struct ifreq ifr;
+	l->sock_error = false;
+	if (!l->p || strcmp(l->iface, "any") == 0 || strlen(l->iface) >= sizeof ifr.ifr_name)
+		return 0;
+	memset(&ifr, 0, sizeof ifr);
+	memcpy(ifr.ifr_name, l->iface, strlen(l->iface));
+	if (ioctl(pcap_fileno(l->p), SIOCGIFFLAGS, &ifr) != 0) {
+		if (errno == ENODEV || errno == ENXIO)
+			return fail(err, errlen, "interface %s disappeared during the capture", l->iface);
+		return 0; /* cannot tell: the capture goes on, libpcap reports real failures */
+	}
+	/* a capture that silently sees nothing is worse than one that stops */
+	if (!(ifr.ifr_flags & IFF_UP))
+		return fail(err, errlen, "interface %s went down during the capture", l->iface);
+	return 0;
 }
 
 static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *bytes)

@@ -21,6 +21,7 @@ struct gs_live_opts {
 	int snaplen;                /* bytes kept of each packet */
 	int buffer_size;            /* the kernel ring, bytes */
 	int tstamp_type;            /* PCAP_TSTAMP_*, -1: the interface's default */
+	int batch_ms;               /* 0: immediate mode; else packets delivered in blocks, at most this late */
 	bool promisc;
 	const char *filter;         /* the BPF expression given on the command line, or NULL */
 	const uint8_t *ports;       /* the --ports bitmap (8192 bytes), or NULL */
@@ -40,10 +41,12 @@ struct gs_live {
 	int fd;                     /* pcap_get_selectable_fd */
 	int dlt;
 	int snaplen;                /* what the kernel was asked for, after activation */
+	int batch_ms;               /* as asked: 0 immediate */
 	bool nano;                  /* time stamps come in ns (else µs, converted) */
 	char filter[4096];          /* the filter compiled into the kernel */
 	gs_live_fn fn;              /* valid during gs_live_dispatch */
 	void *arg;
+	bool sock_error;            /* poll saw POLLERR/POLLHUP: check the interface */
 	uint64_t packets;
 	int64_t last_ts;            /* of the latest packet handed on, 0 before the first */
 	struct gs_drops drops;      /* the latest pcap_stats */
@@ -54,6 +57,9 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 /* Waits up to timeout_ms for packets (or an error on the socket).  Returns
  * 1 when there is something to dispatch, 0 on timeout or a signal. */
 int gs_live_wait(struct gs_live *l, int timeout_ms);
+/* Whether the interface is still there and up.  0, or 2 with a one-line
+ * reason in err.  Clears sock_error. */
+int gs_live_check_iface(struct gs_live *l, char *err, size_t errlen);
 /* Hands at most `max` waiting packets to fn, without blocking.  Returns how
  * many, -2 when gs_live_break() stopped it, or -1 with a one-line reason in err. */
 int gs_live_dispatch(struct gs_live *l, int max, gs_live_fn fn, void *arg, char *err, size_t errlen);

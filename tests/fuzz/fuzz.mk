@@ -6,7 +6,8 @@
 #   make fuzz-build        $(BUILD)/fuzz/fuzz_{packet,giop,engine,pcap} and the seed corpora
 #   make fuzz              each harness for FUZZ_SECONDS (default 60) on its seeds and what
 #                          it found before ($(BUILD)/fuzz/corpus/NAME); fails on a crash
-#   make fuzz-short        each harness for FUZZ_SHORT_SECONDS (default 25: 100 s in all)
+#   make fuzz-short        each harness for FUZZ_SHORT_SECONDS (default 25: 100 s in all) on
+#                          its seeds and what this run finds; fails on a crash
 #   make fuzz-regress      each harness once over tests/fuzz/crashes/NAME/ (the saved
 #                          reproducers); fails while any of them still crashes
 #   make fuzz-cov          line coverage of the library reached by the corpora (llvm-cov)
@@ -60,11 +61,12 @@ $(FUZZ_SEEDS): tests/fuzz/make_seeds.py $(FUZZ_CAPTURES)
 	python3 tests/fuzz/make_seeds.py $(FUZZ_OUT)/seeds $(FUZZ_CAPTURES)
 	@touch $@
 
-# FUZZ_RUN(seconds): run every harness, report each one's stats, fail if any crashed
+# FUZZ_RUN(seconds, corpus dir): run every harness on its seeds and the corpus dir
+# (where what it finds is added), report each one's stats, fail if any crashed
 define FUZZ_RUN
 	@mkdir -p $(FUZZ_OUT)/artifacts; failed=""; \
 	for n in $(FUZZ_NAMES); do \
-		mkdir -p $(FUZZ_OUT)/corpus/$$n; \
+		mkdir -p $(2)/$$n; \
 		case $$n in packet) ml=$(FUZZ_MAXLEN_packet);; giop) ml=$(FUZZ_MAXLEN_giop);; \
 		            engine) ml=$(FUZZ_MAXLEN_engine);; *) ml=$(FUZZ_MAXLEN_pcap);; esac; \
 		echo "== fuzz_$$n for $(1) s"; \
@@ -72,7 +74,7 @@ define FUZZ_RUN
 			-rss_limit_mb=$(FUZZ_RSS_MB) -max_len=$$ml -print_final_stats=1 \
 			-dict=$(FUZZ_OUT)/seeds/giop.dict \
 			-artifact_prefix=$(FUZZ_OUT)/artifacts/$$n- $(FUZZ_FLAGS) \
-			$(FUZZ_OUT)/corpus/$$n $(FUZZ_OUT)/seeds/$$n \
+			$(2)/$$n $(FUZZ_OUT)/seeds/$$n \
 			>$(FUZZ_OUT)/fuzz_$$n.log 2>&1; then \
 			grep -E '^(stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb)|^#[0-9]+.*DONE' \
 				$(FUZZ_OUT)/fuzz_$$n.log | tr '\n' ' '; echo; \
@@ -87,10 +89,13 @@ define FUZZ_RUN
 endef
 
 fuzz: fuzz-build
-	$(call FUZZ_RUN,$(FUZZ_SECONDS))
+	$(call FUZZ_RUN,$(FUZZ_SECONDS),$(FUZZ_OUT)/corpus)
 
+# a fresh corpus each time: the seeds plus what this run finds (a corpus grown by
+# `make fuzz` would take much of the short budget just to load)
 fuzz-short: fuzz-build
-	$(call FUZZ_RUN,$(FUZZ_SHORT_SECONDS))
+	@rm -rf $(FUZZ_OUT)/corpus-short
+	$(call FUZZ_RUN,$(FUZZ_SHORT_SECONDS),$(FUZZ_OUT)/corpus-short)
 
 fuzz-regress: $(FUZZ_BINS)
 	@failed=""; for n in $(FUZZ_NAMES); do \

@@ -1,0 +1,104 @@
+/* Inside the HTML report: what report.c collects and report_html.c /
+ * report_plot.c draw.  Not for other users. */
+#ifndef GS_REPORT_IMPL_H
+#define GS_REPORT_IMPL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hist.h"
+#include "report.h"
+
+#define RP_NAME_MAX 128
+#define RP_NOTES 16
+#define RP_NOTE_LEN 512
+/* time-bin histograms: 4 buckets per power of two (19% wide), up to 2^43 ns */
+#define RP_TB_PER_OCT 4
+#define RP_TB_OCT 43
+#define RP_TB_N (RP_TB_PER_OCT * RP_TB_OCT)
+
+struct rp_op {
+	char name[RP_NAME_MAX];    /* printable ASCII (others shown as '?') */
+	uint32_t hash;
+	uint8_t kind;
+	bool other;                /* the "(other)" group */
+	uint64_t calls, errors, answered, oneways, no_reply;
+	struct gs_hist total, server, network;  /* network: merge only */
+};
+
+struct rp_bin {
+	uint32_t calls, errors, answered;
+	int64_t max;
+	uint32_t h[RP_TB_N];
+};
+
+struct rp_sample {
+	int64_t t, total;
+	uint32_t op;
+	bool err;
+};
+
+struct rp_slow {
+	int64_t total, req_xfer, hold, rep_xfer, t0;
+	struct gs_report_split split;
+	uint64_t serial;
+	struct gs_endpoint client, server;
+	uint32_t request_id, retransmits, flags, op;
+	const char *status;        /* a static string of gs_call_status */
+	char reasons[256];         /* the tail reasons (tail.c) */
+};
+
+struct gs_report {
+	struct gs_report_config cfg;
+	struct rp_op *ops;         /* max_ops + 1: the last is "(other)" when used */
+	uint32_t nops;
+	bool other_used;
+	uint64_t other_calls;
+	struct rp_op all;
+	bool any_network;
+
+	struct rp_bin *bins;
+	bool started;
+	int64_t origin, width;
+	uint32_t bins_used;
+	uint64_t before_origin;
+
+	struct rp_sample *smp;
+	uint32_t nsmp;
+	uint64_t seen, rng;
+
+	struct rp_slow *slow;      /* min-heap on (total, -serial) */
+	uint32_t nslow;
+
+	uint64_t calls, serial;
+	int64_t t_first, t_last;   /* request first bytes */
+	char notes[RP_NOTES][RP_NOTE_LEN];
+	uint32_t nnotes, notes_dropped;
+};
+
+/* report_html.c / report_plot.c helpers */
+void rp_html_text(FILE *f, const char *s);
+void rp_fmt_us(char *buf, size_t len, int64_t ns);   /* "12.3" microseconds */
+void rp_fmt_dur(char *buf, size_t len, double us);   /* "10 µs", "2.5 ms", "1 s" (HTML entity) */
+void rp_fmt_utc(char *buf, size_t len, int64_t ns);
+/* The bucket of a time-bin histogram and a value representing it. */
+uint32_t rp_tb_index(int64_t ns);
+int64_t rp_tb_value(uint32_t idx);
+int64_t rp_bin_quantile(const struct rp_bin *b, double q);
+
+/* The shared latency axis range (microseconds, whole decades). */
+struct rp_range {
+	double lo_us, hi_us;
+};
+void rp_latency_range(const struct gs_report *r, struct rp_range *rg);
+const char *rp_color(uint32_t op);
+
+void rp_plot_hist(FILE *f, const struct rp_op *op, const struct rp_range *rg);
+void rp_plot_cdf(FILE *f, const struct rp_op *op, const struct rp_range *rg);
+void rp_plot_time(FILE *f, const struct gs_report *r, const struct rp_range *rg);
+void rp_plot_rate(FILE *f, const struct gs_report *r);
+/* the slow calls sorted slowest first */
+void rp_plot_slow(FILE *f, const struct gs_report *r, const struct rp_slow *const *order, uint32_t n);
+
+#endif

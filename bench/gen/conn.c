@@ -1,0 +1,602 @@
+#include "conn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum ev { EV_NONE, EV_STATE, EV_TX, EV_RTX, EV_ACK, EV_CAPP, EV_SAPP };
+/* what an application event does */
+enum { APP_PARTIAL, APP_NEW, APP_CANCEL, APP_REPLY, APP_CLOSE_MSG };
+
+#define BACKLOG_MAX (64u << 10)   /* an ORB blocks when its socket buffer is this full */
+#define US 1000ull
+
+static void *grow(void *p, uint32_t *cap, size_t elem)
+{
+	*cap = *cap ? *cap * 2 : 16;
+	p = realloc(p, *cap * elem);
+	if (!p) {
+		fputs("giopgen: out of memory\n", stderr);
+		exit(2);
+	}
+	return p;
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+static uint16_t mss_of(const struct conn *c)
+{
+	return c->p.client.v6 ? 1440 : 1460;
+}
+
+/* ---------------------------------------------------------------- calls */
+static uint32_t slot_alloc(struct conn *c)
+{
+	if (c->nfree)
+		return c->free_slots[--c->nfree];
+	if (c->ncalls == c->calls_cap) {
+		/* free_slots never holds more than calls: same capacity */
+		uint32_t cap = c->calls_cap;
+		c->calls = grow(c->calls, &cap, sizeof *c->calls);
+		cap = c->calls_cap;
+		c->free_slots = grow(c->free_slots, &cap, sizeof *c->free_slots);
+		c->calls_cap = cap;
+	}
+	return c->ncalls++;
+}
+
+static void slot_free(struct conn *c, uint32_t slot)
+{
+	c->calls[slot].state = CS_FREE;
+	c->free_slots[c->nfree++] = slot;
+}
+
+static void push_u32(uint32_t **a, uint32_t *n, uint32_t *cap, uint32_t v)
+{
+	if (*n == *cap)
+		*a = grow(*a, cap, sizeof **a);
+	(*a)[(*n)++] = v;
+}
+
+static void fifo_push(struct side *s, uint64_t end, uint32_t slot)
+{
+	if (s->fcount == s->fcap) {
+		uint32_t cap = (uint32_t)s->fcap;
+		struct fifo_ent *n = malloc((cap ? cap * 2 : 16) * sizeof *n);
+		if (!n) {
+			fputs("giopgen: out of memory\n", stderr);
+			exit(2);
+		}
+		for (size_t i = 0; i < s->fcount; i++)
+			n[i] = s->fifo[(s->fhead + i) % s->fcap];
+		free(s->fifo);
+		s->fifo = n;
+		s->fhead = 0;
+		s->fcap = cap ? cap * 2 : 16;
+	}
+	s->fifo[(s->fhead + s->fcount++) % s->fcap] = (struct fifo_ent){end, slot};
+}
+
+/* ---------------------------------------------------------------- packets */
+/* what side i acknowledges of the other: everything it sent, except what is
+ * lost and not yet retransmitted (then the ACKs are duplicates) */
+static uint32_t ack_of(const struct conn *c, int i)
+{
+	const struct side *p = &c->s[!i];
+	if (!p->syn_sent)
+		return 0;
+	return p->isn + 1 + (uint32_t)(p->rtx_len ? p->rtx_off : p->sent) + p->fin_sent;
+}
+
+static uint32_t seq_of(const struct side *s)
+{
+	return s->isn + 1 + (uint32_t)s->sent + s->fin_sent;
+}
+
+static void emit(struct gen *g, struct conn *c, int i, uint8_t flags, uint32_t seq,
+		 const uint8_t *p, size_t n, uint16_t mss)
+{
+	struct side *s = &c->s[i];
+	pcap_out_tcp(&g->out, g->now, &s->ep, &c->s[!i].ep, seq, ack_of(c, i), flags, p, n, mss);
+	if (flags & TH_ACK) {
+		s->unacked = 0;
+		s->t_ack = T_NEVER;
+	}
+}
+
+/* the receiver acks every second segment at once, a lone one after a delay
+ * (unless a reply takes the ACK along first) */
+static void received(struct gen *g, struct side *r)
+{
+	if (++r->unacked >= 2)
+		r->t_ack = min64(r->t_ack, g->now + rng_range(&g->rng, 2000, 8000));
+	else if (r->t_ack == T_NEVER)
+		r->t_ack = g->now + rng_range(&g->rng, 20 * US, 40 * US);
+}
+
+static uint64_t think(struct gen *g, const struct conn *c)
+{
+	return (uint64_t)(rng_lognorm(&g->rng, c->p.think_us, 0.3) * US);
+}
+
+/* side i's message in `slot` has arrived whole at the other end */
+static void arrived(struct gen *g, struct conn *c, int i, uint32_t slot)
+{
+	struct call *k = &c->calls[slot];
+	if (i == 1) {   /* a reply: the client thread is free again */
+		slot_free(c, slot);
+		c->outstanding--;
+		if (!g->open_all)
+			c->t_next_req = min64(c->t_next_req, g->now + think(g, c));
+		return;
+	}
+	if (g->open_all && ++g->requests_sent == g->total_calls) {
+		g->replies_open = true;
+		g->flip = true;
+	}
+	if (k->oneway) {
+		slot_free(c, slot);
+		c->outstanding--;
+		if (!g->open_all)
+			c->t_next_req = min64(c->t_next_req, g->now + think(g, c) / 4);
+	} else if (k->cancel) {
+		k->state = CS_CANCEL_DUE;
+		k->t = g->now + rng_range(&g->rng, 20 * US, 200 * US);
+		push_u32(&c->cancels, &c->ncancels, &c->cancel_cap, slot);
+	} else {
+		k->state = CS_AT_SERVER;
+		k->t += g->now;   /* k->t held the service time */
+		push_u32(&c->ready, &c->nready, &c->ready_cap, slot);
+	}
+}
+
+static uint64_t delivered(const struct side *s)
+{
+	return s->rtx_len ? s->rtx_off : s->sent;
+}
+
+static void pop_arrived(struct gen *g, struct conn *c, int i)
+{
+	struct side *s = &c->s[i];
+	while (s->fcount && s->fifo[s->fhead].end <= delivered(s)) {
+		uint32_t slot = s->fifo[s->fhead].slot;
+		s->fhead = (s->fhead + 1) % s->fcap;
+		s->fcount--;
+		arrived(g, c, i, slot);
+	}
+}
+
+static void tx(struct gen *g, struct conn *c, int i)
+{
+	struct side *s = &c->s[i];
+	size_t avail = s->out.len - s->head, n = avail < mss_of(c) ? avail : mss_of(c);
+	const uint8_t *p = s->out.p + s->head;
+
+	emit(g, c, i, TH_ACK | (n == avail ? TH_PSH : 0), seq_of(s), p, n, 0);
+	if (g->retransmit > 0 && !s->rtx_len && rng_chance(&g->rng, g->retransmit)) {
+		/* lost after the tap: the receiver holds later bytes and repeats its ACK
+		 * until the sender (fast retransmit or RTO) sends it again */
+		memcpy(s->rtx, p, n);
+		s->rtx_len = n;
+		s->rtx_off = s->sent;
+		s->t_rtx = g->now + rng_range(&g->rng, 60 * US, 400 * US);
+		g->n_rtx++;
+	}
+	s->head += n;
+	s->sent += n;
+	if (s->head == s->out.len) {
+		s->head = s->out.len = 0;
+		s->t_tx = T_NEVER;
+	} else {
+		/* 10 Gb/s on the wire plus a little jitter */
+		s->t_tx = g->now + (n + 78) * 8 / 10 + rng_below(&g->rng, 300);
+	}
+	received(g, &c->s[!i]);
+	pop_arrived(g, c, i);
+}
+
+static void retransmit(struct gen *g, struct conn *c, int i)
+{
+	struct side *s = &c->s[i];
+	size_t n = s->rtx_len;
+	s->rtx_len = 0;   /* first, so that this segment carries the current ACK state */
+	emit(g, c, i, TH_ACK | TH_PSH, s->isn + 1 + (uint32_t)s->rtx_off, s->rtx, n, 0);
+	s->t_rtx = T_NEVER;
+	c->s[!i].t_ack = min64(c->s[!i].t_ack, g->now + rng_range(&g->rng, 2000, 6000));
+	pop_arrived(g, c, i);
+}
+
+/* ---------------------------------------------------------------- messages */
+static void kick(struct gen *g, struct side *s)
+{
+	if (s->t_tx == T_NEVER)
+		s->t_tx = g->now + rng_range(&g->rng, 500, 3000);   /* through the stack */
+}
+
+static void next_piece(struct gen *g, struct conn *c, int i, struct partial *pt)
+{
+	struct side *s = &c->s[i];
+	size_t before = s->out.len;
+	bool more = giop_next_fragment(&s->out, pt->m.p, pt->m.len, &pt->off, c->p.frag, pt->rid);
+	s->written += s->out.len - before;
+	g->n_fragments++;
+	if (more) {
+		pt->t_next = g->now + rng_range(&g->rng, 2 * US, 12 * US);   /* marshalling */
+	} else {
+		fifo_push(s, s->written, pt->slot);
+		pt->used = false;
+		s->npart--;
+	}
+	kick(g, s);
+}
+
+/* the message in g->scratch goes out: whole, or as its first fragment */
+static void send_msg(struct gen *g, struct conn *c, int i, uint32_t slot, uint32_t rid, bool fragmentable)
+{
+	struct side *s = &c->s[i];
+	if (fragmentable && c->p.frag && g->scratch.len > c->p.frag) {
+		struct partial *pt = s->part;
+		while (pt->used)
+			pt++;
+		struct buf tmp = pt->m;
+		pt->m = g->scratch;
+		g->scratch = tmp;
+		pt->off = 12;
+		pt->rid = rid;
+		pt->slot = slot;
+		pt->used = true;
+		s->npart++;
+		g->n_fragmented++;
+		next_piece(g, c, i, pt);
+		return;
+	}
+	buf_put(&s->out, g->scratch.p, g->scratch.len);
+	s->written += g->scratch.len;
+	if (slot != UINT32_MAX)
+		fifo_push(s, s->written, slot);
+	kick(g, s);
+}
+
+static void new_request(struct gen *g, struct conn *c)
+{
+	struct call_plan pl;
+	uint32_t slot = slot_alloc(c);
+	struct call *k = &c->calls[slot];
+	size_t keylen;
+	const unsigned char *key = object_key(&c->p, rng_below(&g->rng, 3), &keylen);
+
+	plan_call(&g->rng, &pl, !g->open_all);
+	*k = (struct call){.rid = c->next_rid++, .kind = (uint8_t)pl.kind, .op = (uint8_t)pl.op,
+			   .outcome = (uint8_t)pl.outcome, .state = CS_SENDING, .oneway = pl.oneway,
+			   .cancel = pl.cancel, .n_rep = pl.n_rep, .sysex = pl.sysex,
+			   .t = (uint64_t)(pl.svc_us * US)};
+	c->calls_left--;
+	c->outstanding++;
+	g->by_minor[c->p.minor]++;
+	struct msg_common m = {c->p.minor, c->p.cle, k->rid};
+	g->scratch.len = 0;
+	if (pl.kind == K_LOCATE) {
+		g->n_locates++;
+		giop_locate_request(&g->scratch, &m, key, keylen);
+	} else {
+		const struct op *o = &ops[pl.op];
+		struct request_spec r = {m, !pl.oneway, key, keylen, o->name, c->p.contexts,
+					 c->p.priority, o->req, pl.n_req, NULL};
+		if (!c->first_sent && c->p.minor >= 1)
+			r.contexts |= CTX_CODESETS;   /* code set negotiation, first request only */
+		g->n_requests++;
+		g->n_oneway += pl.oneway;
+		g->n_cancel += pl.cancel;
+		giop_request(&g->scratch, &r);
+	}
+	c->first_sent = true;
+	send_msg(g, c, 0, slot, k->rid, pl.kind == K_REQUEST);
+	if (g->open_all)
+		c->t_next_req = g->now + rng_range(&g->rng, 1000, 3000);
+	else if (c->p.mux > 1)
+		c->t_next_req = g->now + (uint64_t)rng_exp(&g->rng, c->p.think_us * US / c->p.mux);
+	else
+		c->t_next_req = T_NEVER;   /* until the reply */
+}
+
+static void send_reply(struct gen *g, struct conn *c, uint32_t slot)
+{
+	struct call *k = &c->calls[slot];
+	struct msg_common m = {c->p.minor, c->p.sle, k->rid};
+	k->state = CS_REPLYING;
+	g->scratch.len = 0;
+	if (k->kind == K_LOCATE) {
+		unsigned st = k->outcome == O_LOC_HERE ? 1 : k->outcome == O_LOC_UNKNOWN ? 0 : 2;
+		giop_locate_reply(&g->scratch, &m, st);
+	} else {
+		const struct op *o = &ops[k->op];
+		switch (k->outcome) {
+		case O_USER_EX:
+			g->n_user_ex++;
+			giop_reply(&g->scratch, &m, 1, BODY_USER_EX, 0, o->ex_id);
+			break;
+		case O_SYSTEM_EX:
+			g->n_sys_ex++;
+			giop_reply(&g->scratch, &m, 2, BODY_SYS_EX, k->sysex, NULL);
+			break;
+		case O_FORWARD:
+			g->n_forward++;
+			giop_reply(&g->scratch, &m, 3, BODY_IOR, k->rid & 0xff, NULL);
+			break;
+		default:
+			giop_reply(&g->scratch, &m, 0, o->rep, k->n_rep, NULL);
+		}
+	}
+	send_msg(g, c, 1, slot, k->rid, k->kind == K_REQUEST);
+	if (g->open_all)
+		c->t_srv_next = g->now + rng_range(&g->rng, 1000, 4000);
+}
+
+static void send_cancel(struct gen *g, struct conn *c, uint32_t idx)
+{
+	uint32_t slot = c->cancels[idx];
+	struct msg_common m = {c->p.minor, c->p.cle, c->calls[slot].rid};
+	c->cancels[idx] = c->cancels[--c->ncancels];
+	g->scratch.len = 0;
+	giop_cancel(&g->scratch, &m);
+	send_msg(g, c, 0, UINT32_MAX, 0, false);
+	slot_free(c, slot);
+	c->outstanding--;
+	c->t_next_req = min64(c->t_next_req, g->now + think(g, c));
+}
+
+/* ---------------------------------------------------------------- choosing */
+static bool closable(const struct conn *c)
+{
+	for (int i = 0; i < 2; i++)
+		if (c->s[i].head != c->s[i].out.len || c->s[i].npart || c->s[i].rtx_len)
+			return false;
+	return !c->calls_left && !c->outstanding;
+}
+
+static size_t backlog(const struct side *s)
+{
+	return s->out.len - s->head;
+}
+
+/* earliest partial of side s, or T_NEVER */
+static uint64_t partial_time(const struct side *s, uint32_t *which)
+{
+	uint64_t t = T_NEVER;
+	for (uint32_t j = 0; j < MAX_PARTIAL; j++)
+		if (s->part[j].used && s->part[j].t_next < t) {
+			t = s->part[j].t_next;
+			*which = j;
+		}
+	return t;
+}
+
+static uint64_t client_app(struct gen *g, const struct conn *c, int *what, uint32_t *arg)
+{
+	const struct side *s = &c->s[0];
+	uint64_t t = partial_time(s, arg);
+	*what = APP_PARTIAL;
+	/* GIOP 1.1 Fragments belong to the previous message: nothing may come between */
+	if ((c->p.minor < 2 && s->npart) || backlog(s) > BACKLOG_MAX)
+		return t;
+	for (uint32_t j = 0; j < c->ncancels; j++)
+		if (c->calls[c->cancels[j]].t < t) {
+			t = c->calls[c->cancels[j]].t;
+			*what = APP_CANCEL;
+			*arg = j;
+		}
+	uint32_t mux = g->open_all ? UINT32_MAX : c->p.mux;
+	if (c->calls_left && c->outstanding < mux && s->npart < MAX_PARTIAL && c->t_next_req < t) {
+		t = c->t_next_req;
+		*what = APP_NEW;
+	}
+	return t;
+}
+
+static uint64_t server_app(struct gen *g, const struct conn *c, int *what, uint32_t *arg)
+{
+	const struct side *s = &c->s[1];
+	uint64_t t = partial_time(s, arg);
+	*what = APP_PARTIAL;
+	if ((c->p.minor < 2 && s->npart) || backlog(s) > BACKLOG_MAX)
+		return t;
+	if (c->nready && s->npart < MAX_PARTIAL) {
+		if (g->open_all) {
+			if (g->replies_open && c->t_srv_next < t) {
+				/* all at once: any of them, in no particular order */
+				t = c->t_srv_next;
+				*what = APP_REPLY;
+				*arg = UINT32_MAX;
+			}
+		} else {
+			for (uint32_t j = 0; j < c->nready; j++)
+				if (c->calls[c->ready[j]].t < t) {
+					t = c->calls[c->ready[j]].t;
+					*what = APP_REPLY;
+					*arg = j;
+				}
+		}
+	}
+	if (c->p.server_closes && !c->close_msg && closable(c) && c->t_last + 50 * US < t) {
+		t = c->t_last + 50 * US;
+		*what = APP_CLOSE_MSG;
+	}
+	return t;
+}
+
+static uint64_t pick(struct gen *g, const struct conn *c, enum ev *ev, int *side, int *what,
+		     uint32_t *arg)
+{
+	uint64_t best = T_NEVER, t;
+	int w;
+	uint32_t a = 0;
+	*ev = EV_NONE;
+	if (c->state != ST_OPEN) {
+		*ev = c->state == ST_DONE ? EV_NONE : EV_STATE;
+		return c->t_state;
+	}
+	for (int i = 0; i < 2; i++) {
+		const struct side *s = &c->s[i];
+		if (s->t_tx < best)
+			best = s->t_tx, *ev = EV_TX, *side = i;
+		if (s->t_rtx < best)
+			best = s->t_rtx, *ev = EV_RTX, *side = i;
+		if (s->t_ack < best)
+			best = s->t_ack, *ev = EV_ACK, *side = i;
+	}
+	if ((t = client_app(g, c, &w, &a)) < best)
+		best = t, *ev = EV_CAPP, *side = 0, *what = w, *arg = a;
+	if ((t = server_app(g, c, &w, &a)) < best)
+		best = t, *ev = EV_SAPP, *side = 1, *what = w, *arg = a;
+	if (best == T_NEVER && closable(c) && (c->close_msg || !c->p.server_closes)) {
+		best = c->t_last + 30 * US;
+		*ev = EV_STATE;
+	}
+	return best;
+}
+
+uint64_t conn_next(struct gen *g, struct conn *c)
+{
+	enum ev ev;
+	int side, what;
+	uint32_t arg;
+	return pick(g, c, &ev, &side, &what, &arg);
+}
+
+/* ---------------------------------------------------------------- events */
+static void state_step(struct gen *g, struct conn *c)
+{
+	int closer = c->p.server_closes ? 1 : 0;
+	struct side *cl = &c->s[0], *sv = &c->s[1];
+	switch (c->state) {
+	case ST_SYN:
+		emit(g, c, 0, TH_SYN, cl->isn, NULL, 0, mss_of(c));
+		cl->syn_sent = true;
+		c->state = ST_SYNACK;
+		c->t_state = g->now + rng_range(&g->rng, 5 * US, 15 * US);
+		break;
+	case ST_SYNACK:
+		emit(g, c, 1, TH_SYN | TH_ACK, sv->isn, NULL, 0, mss_of(c));
+		sv->syn_sent = true;
+		c->state = ST_ACK;
+		c->t_state = g->now + rng_range(&g->rng, 30 * US, 80 * US);
+		break;
+	case ST_ACK:
+		emit(g, c, 0, TH_ACK, seq_of(cl), NULL, 0, 0);
+		c->state = ST_OPEN;
+		c->t_next_req = g->now + rng_range(&g->rng, 1 * US, 30 * US);
+		break;
+	case ST_OPEN:   /* everything said: the closer sends its FIN */
+		emit(g, c, closer, TH_FIN | TH_ACK, seq_of(&c->s[closer]), NULL, 0, 0);
+		c->s[closer].fin_sent = true;
+		c->state = ST_FIN2;
+		c->t_state = g->now + rng_range(&g->rng, 10 * US, 40 * US);
+		break;
+	case ST_FIN2:
+		emit(g, c, !closer, TH_FIN | TH_ACK, seq_of(&c->s[!closer]), NULL, 0, 0);
+		c->s[!closer].fin_sent = true;
+		c->state = ST_LASTACK;
+		c->t_state = g->now + rng_range(&g->rng, 30 * US, 80 * US);
+		break;
+	case ST_LASTACK:
+		emit(g, c, closer, TH_ACK, seq_of(&c->s[closer]), NULL, 0, 0);
+		c->state = ST_DONE;
+		c->t_state = T_NEVER;
+		break;
+	case ST_DONE:
+		break;
+	}
+}
+
+void conn_step(struct gen *g, struct conn *c)
+{
+	enum ev ev;
+	int side = 0, what = 0;
+	uint32_t arg = 0;
+	uint64_t t = pick(g, c, &ev, &side, &what, &arg);
+	if (t > g->now)
+		return;   /* nothing due after all: the scheduler asks again */
+	c->t_last = g->now;
+	switch (ev) {
+	case EV_NONE:
+		break;
+	case EV_STATE:
+		state_step(g, c);
+		break;
+	case EV_TX:
+		tx(g, c, side);
+		break;
+	case EV_RTX:
+		retransmit(g, c, side);
+		break;
+	case EV_ACK:
+		emit(g, c, side, TH_ACK, seq_of(&c->s[side]), NULL, 0, 0);
+		break;
+	case EV_CAPP:
+	case EV_SAPP:
+		switch (what) {
+		case APP_PARTIAL:
+			next_piece(g, c, side, &c->s[side].part[arg]);
+			break;
+		case APP_NEW:
+			new_request(g, c);
+			break;
+		case APP_CANCEL:
+			send_cancel(g, c, arg);
+			break;
+		case APP_REPLY:
+			if (arg == UINT32_MAX)
+				arg = rng_below(&g->rng, c->nready);
+			{
+				uint32_t slot = c->ready[arg];
+				c->ready[arg] = c->ready[--c->nready];
+				send_reply(g, c, slot);
+			}
+			break;
+		case APP_CLOSE_MSG:
+			g->scratch.len = 0;
+			giop_close_connection(&g->scratch, c->p.minor, c->p.sle);
+			send_msg(g, c, 1, UINT32_MAX, 0, false);
+			c->close_msg = true;
+			g->n_close_msgs++;
+			break;
+		}
+		break;
+	}
+}
+
+void conn_init(struct gen *g, struct conn *c, uint64_t id, uint64_t calls, uint64_t t_start)
+{
+	memset(c, 0, sizeof *c);
+	plan_conn(&g->rng, &c->p, g->v6_share);
+	c->id = id;
+	c->calls_left = calls;
+	c->next_rid = rng_below(&g->rng, 4) == 0 ? 0 : rng_range(&g->rng, 1, 5000);
+	c->state = ST_SYN;
+	c->t_state = t_start;
+	c->t_next_req = T_NEVER;
+	c->t_srv_next = 0;
+	for (int i = 0; i < 2; i++) {
+		struct side *s = &c->s[i];
+		s->ep = i ? c->p.server : c->p.client;
+		s->isn = (uint32_t)rng_u64(&g->rng);
+		s->t_tx = s->t_ack = s->t_rtx = T_NEVER;
+	}
+	g->n_conns++;
+}
+
+void conn_free(struct conn *c)
+{
+	for (int i = 0; i < 2; i++) {
+		buf_free(&c->s[i].out);
+		for (int j = 0; j < MAX_PARTIAL; j++)
+			buf_free(&c->s[i].part[j].m);
+		free(c->s[i].fifo);
+	}
+	free(c->calls);
+	free(c->free_slots);
+	free(c->ready);
+	free(c->cancels);
+}

@@ -1,0 +1,72 @@
+#!/bin/bash
+# bench/run.sh: the benchmark driver behind `make bench` and `make bench-quick`.
+#
+#   bench/run.sh quick|full        (BUILD=build by default; BENCH_ONLY=offline,live,... to pick)
+#
+# 1. makes sure the tools are there (tshark, valgrind, perf, GNU time; Debian packages);
+# 2. copies $BUILD/giopscope to $BUILD/bench/giopscope: every figure of the run comes
+#    from that one binary, even if the tree is rebuilt meanwhile;
+# 3. runs each part's entry point, bench/<part>_run.sh MODE, offline first, then the
+#    others in name order (attach, dpdk, live, ...). An entry point gets in its
+#    environment BENCH_MODE (quick|full), BUILD, BENCH_BIN ($BUILD/bench: giopscope,
+#    giopgen, bare_loop) and BENCH_DOC (docs/benchmarks.md), writes its own section(s)
+#    of BENCH_DOC between its own markers, and leaves the rest of the file alone.
+# `make bench` is never part of `make check`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+MODE=${1:-}
+case "$MODE" in
+  quick|full) ;;
+  *) echo "usage: bench/run.sh quick|full" >&2; exit 2 ;;
+esac
+export BENCH_MODE=$MODE
+export BUILD=${BUILD:-build}
+export BENCH_BIN=$BUILD/bench
+export BENCH_DOC=${BENCH_DOC:-docs/benchmarks.md}
+
+# tools the offline part needs, by Debian package
+missing=""
+for pkg_tool in tshark:tshark valgrind:valgrind time:/usr/bin/time linux-perf:perf python3:python3; do
+  pkg=${pkg_tool%%:*} tool=${pkg_tool#*:}
+  command -v "$tool" >/dev/null 2>&1 || missing="$missing $pkg"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null; then
+    echo "bench: missing:$missing (Debian packages; install them as root)" >&2
+    exit 2
+  fi
+  echo "bench: installing:$missing" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null || true
+  apt-get update -q
+  # shellcheck disable=SC2086
+  apt-get install -y -q --no-install-recommends $missing
+fi
+
+for f in "$BUILD/giopscope" "$BENCH_BIN/giopgen" "$BENCH_BIN/bare_loop"; do
+  [ -x "$f" ] || { echo "bench: $f is missing: run 'make bench' or 'make bench-quick'" >&2; exit 2; }
+done
+install -m 0755 "$BUILD/giopscope" "$BENCH_BIN/giopscope"
+
+parts=""
+for s in bench/offline_run.sh $(ls bench/*_run.sh 2>/dev/null | grep -v '^bench/offline_run.sh$' || true); do
+  part=$(basename "$s" _run.sh)
+  if [ -n "${BENCH_ONLY:-}" ] && [[ ",$BENCH_ONLY," != *",$part,"* ]]; then
+    continue
+  fi
+  [ -x "$s" ] || { echo "bench: $s is not executable, skipped" >&2; continue; }
+  echo "bench: --- $part ($MODE) ---" >&2
+  start=$(date +%s)
+  if "$s" "$MODE"; then
+    echo "bench: $part done in $(( $(date +%s) - start )) s" >&2
+  else
+    echo "bench: $part FAILED (rc $?)" >&2
+    parts="$parts $part"
+  fi
+done
+if [ -n "$parts" ]; then
+  echo "bench: failed:$parts" >&2
+  exit 1
+fi
+echo "bench: results in $BENCH_DOC" >&2

@@ -1,0 +1,751 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The kernel side of `giopscope attach`.
+ *
+ * Packet tap (tc, attached as TCX links: owned by the probe's file
+ * descriptors, so a killed probe leaves nothing behind): for the TCP
+ * connections it watches, every segment becomes a small record (time, flow,
+ * seq, ack, length, flags, window) plus the first GS_TAP_HEAD_MAX bytes of each
+ * GIOP message that starts in it -- never whole payloads.  Where messages start
+ * is found by framing each direction with the GIOP header's size field; the
+ * framing state lives in the LRU hash `flows`.
+ *
+ * Syscall probes (syscall tracepoints) of the followed processes: a send's
+ * entry (t1/t5: the process hands the bytes to the kernel) and a recv's return
+ * (t4/t8: the process has them), with the TCP sequence number of the first
+ * byte, so that user space places each message's first and last byte exactly.
+ *
+ * Everything goes through one ring buffer, in the order it happened.  Records
+ * do not wake the reader (it polls); a ring filling past wake_bytes does.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "giop_tap.h"
+#include "giop_frame.bpf.h"
+#include "sock.bpf.h"
+
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+#define TCP_FIN 0x01
+#define TCP_SYN 0x02
+#define TCP_RST 0x04
+#define MSG_PEEK 2
+/* a header left unframed after this many messages in one segment: resync */
+#define FRAME_STEPS 48
+/* scanned for a header when framing is lost: SCAN_CHUNKS * SCAN_STEP bytes */
+#define SCAN_CHUNKS 8
+#define SCAN_STEP 52
+#define SCAN_LOAD (SCAN_STEP + GIOP_HDR)
+
+/* Filters: set by user space before the object is loaded. */
+const volatile __u32 max_message = 256u << 20;
+const volatile __u32 filter_mode = GS_FILTER_PIDS;
+const volatile char filter_comm[GS_TAP_COMM_LEN] = {};
+const volatile bool watch_ports = false;
+const volatile __u64 port_bits[GS_TAP_PORT_WORDS] = {};
+const volatile __u64 wake_bytes = 1u << 20;
+/* GS_FILTER_PORTS: only sockets of this network namespace (its inode; 0: any),
+ * the one the packet tap sees */
+const volatile __u32 netns_ino = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct gs_tap_flow);
+	__type(value, struct gs_tap_fstate);
+} flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 256);
+	__type(key, __u32);
+	__type(value, struct gs_tap_iface);
+} ifaces SEC(".maps");
+
+/* A recv between its entry and its return. */
+struct inflight {
+	__u64 ts_enter;
+	__u64 sk;                 /* struct sock *, kept as a number */
+	__u64 buf;
+	__u32 call;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct inflight);
+} inflight SEC(".maps");
+
+/* A segment record is built here before it is copied into the ring: it is
+ * larger than a BPF stack.  tc programs do not nest on one CPU (egress runs
+ * with bottom halves off, ingress in the softirq), so one per CPU is enough. */
+struct scratch {
+	struct gs_tap_seg seg;
+	/* twice what is used: a length masked to a power of two stays inside */
+	__u8 data[2 * GS_TAP_DATA_MAX];
+	__u8 scan[64];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+__u64 counters[GS_TAP_MAX_CPUS][GS_TAP_CNT_ROW];
+
+static __always_inline void count(__u32 idx)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & (GS_TAP_MAX_CPUS - 1);
+	counters[cpu][idx & (GS_TAP_CNT_ROW - 1)] += 1;
+}
+
+static __always_inline bool port_watched(__u16 port)
+{
+	return (port_bits[(port >> 6) & (GS_TAP_PORT_WORDS - 1)] >> (port & 63)) & 1;
+}
+
+/* No wake-up per record (a woken reader per packet would change what is
+ * measured): the reader polls; a ring past wake_bytes wakes it at once. */
+static __always_inline __u64 wake_flags(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/* ------------------------------------------------------------------ framing */
+
+/* Appends payload bytes [pos, pos+k) as the next message head of the record. */
+static __always_inline void ship(struct __sk_buff *skb, struct scratch *sc, __u32 poff, __u32 pos,
+				 __u32 k, __u32 *used)
+{
+	__u32 u = *used;
+	__u16 i = sc->seg.n_heads;
+	if (i >= GS_TAP_HEADS) {
+		sc->seg.flags |= GS_SEG_HEADS_LOST;
+		count(GS_CNT_HEADS_LOST);
+		return;
+	}
+	if (k == 0)
+		return;
+	if (k > GS_TAP_HEAD_MAX)
+		k = GS_TAP_HEAD_MAX;
+	if (u > GS_TAP_DATA_MAX - GS_TAP_HEAD_MAX)
+		return;
+	barrier_var(k);
+	k &= 2 * GS_TAP_HEAD_MAX - 1;
+	if (k == 0 || k > GS_TAP_HEAD_MAX)
+		return;
+	if (bpf_skb_load_bytes(skb, poff + pos, sc->data + u, k))
+		return;
+	sc->seg.heads[i & (GS_TAP_HEADS - 1)].off = pos;
+	sc->seg.heads[i & (GS_TAP_HEADS - 1)].len = k;
+	sc->seg.n_heads = i + 1;
+	*used = u + k;
+}
+
+static __always_inline void lose_sync(struct gs_tap_fstate *st)
+{
+	st->mode = GS_FS_UNSYNC;
+	st->hdr_have = 0;
+	count(GS_CNT_RESYNC);
+}
+
+/* What the bpf_loop() callbacks below work on.  Loops with helper calls in
+ * them are verified once as callbacks instead of once per unrolled turn. */
+struct frame_ctx {
+	struct __sk_buff *skb;
+	struct scratch *sc;
+	struct gs_tap_fstate *st;
+	__u32 seq, poff, plen;
+	__u32 used;               /* head bytes in sc->data */
+	int found;                /* scan: offset of the header, -1: none yet */
+};
+
+/* One SCAN_STEP of the payload searched for a plausible GIOP header. */
+static int scan_chunk(__u32 ci, struct frame_ctx *c)
+{
+	__u32 base = ci * SCAN_STEP, k;
+	if (base + GIOP_HDR > c->plen)
+		return 1;
+	k = c->plen - base;
+	if (k > SCAN_LOAD)
+		k = SCAN_LOAD;
+	barrier_var(k);
+	k &= 127;
+	if (k < GIOP_HDR || k > SCAN_LOAD || bpf_skb_load_bytes(c->skb, c->poff + base, c->sc->scan, k))
+		return 1;
+	for (__u32 j = 0; j < SCAN_STEP; j++) {
+		if (j + GIOP_HDR > k)
+			return 1;
+		if (c->sc->scan[j] == 'G' && giop_msg_len(c->sc->scan + j, max_message)) {
+			c->found = (int)(base + j);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* A header cut by the previous segment's end: its remaining bytes start this
+ * one.  Returns the bytes of the payload it used. */
+static __always_inline __u32 finish_header(struct __sk_buff *skb, struct scratch *sc,
+					   struct gs_tap_fstate *st, __u32 seq, __u32 poff, __u32 plen)
+{
+	__u32 have = st->hdr_have, take = GIOP_HDR - have, len;
+	if (have == 0 || have >= GIOP_HDR)
+		return 0;
+	if (take > plen)
+		take = plen;
+	barrier_var(take);
+	take &= 15;
+	if (take == 0 || take > GIOP_HDR || bpf_skb_load_bytes(skb, poff, sc->scan, take))
+		return 0;
+	for (__u32 i = 0; i < GIOP_HDR; i++)
+		if (i >= have && i < have + take)
+			st->hdr[i] = sc->scan[(i - have) & 15];
+	st->hdr_have = have + take;
+	if (have + take < GIOP_HDR) {
+		st->cont_seq = seq + plen;   /* a tiny segment: still not whole */
+		return take;
+	}
+	len = giop_msg_len(st->hdr, max_message);
+	if (!len) {
+		lose_sync(st);
+		return take;
+	}
+	st->mode = GS_FS_SYNC;
+	st->hdr_have = 0;
+	st->next_hdr = st->hdr_seq + len;
+	st->head_end = st->hdr_seq + (len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX);
+	return take;
+}
+
+/* The message that starts at st->next_hdr, if it starts in this segment:
+ * its head goes into the record, framing moves past it.  1: no more. */
+static int frame_step(__u32 i, struct frame_ctx *c)
+{
+	struct gs_tap_fstate *st = c->st;
+	__u32 pos = st->next_hdr - c->seq, len, head, k;
+	__u8 h[GIOP_HDR];
+	(void)i;
+	if (st->mode != GS_FS_SYNC || seq_before(st->next_hdr, c->seq) || pos >= c->plen)
+		return 1;
+	if (pos + GIOP_HDR > c->plen) {
+		/* the header goes on in the next segment */
+		__u32 n = c->plen - pos;
+		/* the verifier must see the bound on the register passed */
+		barrier_var(n);
+		n &= 15;
+		if (n == 0 || n >= GIOP_HDR || bpf_skb_load_bytes(c->skb, c->poff + pos, st->hdr, n)) {
+			lose_sync(st);
+			return 1;
+		}
+		st->mode = GS_FS_PARTIAL;
+		st->hdr_have = n;
+		st->hdr_seq = st->next_hdr;
+		st->head_end = st->next_hdr + GS_TAP_HEAD_MAX;
+		st->cont_seq = c->seq + c->plen;
+		ship(c->skb, c->sc, c->poff, pos, n, &c->used);
+		return 1;
+	}
+	if (bpf_skb_load_bytes(c->skb, c->poff + pos, h, GIOP_HDR)) {
+		lose_sync(st);
+		return 1;
+	}
+	len = giop_msg_len(h, max_message);
+	if (!len) {
+		lose_sync(st);
+		return 1;
+	}
+	head = len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX;
+	k = c->plen - pos < head ? c->plen - pos : head;
+	ship(c->skb, c->sc, c->poff, pos, k, &c->used);
+	if (k < head) {
+		st->head_end = st->next_hdr + head;
+		st->cont_seq = c->seq + c->plen;
+	}
+	st->next_hdr += len;
+	return 0;
+}
+
+/* Finds the GIOP messages that start in payload [0, plen) of sequence `seq`
+ * and adds their heads to the record.  Returns the head bytes added. */
+static __always_inline __u32 frame(struct __sk_buff *skb, struct scratch *sc, struct gs_tap_fstate *st,
+				  __u32 seq, __u32 poff, __u32 plen)
+{
+	struct frame_ctx c = { .skb = skb, .sc = sc, .st = st, .seq = seq, .poff = poff, .plen = plen };
+	__u32 used = 0;
+
+	/* the head of a message that began in the previous segment goes on here */
+	if (st->mode != GS_FS_UNSYNC && st->cont_seq == seq && seq_before(seq, st->head_end)) {
+		__u32 k;
+		if (st->mode == GS_FS_PARTIAL)
+			finish_header(skb, sc, st, seq, poff, plen);
+		if (st->mode != GS_FS_UNSYNC && seq_before(seq, st->head_end)) {
+			k = st->head_end - seq;
+			if (k > plen)
+				k = plen;
+			ship(skb, sc, poff, 0, k, &used);
+			if (k == plen)
+				st->cont_seq = seq + plen;
+		}
+	} else if (st->mode == GS_FS_PARTIAL && !seq_before(seq, st->hdr_seq + st->hdr_have)) {
+		/* the rest of the header is in a segment the tap did not see */
+		lose_sync(st);
+	}
+	if (st->mode == GS_FS_PARTIAL)
+		return used;
+	/* the expected header lies in bytes before this segment that never came */
+	if (st->mode == GS_FS_SYNC && seq_before(st->next_hdr, seq))
+		lose_sync(st);
+	if (st->mode == GS_FS_UNSYNC) {
+		c.found = -1;
+		bpf_loop(SCAN_CHUNKS, scan_chunk, &c, 0);
+		if (c.found < 0)
+			return used;
+		st->mode = GS_FS_SYNC;
+		st->next_hdr = seq + (__u32)c.found;
+		sc->seg.flags |= GS_SEG_RESYNC;
+	}
+	c.used = used;
+	bpf_loop(FRAME_STEPS, frame_step, &c, 0);
+	return c.used;
+}
+
+/* ------------------------------------------------------------------ packets */
+
+struct pkt {
+	struct gs_tap_flow flow;
+	__u32 seq, ack, poff, plen;
+	__u16 window;
+	__u8 flags;
+};
+
+/* IPv4/IPv6 + TCP from offset `off` (the link layer's length). */
+static __always_inline bool parse(struct __sk_buff *skb, __u32 off, struct pkt *p)
+{
+	__u16 proto = bpf_ntohs((__u16)skb->protocol);
+	__u32 ip_payload, l4;
+	__u8 t[20];
+
+	for (int i = 0; i < 2 && off && (proto == ETH_P_8021Q || proto == ETH_P_8021AD); i++) {
+		__be16 inner;
+		if (bpf_skb_load_bytes(skb, off + 2, &inner, 2))
+			return false;
+		proto = bpf_ntohs(inner);
+		off += 4;
+	}
+	if (proto == ETH_P_IP) {
+		struct iphdr ip;
+		__u32 ihl, tot;
+		if (bpf_skb_load_bytes(skb, off, &ip, sizeof ip) || ip.version != 4 ||
+		    ip.protocol != GS_IPPROTO_TCP || (ip.frag_off & bpf_htons(0x3fff)))
+			return false;
+		ihl = ip.ihl * 4;
+		if (ihl < 20)
+			return false;
+		tot = bpf_ntohs(ip.tot_len);
+		l4 = off + ihl;
+		/* 0 in a GSO super-packet larger than 64 KiB (BIG TCP): the skb says */
+		ip_payload = tot ? (tot > ihl ? tot - ihl : 0) : skb->len - l4;
+		p->flow.family = 4;
+		__builtin_memcpy(p->flow.saddr, &ip.saddr, 4);
+		__builtin_memcpy(p->flow.daddr, &ip.daddr, 4);
+	} else if (proto == ETH_P_IPV6) {
+		struct ipv6hdr ip6;
+		__u32 pl;
+		if (bpf_skb_load_bytes(skb, off, &ip6, sizeof ip6) || ip6.nexthdr != GS_IPPROTO_TCP)
+			return false;
+		pl = bpf_ntohs(ip6.payload_len);
+		l4 = off + 40;
+		ip_payload = pl ? pl : skb->len - l4;
+		p->flow.family = 6;
+		__builtin_memcpy(p->flow.saddr, &ip6.saddr, 16);
+		__builtin_memcpy(p->flow.daddr, &ip6.daddr, 16);
+	} else {
+		return false;
+	}
+	if (bpf_skb_load_bytes(skb, l4, t, sizeof t))
+		return false;
+	{
+		__u32 doff = (t[12] >> 4) * 4;
+		if (doff < 20 || ip_payload < doff)
+			return false;
+		p->poff = l4 + doff;
+		p->plen = ip_payload - doff;
+		/* never past what the skb holds (a lying IP length) */
+		if (p->poff > skb->len)
+			return false;
+		if (p->plen > skb->len - p->poff)
+			p->plen = skb->len - p->poff;
+	}
+	p->flow.sport = (__u16)t[0] << 8 | t[1];
+	p->flow.dport = (__u16)t[2] << 8 | t[3];
+	p->seq = (__u32)t[4] << 24 | (__u32)t[5] << 16 | (__u32)t[6] << 8 | t[7];
+	p->ack = (__u32)t[8] << 24 | (__u32)t[9] << 16 | (__u32)t[10] << 8 | t[11];
+	p->flags = t[13];
+	p->window = (__u16)t[14] << 8 | t[15];
+	return true;
+}
+
+static __always_inline int tap(struct __sk_buff *skb, bool egress)
+{
+	/* first: the time stamp is as close to the wire as tc gets */
+	__u64 now = bpf_ktime_get_ns();
+	__u32 ifindex = skb->ifindex, zero = 0, size;
+	struct gs_tap_iface *ifc = bpf_map_lookup_elem(&ifaces, &ifindex);
+	struct gs_tap_fstate *st;
+	struct scratch *sc;
+	struct pkt p = {};
+
+	if (!ifc || !parse(skb, ifc->l2_len, &p))
+		return TCX_NEXT;
+
+	st = bpf_map_lookup_elem(&flows, &p.flow);
+	if (!st) {
+		struct gs_tap_fstate init = {};
+		if (!watch_ports || !(port_watched(p.flow.sport) || port_watched(p.flow.dport)))
+			return TCX_NEXT;
+		if (p.flags & TCP_RST)
+			return TCX_NEXT;
+		if (p.flags & TCP_SYN) {
+			init.mode = GS_FS_SYNC;
+			init.next_hdr = p.seq + 1;
+		} else {
+			count(GS_CNT_FLOWS_MIDSTREAM);
+		}
+		if (bpf_map_update_elem(&flows, &p.flow, &init, BPF_NOEXIST) == 0)
+			count(GS_CNT_FLOWS_NEW);
+		st = bpf_map_lookup_elem(&flows, &p.flow);
+		if (!st) {
+			count(GS_CNT_FLOW_MAP_FULL);
+			return TCX_NEXT;
+		}
+	} else if (p.flags & TCP_SYN) {
+		/* a new connection on the 4-tuple: frame from its first byte */
+		__builtin_memset(st, 0, sizeof *st);
+		st->mode = GS_FS_SYNC;
+		st->next_hdr = p.seq + 1;
+	}
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return TCX_NEXT;
+	sc->seg.kind = GS_REC_SEG;
+	sc->seg.ifindex = ifindex;
+	sc->seg.ts_ns = now;
+	sc->seg.flow = p.flow;
+	sc->seg.seq = p.seq;
+	sc->seg.ack = p.ack;
+	sc->seg.len = p.plen;
+	sc->seg.window = p.window;
+	sc->seg.tcp_flags = p.flags;
+	sc->seg.flags = egress ? GS_SEG_EGRESS : 0;
+	sc->seg.n_heads = 0;
+	sc->seg.data_len = 0;
+	sc->seg.pad = 0;
+	if (p.plen)
+		sc->seg.data_len = (__u16)frame(skb, sc, st, p.seq + ((p.flags & TCP_SYN) ? 1 : 0), p.poff, p.plen);
+	size = sc->seg.data_len;
+	barrier_var(size);
+	size = sizeof(struct gs_tap_seg) + (size & (2 * GS_TAP_DATA_MAX - 1));
+	if (bpf_ringbuf_output(&events, sc, size, wake_flags()))
+		count(GS_CNT_RB_LOST);
+	else
+		count(GS_CNT_SEGMENTS);
+	return TCX_NEXT;
+}
+
+SEC("tc")
+int giop_tap_ingress(struct __sk_buff *skb)
+{
+	return tap(skb, false);
+}
+
+SEC("tc")
+int giop_tap_egress(struct __sk_buff *skb)
+{
+	return tap(skb, true);
+}
+
+/* ------------------------------------------------------------------ syscalls */
+
+static __always_inline bool wanted_task(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	if (filter_mode == GS_FILTER_PIDS)
+		return bpf_map_lookup_elem(&pids, &tgid) != NULL;
+	if (filter_mode == GS_FILTER_COMM) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		char comm[GS_TAP_COMM_LEN];
+		if (BPF_CORE_READ_STR_INTO(&comm, task, group_leader, comm) < 0)
+			return false;
+		for (int i = 0; i < GS_TAP_COMM_LEN; i++) {
+			if (comm[i] != filter_comm[i])
+				return false;
+			if (!comm[i])
+				break;
+		}
+		return true;
+	}
+	return true; /* GS_FILTER_PORTS: decided by the socket's ports */
+}
+
+static __always_inline bool wanted_flow(struct sock *sk, const struct gs_tap_flow *fl)
+{
+	if (filter_mode != GS_FILTER_PORTS)
+		return true;
+	if (netns_ino && sk->__sk_common.skc_net.net->ns.inum != netns_ino)
+		return false;
+	return port_watched(fl->sport) || port_watched(fl->dport);
+}
+
+/* The other direction of a connection: the same addresses swapped. */
+static __always_inline void reverse(const struct gs_tap_flow *fl, struct gs_tap_flow *rev)
+{
+	__builtin_memcpy(rev->saddr, fl->daddr, 16);
+	__builtin_memcpy(rev->daddr, fl->saddr, 16);
+	rev->sport = fl->dport;
+	rev->dport = fl->sport;
+	rev->family = fl->family;
+	rev->pad[0] = rev->pad[1] = rev->pad[2] = 0;
+}
+
+/* A connection the followed process uses is watched by the packet tap from
+ * now on (`out`: the direction the process sends).  A send that starts with a
+ * GIOP header tells where a message begins: framing starts (or starts again)
+ * there.  The common case, a known connection, costs one lookup. */
+static __always_inline void watch(const struct gs_tap_flow *out, bool giop_at, __u32 seq)
+{
+	struct gs_tap_fstate init = {};
+	struct gs_tap_fstate *st = bpf_map_lookup_elem(&flows, out);
+	struct gs_tap_flow in;
+	if (st) {
+		if (giop_at && st->mode == GS_FS_UNSYNC) {
+			st->mode = GS_FS_SYNC;
+			st->next_hdr = seq;
+		}
+		return;
+	}
+	if (giop_at) {
+		init.mode = GS_FS_SYNC;
+		init.next_hdr = seq;
+	}
+	if (bpf_map_update_elem(&flows, out, &init, BPF_NOEXIST) == 0)
+		count(GS_CNT_FLOWS_NEW);
+	reverse(out, &in);
+	if (!bpf_map_lookup_elem(&flows, &in)) {
+		__builtin_memset(&init, 0, sizeof init);
+		if (bpf_map_update_elem(&flows, &in, &init, BPF_NOEXIST) == 0)
+			count(GS_CNT_FLOWS_NEW);
+	}
+}
+
+static __always_inline void emit_sys(struct gs_tap_sys *r)
+{
+	if (bpf_ringbuf_output(&events, r, sizeof *r, wake_flags()))
+		count(GS_CNT_RB_LOST);
+	else
+		count(GS_CNT_SYSCALLS);
+}
+
+/* The first buffer of an iovec array in user memory. */
+static __always_inline __u64 iov_first(__u64 iov)
+{
+	struct iovec v = {};
+	if (!iov || bpf_probe_read_user(&v, sizeof v, (void *)iov))
+		return 0;
+	return (__u64)v.iov_base;
+}
+
+static __always_inline __u64 msg_first(__u64 msg)
+{
+	struct user_msghdr m = {};
+	if (!msg || bpf_probe_read_user(&m, sizeof m, (void *)msg) || !m.msg_iovlen)
+		return 0;
+	return iov_first((__u64)m.msg_iov);
+}
+
+static __always_inline int on_send(int fd, __u64 buf, __u64 len, __u32 call)
+{
+	struct gs_tap_sys r = {};
+	struct sock *sk;
+	__u64 id;
+
+	if (!wanted_task() || !(sk = fd_tcp_sock(fd)))
+		return 0;
+	sock_flow(sk, &r.flow);
+	if (!wanted_flow(sk, &r.flow))
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	r.kind = GS_REC_SEND;
+	r.tgid = id >> 32;
+	r.tid = (__u32)id;
+	r.ts_ns = bpf_ktime_get_ns();
+	/* the sequence number the first byte of this send will get */
+	r.seq = as_tcp(sk)->write_seq;
+	/* 0: not known at entry (sendmsg, writev: the sum of the iovec) */
+	r.len = len > 0xffffffffu ? 0xffffffffu : (__u32)len;
+	r.call = (__u16)call;
+	if (buf && bpf_probe_read_user(r.head, GS_TAP_USER_HEAD, (void *)buf) == 0)
+		r.head_len = len && len < GS_TAP_USER_HEAD ? (__u8)len : GS_TAP_USER_HEAD;
+	watch(&r.flow, r.head_len >= 4 && r.head[0] == 'G' && r.head[1] == 'I' &&
+	      r.head[2] == 'O' && r.head[3] == 'P', r.seq);
+	emit_sys(&r);
+	return 0;
+}
+
+static __always_inline int on_recv_enter(int fd, __u64 buf, __u32 call)
+{
+	struct inflight f = {};
+	struct sock *sk;
+	__u32 tid;
+
+	if (!wanted_task() || !(sk = fd_tcp_sock(fd)))
+		return 0;
+	if (filter_mode == GS_FILTER_PORTS) {
+		struct gs_tap_flow fl;
+		sock_flow(sk, &fl);
+		if (!wanted_flow(sk, &fl))
+			return 0;
+	}
+	tid = (__u32)bpf_get_current_pid_tgid();
+	f.ts_enter = bpf_ktime_get_ns();
+	f.sk = (__u64)(long)sk;
+	f.buf = buf;
+	f.call = call;
+	if (bpf_map_update_elem(&inflight, &tid, &f, BPF_ANY))
+		count(GS_CNT_INFLIGHT_FULL);
+	return 0;
+}
+
+static __always_inline int on_recv_exit(long ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	struct gs_tap_sys r = {};
+	struct gs_tap_flow out;
+
+	struct sock *sk;
+
+	if (!f)
+		return 0;
+	sk = as_sock(f->sk);
+	if (ret > 0) {
+		r.kind = GS_REC_RECV;
+		r.tgid = id >> 32;
+		r.tid = tid;
+		r.ts_ns = bpf_ktime_get_ns();
+		r.ts_enter = f->ts_enter;
+		r.len = ret > 0x7fffffff ? 0x7fffffff : (__u32)ret;
+		/* read at the return: the bytes just copied end at copied_seq */
+		r.seq = as_tcp(sk)->copied_seq - r.len;
+		r.call = (__u16)f->call;
+		sock_flow(sk, &out);
+		reverse(&out, &r.flow);
+		if (f->buf && bpf_probe_read_user(r.head, GS_TAP_USER_HEAD, (void *)f->buf) == 0)
+			r.head_len = r.len < GS_TAP_USER_HEAD ? (__u8)r.len : GS_TAP_USER_HEAD;
+		watch(&out, false, 0);
+		emit_sys(&r);
+	}
+	bpf_map_delete_elem(&inflight, &tid);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_enter_sendto")
+int sys_enter_sendto(struct trace_event_raw_sys_enter *ctx)
+{
+	return on_send((int)ctx->args[0], ctx->args[1], ctx->args[2], GS_CALL_SENDTO);
+}
+
+SEC("tracepoint/syscalls/sys_enter_write")
+int sys_enter_write(struct trace_event_raw_sys_enter *ctx)
+{
+	return on_send((int)ctx->args[0], ctx->args[1], ctx->args[2], GS_CALL_WRITE);
+}
+
+SEC("tracepoint/syscalls/sys_enter_sendmsg")
+int sys_enter_sendmsg(struct trace_event_raw_sys_enter *ctx)
+{
+	return on_send((int)ctx->args[0], msg_first(ctx->args[1]), 0, GS_CALL_SENDMSG);
+}
+
+SEC("tracepoint/syscalls/sys_enter_writev")
+int sys_enter_writev(struct trace_event_raw_sys_enter *ctx)
+{
+	return on_send((int)ctx->args[0], iov_first(ctx->args[1]), 0, GS_CALL_WRITEV);
+}
+
+SEC("tracepoint/syscalls/sys_enter_recvfrom")
+int sys_enter_recvfrom(struct trace_event_raw_sys_enter *ctx)
+{
+	if (ctx->args[3] & MSG_PEEK) /* peeked bytes are read again later */
+		return 0;
+	return on_recv_enter((int)ctx->args[0], ctx->args[1], GS_CALL_RECVFROM);
+}
+
+SEC("tracepoint/syscalls/sys_enter_recvmsg")
+int sys_enter_recvmsg(struct trace_event_raw_sys_enter *ctx)
+{
+	if (ctx->args[2] & MSG_PEEK)
+		return 0;
+	return on_recv_enter((int)ctx->args[0], msg_first(ctx->args[1]), GS_CALL_RECVMSG);
+}
+
+SEC("tracepoint/syscalls/sys_enter_read")
+int sys_enter_read(struct trace_event_raw_sys_enter *ctx)
+{
+	return on_recv_enter((int)ctx->args[0], ctx->args[1], GS_CALL_READ);
+}
+
+SEC("tracepoint/syscalls/sys_enter_readv")
+int sys_enter_readv(struct trace_event_raw_sys_enter *ctx)
+{
+	return on_recv_enter((int)ctx->args[0], iov_first(ctx->args[1]), GS_CALL_READV);
+}
+
+SEC("tracepoint/syscalls/sys_exit_recvfrom")
+int sys_exit_recvfrom(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_recv_exit(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_recvmsg")
+int sys_exit_recvmsg(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_recv_exit(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_read")
+int sys_exit_read(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_recv_exit(ctx->ret);
+}
+
+SEC("tracepoint/syscalls/sys_exit_readv")
+int sys_exit_readv(struct trace_event_raw_sys_exit *ctx)
+{
+	return on_recv_exit(ctx->ret);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,254 @@
+#include "attach_bpf.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef GS_HAVE_EBPF
+
+int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,
+		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen)
+{
+	(void)cfg;
+	(void)fn;
+	(void)arg;
+	*out = NULL;
+	snprintf(err, errlen, "this build has no eBPF support (clang, bpftool, libbpf-dev or the "
+		 "kernel's BTF were missing when it was built: scripts/install-deps.sh check, then make)");
+	return 2;
+}
+
+int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms)
+{
+	(void)b;
+	(void)timeout_ms;
+	errno = ENOSYS;
+	return -1;
+}
+
+void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__MAX])
+{
+	(void)b;
+	memset(out, 0, GS_CNT__MAX * sizeof *out);
+}
+
+void gs_attach_bpf_close(struct gs_attach_bpf *b)
+{
+	(void)b;
+}
+
+#else
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* generated: its const-discarding cast is bpftool's, not ours */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#include "giop_tap.skel.h"
+#pragma GCC diagnostic pop
+
+#define MAX_LINKS 512
+/* enum bpf_attach_type values of kernel 6.6 (UAPI, fixed); the distribution's
+ * headers may be older than the kernel */
+#define GS_BPF_TCX_INGRESS 46
+#define GS_BPF_TCX_EGRESS 47
+
+struct gs_attach_bpf {
+	struct giop_tap_bpf *skel;
+	struct ring_buffer *rb;
+	gs_attach_record_fn fn;
+	void *arg;
+	int links[MAX_LINKS];     /* TCX link fds */
+	uint32_t n_links;
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return 2;
+}
+
+/* libbpf's own chatter would interleave with our output: only warnings,
+ * and only the first line of each. */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level != LIBBPF_WARN)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct gs_attach_bpf *b = ctx;
+	b->fn(b->arg, data, len);
+	return 0;
+}
+
+/* The syscall tracepoints are found through tracefs; mount it where libbpf
+ * looks if nothing is there yet (a fresh VM, a container). */
+static int ensure_tracefs(char *err, size_t errlen)
+{
+	struct stat st;
+	if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
+		return 0;
+	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0)
+		return fail(err, errlen, "tracefs is not mounted and mounting it on /sys/kernel/tracing failed: %s "
+			    "(mount -t tracefs nodev /sys/kernel/tracing, or --packets-only)", strerror(errno));
+	return 0;
+}
+
+static void set_rodata(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *cfg)
+{
+	struct giop_tap_bpf__rodata *ro = skel->rodata;
+	ro->max_message = cfg->max_message;
+	ro->filter_mode = (uint32_t)cfg->filter;
+	memcpy(ro->filter_comm, cfg->comm, sizeof ro->filter_comm);
+	ro->watch_ports = cfg->ports != NULL;
+	if (cfg->ports)
+		memcpy(ro->port_bits, cfg->ports, sizeof ro->port_bits);
+	/* wake the reader when a quarter of the ring is waiting */
+	ro->wake_bytes = cfg->ring_bytes / 4;
+	ro->netns_ino = cfg->netns_ino;
+}
+
+static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *cfg, char *err, size_t errlen)
+{
+	uint8_t one = 1;
+	for (uint32_t i = 0; i < cfg->n_pids; i++)
+		if (bpf_map__update_elem(skel->maps.pids, &cfg->pids[i], sizeof cfg->pids[i], &one, sizeof one, BPF_ANY))
+			return fail(err, errlen, "cannot add pid %u to the filter: %s", cfg->pids[i], strerror(errno));
+	for (uint32_t i = 0; i < cfg->n_ifaces; i++) {
+		struct gs_tap_iface v = { cfg->ifaces[i].l2_len };
+		uint32_t k = (uint32_t)cfg->ifaces[i].ifindex;
+		if (bpf_map__update_elem(skel->maps.ifaces, &k, sizeof k, &v, sizeof v, BPF_ANY))
+			return fail(err, errlen, "cannot add interface %s: %s", cfg->ifaces[i].name, strerror(errno));
+	}
+	return 0;
+}
+
+/* TCX (kernel 6.6+): a link per hook, owned by its fd, in front of whatever
+ * else is attached there; nothing of it is left once the fd is closed.
+ * libbpf 1.1 predates bpf_program__attach_tcx; the link is created directly. */
+static int attach_tcx(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cfg, char *err, size_t errlen)
+{
+	int in = bpf_program__fd(b->skel->progs.giop_tap_ingress);
+	int eg = bpf_program__fd(b->skel->progs.giop_tap_egress);
+	for (uint32_t i = 0; i < cfg->n_ifaces; i++) {
+		const struct gs_attach_iface *f = &cfg->ifaces[i];
+		for (int k = 0; k < 2; k++) {
+			int fd;
+			if (k == 1 && f->loopback)
+				break; /* loopback: what leaves comes back in; once is enough */
+			if (b->n_links >= MAX_LINKS)
+				return fail(err, errlen, "too many interfaces (at most %d hooks)", MAX_LINKS);
+			fd = bpf_link_create(k == 0 ? in : eg, f->ifindex, (enum bpf_attach_type)(k == 0 ? GS_BPF_TCX_INGRESS : GS_BPF_TCX_EGRESS), NULL);
+			if (fd < 0)
+				return fail(err, errlen, "cannot attach to %s %s (TCX, kernel 6.6 or later): %s", f->name,
+					    k == 0 ? "ingress" : "egress", strerror(-fd));
+			b->links[b->n_links++] = fd;
+		}
+	}
+	return 0;
+}
+
+int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,
+		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen)
+{
+	struct gs_attach_bpf *b;
+	struct bpf_program *prog;
+	int r;
+
+	*out = NULL;
+	libbpf_set_print(libbpf_print);
+	if (cfg->syscalls && (r = ensure_tracefs(err, errlen)) != 0)
+		return r;
+	b = calloc(1, sizeof *b);
+	if (!b)
+		return fail(err, errlen, "out of memory");
+	b->fn = fn;
+	b->arg = arg;
+	b->skel = giop_tap_bpf__open();
+	if (!b->skel) {
+		free(b);
+		return fail(err, errlen, "cannot open the eBPF object: %s", strerror(errno));
+	}
+	set_rodata(b->skel, cfg);
+	bpf_map__set_max_entries(b->skel->maps.events, cfg->ring_bytes);
+	bpf_map__set_max_entries(b->skel->maps.flows, cfg->max_flows);
+	if (!cfg->syscalls)
+		bpf_object__for_each_program(prog, b->skel->obj)
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT)
+				bpf_program__set_autoload(prog, false);
+	if ((r = giop_tap_bpf__load(b->skel)) != 0) {
+		fail(err, errlen, "cannot load the eBPF programs: %s", strerror(-r));
+		goto bad;
+	}
+	if (fill_maps(b->skel, cfg, err, errlen) || attach_tcx(b, cfg, err, errlen))
+		goto bad;
+	if (cfg->syscalls && (r = giop_tap_bpf__attach(b->skel)) != 0) {
+		fail(err, errlen, "cannot attach the syscall tracepoints: %s", strerror(-r));
+		goto bad;
+	}
+	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_record, b, NULL);
+	if (!b->rb) {
+		fail(err, errlen, "cannot map the ring buffer: %s", strerror(errno));
+		goto bad;
+	}
+	*out = b;
+	return 0;
+bad:
+	gs_attach_bpf_close(b);
+	return 2;
+}
+
+int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms)
+{
+	int n = ring_buffer__poll(b->rb, timeout_ms), m;
+	if (n < 0 && n != -EINTR) {
+		errno = -n;
+		return -1;
+	}
+	/* a timeout consumed nothing: the records that did not wake us */
+	m = ring_buffer__consume(b->rb);
+	if (m < 0) {
+		errno = -m;
+		return -1;
+	}
+	return (n > 0 ? n : 0) + m;
+}
+
+void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	memset(out, 0, GS_CNT__MAX * sizeof *out);
+	if (!b || !b->skel->bss)
+		return;
+	if (ncpu <= 0 || ncpu > GS_TAP_MAX_CPUS)
+		ncpu = GS_TAP_MAX_CPUS;
+	for (int c = 0; c < ncpu; c++)
+		for (int i = 0; i < GS_CNT__MAX; i++)
+			out[i] += ((volatile const uint64_t *)b->skel->bss->counters[c])[i];
+}
+
+void gs_attach_bpf_close(struct gs_attach_bpf *b)
+{
+	if (!b)
+		return;
+	ring_buffer__free(b->rb);
+	for (uint32_t i = 0; i < b->n_links; i++)
+		close(b->links[i]);
+	giop_tap_bpf__destroy(b->skel);
+	free(b);
+}
+
+#endif

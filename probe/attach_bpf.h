@@ -1,0 +1,58 @@
+/* Loading and attaching the eBPF taps of `giopscope attach` (ebpf/giop_tap.bpf.c)
+ * and reading their ring buffer.  The only file that sees libbpf and the
+ * skeleton; without them (a build with no eBPF) gs_attach_bpf_open says so.
+ *
+ * Everything attached is owned by a file descriptor of this process: TCX
+ * links on the interfaces, perf events for the syscall tracepoints, no pinned
+ * maps, no tc qdisc.  When the process ends, however it ends, the kernel
+ * detaches it all. */
+#ifndef GS_ATTACH_BPF_H
+#define GS_ATTACH_BPF_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ebpf/giop_tap.h"
+
+struct gs_attach_bpf;
+
+struct gs_attach_iface {
+	char name[IF_NAMESIZE];
+	int ifindex;
+	uint32_t l2_len;          /* link-layer header bytes before IP */
+	bool loopback;            /* each packet passes twice: tapped on ingress only */
+};
+
+struct gs_attach_bpf_cfg {
+	int filter;               /* enum gs_tap_filter */
+	const uint32_t *pids;     /* GS_FILTER_PIDS */
+	uint32_t n_pids;
+	char comm[GS_TAP_COMM_LEN]; /* GS_FILTER_COMM */
+	const uint8_t *ports;     /* 8192-byte bitmap of watched ports, or NULL */
+	const struct gs_attach_iface *ifaces;
+	uint32_t n_ifaces;
+	bool syscalls;            /* the syscall probes too (else the packet tap only) */
+	uint32_t ring_bytes;      /* a power of two, at least a page */
+	uint32_t max_flows;       /* framing states (directions) kept */
+	uint32_t max_message;
+	uint32_t netns_ino;       /* GS_FILTER_PORTS: sockets of this netns only (0: any) */
+};
+
+/* Called for each ring-buffer record, in ring order. */
+typedef void (*gs_attach_record_fn)(void *arg, const void *rec, size_t len);
+
+/* Loads, fills the filter maps, attaches.  0, or 2 with the reason in `err`. */
+int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,
+		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen);
+/* Waits up to `timeout_ms` for a wake-up, then hands over every record there
+ * is (records do not wake the reader: see giop_tap.bpf.c).  Returns the number
+ * of records, or -1 with errno set. */
+int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms);
+/* The kernel side's counters (enum gs_tap_counter), summed over the CPUs. */
+void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__MAX]);
+/* Detaches and frees everything. */
+void gs_attach_bpf_close(struct gs_attach_bpf *b);
+
+#endif

@@ -1,0 +1,20 @@
+/* The capabilities `giopscope attach` needs to load and attach its eBPF taps,
+ * and giving all of them up once that is done. */
+#ifndef GS_ATTACH_CAPS_H
+#define GS_ATTACH_CAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* True when the effective set allows loading (CAP_BPF, or CAP_SYS_ADMIN),
+ * tracing (CAP_PERFMON, or CAP_SYS_ADMIN) and tc attachment (CAP_NET_ADMIN);
+ * otherwise `why` names the missing ones. */
+bool gs_caps_enough(char *why, size_t len);
+/* True when CAP_SYS_ADMIN is effective (mounting tracefs, entering a netns). */
+bool gs_caps_sys_admin(void);
+/* Drops every capability (effective, permitted, inheritable, ambient, the
+ * bounding set) and sets no_new_privs: the ring buffer is mapped and the
+ * links are held, nothing more needs privileges.  0, or an errno value. */
+int gs_caps_drop_all(void);
+
+#endif

@@ -1,0 +1,254 @@
+#include "attach_feed.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../decoders/giop/giop.h"
+
+struct gs_pending {
+	struct gs_call c;
+	struct gs_call_times t;   /* the instants found so far */
+	int64_t deadline;         /* CLOCK_MONOTONIC */
+};
+
+/* a waiting call is looked at again after this many syscall records: the
+ * per-direction rings of attach_times must not have moved past it */
+#define SETTLE_EVERY 32
+
+static void ep_of(struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, uint8_t family)
+{
+	memset(ep, 0, sizeof *ep);
+	memcpy(ep->addr, addr, family == 6 ? 16 : 4);
+	ep->port = port;
+	ep->family = family;
+}
+
+/* ---- ended calls wait for their instants --------------------------------- */
+
+/* Fills the instants of `c` not found yet; true when every one worth waiting
+ * for is there.  An instant is awaited once its process has shown itself on
+ * that direction of the connection (a send or recv seen there).  By the order
+ * of the ring, the sends and the server's recv come before the reply that
+ * ends the call; only the client's recv of the reply comes after it. */
+static bool instants(const struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t)
+{
+	const struct gs_times_dir *req = gs_times_dir(&f->times, &c->client, &c->server);
+	const struct gs_times_dir *rep = gs_times_dir(&f->times, &c->server, &c->client);
+	bool replied = (c->flags & GS_CF_REP_SEEN) != 0, whole = true;
+	uint32_t rq0 = c->req_seq_base + (uint32_t)c->req_off0;
+	uint32_t rq1 = c->req_seq_base + (uint32_t)c->req_off1 - 1;
+	uint32_t rp0 = c->rep_seq_base + (uint32_t)c->rep_off0;
+	uint32_t rp1 = c->rep_seq_base + (uint32_t)c->rep_off1 - 1;
+
+	uint8_t rtype = c->kind == GS_KIND_REQUEST ? GIOP_REQUEST : GIOP_LOCATE_REQUEST;
+
+	if (req && req->n_send) {
+		if (!t->client_send)
+			t->client_send = gs_times_send(req, rq0, c->t_request_first, rtype, c->request_id);
+		whole &= t->client_send != 0;
+	}
+	if (req && req->n_recv && (c->flags & GS_CF_REQ_DONE)) {
+		if (!t->server_recv)
+			t->server_recv = gs_times_recv(req, rq1);
+		whole &= t->server_recv != 0;
+	}
+	if (replied && rep && rep->n_send) {
+		if (!t->server_send)
+			t->server_send = gs_times_send(rep, rp0, c->t_reply_first, c->reply_type, c->request_id);
+		whole &= t->server_send != 0;
+	}
+	if (replied && (c->flags & GS_CF_REP_DONE) && ((rep && rep->n_recv) || t->client_send)) {
+		if (!t->client_recv && rep)
+			t->client_recv = gs_times_recv(rep, rp1);
+		whole &= t->client_recv != 0;
+	}
+	return whole;
+}
+
+static void emit(struct gs_feed *f, struct gs_pending *p, bool late)
+{
+	if (!instants(f, &p->c, &p->t) && late)
+		f->instants_missing++;
+	gs_session_emit(f->s, &p->c, &p->t);
+}
+
+void gs_feed_settle(struct gs_feed *f, bool all)
+{
+	struct timespec ts;
+	int64_t mono;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	mono = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	/* in order: a call waiting holds back the ones that ended after it */
+	while (f->q_n) {
+		struct gs_pending *p = &f->q[f->q_head];
+		bool late = all || mono >= p->deadline;
+		if (!late && !instants(f, &p->c, &p->t))
+			break;
+		emit(f, p, late);
+		f->q_head = (f->q_head + 1) % f->q_cap;
+		f->q_n--;
+	}
+}
+
+static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
+{
+	struct gs_feed *f = arg;
+	struct timespec ts;
+	struct gs_pending *p;
+	(void)e;
+	if (f->q_n == f->q_cap) {
+		/* full: the oldest goes out with what it has */
+		f->queue_full++;
+		emit(f, &f->q[f->q_head], true);
+		f->q_head = (f->q_head + 1) % f->q_cap;
+		f->q_n--;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	p = &f->q[(f->q_head + f->q_n) % f->q_cap];
+	p->c = *c;
+	memset(&p->t, 0, sizeof p->t);
+	p->deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + f->wait_ns;
+	f->q_n++;
+	/* what is there now is taken now: the rings move on */
+	if (instants(f, &p->c, &p->t) && f->q_n == 1) {
+		emit(f, p, false);
+		f->q_head = (f->q_head + 1) % f->q_cap;
+		f->q_n--;
+	}
+}
+
+static void flush(void *arg)
+{
+	gs_feed_settle(arg, true);
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len)
+{
+	struct gs_segment seg;
+	const uint8_t *data = (const uint8_t *)(r + 1);
+	uint32_t used = 0;
+
+	if (len < sizeof *r || r->data_len > len - sizeof *r || r->n_heads > GS_TAP_HEADS ||
+	    (r->flow.family != 4 && r->flow.family != 6)) {
+		f->bad_records++;
+		return;
+	}
+	memset(&seg, 0, sizeof seg);
+	ep_of(&seg.src, r->flow.saddr, r->flow.sport, r->flow.family);
+	ep_of(&seg.dst, r->flow.daddr, r->flow.dport, r->flow.family);
+	seg.seq = r->seq;
+	seg.ack = r->ack;
+	seg.len = r->len;
+	seg.window = r->window;
+	seg.tcp_flags = r->tcp_flags;
+	for (uint32_t i = 0; i < r->n_heads; i++) {
+		if (r->heads[i].len > r->data_len - used) {
+			f->bad_records++;
+			return;
+		}
+		f->pieces[i].off = r->heads[i].off;
+		f->pieces[i].len = r->heads[i].len;
+		f->pieces[i].data = data + used;
+		used += r->heads[i].len;
+	}
+	seg.pieces = f->pieces;
+	seg.n_pieces = r->n_heads;
+	if (r->flags & GS_SEG_HEADS_LOST)
+		f->heads_lost_segments++;
+	f->segments++;
+	gs_engine_segment(f->s->e, (int64_t)r->ts_ns + f->mono_to_real, &seg);
+}
+
+static void on_syscall(struct gs_feed *f, const struct gs_tap_sys *r, size_t len)
+{
+	struct gs_endpoint src, dst;
+	struct gs_times_id id;
+	if (len < sizeof *r || r->head_len > GS_TAP_USER_HEAD || (r->flow.family != 4 && r->flow.family != 6)) {
+		f->bad_records++;
+		return;
+	}
+	ep_of(&src, r->flow.saddr, r->flow.sport, r->flow.family);
+	ep_of(&dst, r->flow.daddr, r->flow.dport, r->flow.family);
+	f->syscalls++;
+	id = gs_times_id_of(r->head, r->head_len);
+	gs_times_add(&f->times, &src, &dst, r->kind == GS_REC_SEND, r->seq, r->len,
+		     (int64_t)r->ts_ns + f->mono_to_real, &id);
+	if (f->q_n && ++f->since_settle >= SETTLE_EVERY) {
+		f->since_settle = 0;
+		gs_feed_settle(f, false);
+	}
+}
+
+void gs_feed_record(void *arg, const void *rec, size_t len)
+{
+	struct gs_feed *f = arg;
+	const uint32_t *kind = rec;
+	if (len < sizeof *kind) {
+		f->bad_records++;
+		return;
+	}
+	switch (*kind) {
+	case GS_REC_SEG:
+		on_segment(f, rec, len);
+		break;
+	case GS_REC_SEND:
+	case GS_REC_RECV:
+		on_syscall(f, rec, len);
+		break;
+	default:
+		f->bad_records++;
+	}
+}
+
+/* ---- clock and life ------------------------------------------------------ */
+
+void gs_feed_clock(struct gs_feed *f)
+{
+	/* the tightest of a few (monotonic, wall, monotonic) samples */
+	int64_t best = INT64_MAX;
+	for (int i = 0; i < 3; i++) {
+		struct timespec a, w, b;
+		int64_t ma, mb;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		clock_gettime(CLOCK_REALTIME, &w);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		ma = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec;
+		mb = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
+		if (mb - ma < best) {
+			best = mb - ma;
+			f->mono_to_real = (int64_t)w.tv_sec * 1000000000 + w.tv_nsec - (ma + (mb - ma) / 2);
+		}
+	}
+}
+
+int gs_feed_init(struct gs_feed *f, struct gs_session *s, uint32_t queue, int64_t wait_ns)
+{
+	int err;
+	memset(f, 0, sizeof *f);
+	f->s = s;
+	f->wait_ns = wait_ns;
+	f->q_cap = queue;
+	f->q = calloc(queue, sizeof *f->q);
+	if (!f->q)
+		return ENOMEM;
+	if ((err = gs_times_init(&f->times, 8192)) != 0) {
+		free(f->q);
+		return err;
+	}
+	gs_feed_clock(f);
+	s->call_hook = on_call;
+	s->flush_hook = flush;
+	s->hook_arg = f;
+	return 0;
+}
+
+void gs_feed_free(struct gs_feed *f)
+{
+	gs_times_free(&f->times);
+	free(f->q);
+	f->q = NULL;
+}

@@ -1,0 +1,69 @@
+/* The syscall instants of `giopscope attach`, kept per direction of each
+ * connection until the calls they belong to end: sends (entry time, first
+ * sequence number, the message the buffer starts with) and recvs (return time, sequence range returned).  A call
+ * finds its instants by the TCP sequence numbers of its first and last bytes,
+ * which is exact however the process splits or merges messages into syscalls.
+ *
+ * Bounded: a fixed table of directions (the oldest is replaced when a probe
+ * window is full) with the last GS_TIMES_RING sends and recvs of each. */
+#ifndef GS_ATTACH_TIMES_H
+#define GS_ATTACH_TIMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../analysis/call.h"
+
+#define GS_TIMES_RING 64
+
+struct gs_times_ev {
+	uint32_t seq, len;        /* len 0: not known (a send by sendmsg/writev) */
+	int64_t ts;               /* wall clock ns */
+	uint32_t rid;             /* the GIOP message the buffer starts with, if it */
+	uint8_t type;             /* does (has_id): threads sending on one connection */
+	bool has_id;              /* enter in one order and queue in another */
+};
+
+/* What a syscall's buffer starts with, when that is a GIOP header. */
+struct gs_times_id {
+	bool has_id;
+	uint8_t type;
+	uint32_t rid;
+};
+
+struct gs_times_dir {
+	struct gs_endpoint src, dst;
+	bool used;
+	int64_t last_use;
+	uint32_t n_send, n_recv;  /* events ever added (the rings keep the last ones) */
+	struct gs_times_ev send[GS_TIMES_RING];
+	struct gs_times_ev recv[GS_TIMES_RING];
+};
+
+struct gs_times {
+	struct gs_times_dir *dirs;
+	uint32_t mask;
+	uint64_t replaced;        /* directions pushed out by newer ones */
+};
+
+/* `slots`: a power of two.  0 or an errno value. */
+int gs_times_init(struct gs_times *t, uint32_t slots);
+void gs_times_free(struct gs_times *t);
+void gs_times_add(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+		  bool send, uint32_t seq, uint32_t len, int64_t ts, const struct gs_times_id *id);
+/* The message a buffer's first bytes start, if they hold enough of it. */
+struct gs_times_id gs_times_id_of(const uint8_t *head, uint32_t len);
+/* The direction src -> dst, or NULL if nothing was seen of it. */
+const struct gs_times_dir *gs_times_dir(const struct gs_times *t, const struct gs_endpoint *src,
+					const struct gs_endpoint *dst);
+/* Entry time of the send that handed over the message of type `type` and
+ * request id `rid` whose first byte is `seq`, at or before `not_after`; 0 if
+ * none.  A send whose buffer starts with that very message wins; else the one
+ * whose bytes hold `seq` and start closest before it (of equals, a send tried
+ * again after EAGAIN, the latest). */
+int64_t gs_times_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_after, uint8_t type,
+		      uint32_t rid);
+/* Return time of the recv that returned byte `seq`; 0 if none. */
+int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq);
+
+#endif

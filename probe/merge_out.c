@@ -1,0 +1,448 @@
+/* Records reuse the pairs sink (sink_pairs.c) for the client side's columns
+ * and append the merged ones; percentiles in the summary are exact (merge
+ * holds every call anyway), so negative network times stay negative. */
+#include "merge_out.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analysis/endpoint.h"
+#include "../analysis/sink_pairs.h"
+
+#define ROW_MAX 16384
+
+/* exact microseconds with 3 decimals, signed */
+static void us3(char *buf, size_t len, int64_t ns)
+{
+	uint64_t u = ns < 0 ? (uint64_t)(-(ns + 1)) + 1 : (uint64_t)ns;
+	snprintf(buf, len, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(u / 1000),
+		 (unsigned long long)(u % 1000));
+}
+
+static void figures_of(const struct gs_merge *m, uint32_t i, struct gs_merge_figures *f)
+{
+	uint32_t j = gs_merge_match(m, i);
+	gs_merge_figures(gs_merge_get(m, GS_MERGE_CLIENT, i),
+			 j == GS_MERGE_NONE ? NULL : gs_merge_get(m, GS_MERGE_SERVER, j), f);
+}
+
+int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m)
+{
+	const struct gs_intern *strings = gs_merge_strings(m);
+	struct gs_pairs_cache cache;
+	char *row = NULL;
+	FILE *mf = NULL;
+	uint32_t n = gs_merge_count(m, GS_MERGE_CLIENT);
+
+	memset(&cache, 0, sizeof cache);
+	if (fmt != GS_MERGE_TEXT) {
+		row = malloc(ROW_MAX);
+		if (!row || !(mf = fmemopen(row, ROW_MAX, "w"))) {
+			free(row);
+			return ENOMEM;
+		}
+	}
+	if (fmt == GS_MERGE_CSV)
+		fputs(GS_PAIRS_HEADER GS_MERGE_EXTRA_HEADER "\n", out);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct gs_mcall *mc = gs_merge_get(m, GS_MERGE_CLIENT, i);
+		struct gs_call c;
+		struct gs_merge_figures f;
+		char a[32], b[32], o[32], s[32];
+		long len;
+		gs_merge_to_call(mc, &c);
+		figures_of(m, i, &f);
+		if (f.known) {
+			us3(a, sizeof a, f.network_ns);
+			us3(b, sizeof b, f.server_total_ns);
+			us3(o, sizeof o, f.offset_ns);
+			us3(s, sizeof s, f.server_server_ns);
+		}
+		if (fmt == GS_MERGE_TEXT) {
+			char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+			size_t on;
+			const char *op = gs_intern_get(strings, c.op, &on);
+			gs_endpoint_str(&c.client, cl, sizeof cl);
+			gs_endpoint_str(&c.server, sv, sizeof sv);
+			fprintf(out, "%-22s %-22s %10u %-22.*s %-16s", cl, sv, c.request_id,
+				(int)(on > 22 ? 22 : on), c.kind == GS_KIND_REQUEST ? op : "", gs_call_status(&c));
+			if (c.flags & GS_CF_REP_SEEN)
+				fprintf(out, " %12.3f", (double)(c.t_reply_last - c.t_request_first) / 1e3);
+			else
+				fprintf(out, " %12s", "-");
+			if (f.known)
+				fprintf(out, " %12s %12s\n", s, a);
+			else
+				fprintf(out, " %12s %12s\n", "-", "-");
+			continue;
+		}
+		rewind(mf);
+		gs_pairs_write_cached(mf, fmt == GS_MERGE_CSV ? GS_PAIRS_CSV : GS_PAIRS_JSONL, strings, &c, &cache);
+		fflush(mf);
+		len = ftell(mf);
+		if (fmt == GS_MERGE_CSV) {
+			/* the row without its newline, then the merged columns */
+			if (len > 0)
+				fwrite(row, 1, (size_t)len - 1, out);
+			if (f.known)
+				fprintf(out, ",%s,%s,%s,%s\n", a, b, o, s);
+			else
+				fputs(",,,,\n", out);
+		} else {
+			/* the object without "}\n", then the merged keys */
+			if (len > 1)
+				fwrite(row, 1, (size_t)len - 2, out);
+			if (f.known)
+				fprintf(out, ",\"matched\":true,\"network_us\":%s,\"server_side_total_us\":%s,"
+					"\"clock_offset_us\":%s,\"server_side_server_us\":%s", a, b, o, s);
+			else
+				fprintf(out, ",\"matched\":%s,\"network_us\":null,\"server_side_total_us\":null,"
+					"\"clock_offset_us\":null,\"server_side_server_us\":null",
+					gs_merge_match(m, i) != GS_MERGE_NONE ? "true" : "false");
+			if (gs_merge_match(m, i) != GS_MERGE_NONE) {
+				/* the endpoints as the server's host saw them (NAT) */
+				const struct gs_mcall *sc = gs_merge_get(m, GS_MERGE_SERVER, gs_merge_match(m, i));
+				char e1[GS_ENDPOINT_STRLEN], e2[GS_ENDPOINT_STRLEN];
+				gs_endpoint_str(&sc->client, e1, sizeof e1);
+				gs_endpoint_str(&sc->server, e2, sizeof e2);
+				fprintf(out, ",\"server_side_client\":\"%s\",\"server_side_server\":\"%s\"", e1, e2);
+			}
+			fputs("}\n", out);
+		}
+	}
+	if (mf)
+		fclose(mf);
+	free(row);
+	return ferror(out) ? EIO : 0;
+}
+
+/* ---- the summary ----------------------------------------------------------------- */
+
+struct group {
+	uint32_t key;            /* merge string id; UINT32_MAX: LocateRequests */
+	uint32_t first, n;       /* members in the sorted index */
+	uint64_t matched;
+	int64_t *v[3];           /* total (client side), server_us (server side), network */
+	uint64_t nv[3];
+};
+
+static uint32_t key_of(const struct gs_mcall *c)
+{
+	return c->kind == GS_KIND_LOCATE_REQUEST ? UINT32_MAX : c->op;
+}
+
+static int cmp_key(const void *a, const void *b, void *arg)
+{
+	const struct gs_merge *m = arg;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	uint32_t x = key_of(gs_merge_get(m, 0, i)), y = key_of(gs_merge_get(m, 0, j));
+	if (x != y)
+		return x < y ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+	if (x->n != y->n)
+		return x->n > y->n ? -1 : 1;
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Fills the values of a group from the client indices idx[0..n). */
+static int fill(const struct gs_merge *m, const uint32_t *idx, uint32_t n, struct group *g)
+{
+	for (int k = 0; k < 3; k++) {
+		g->v[k] = malloc(((size_t)n + 1) * sizeof *g->v[k]);
+		g->nv[k] = 0;
+		if (!g->v[k])
+			return ENOMEM;
+	}
+	g->n = n;
+	g->matched = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct gs_mcall *c = gs_merge_get(m, 0, idx[k]);
+		struct gs_merge_figures f;
+		if (gs_merge_match(m, idx[k]) != GS_MERGE_NONE)
+			g->matched++;
+		if ((c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY)
+			g->v[0][g->nv[0]++] = c->t_reply_last - c->t_request_first;
+		figures_of(m, idx[k], &f);
+		if (f.known) {
+			g->v[1][g->nv[1]++] = f.server_server_ns;
+			g->v[2][g->nv[2]++] = f.network_ns;
+		}
+	}
+	for (int k = 0; k < 3; k++)
+		qsort(g->v[k], g->nv[k], sizeof *g->v[k], cmp_i64);
+	return 0;
+}
+
+static int64_t pct(const int64_t *v, uint64_t n, double q)
+{
+	/* nearest rank: the smallest value with at least q of the values at or below it */
+	uint64_t r = (uint64_t)(q * (double)n);
+	if ((double)r < q * (double)n)
+		r++;
+	if (r == 0)
+		r = 1;
+	return v[(r > n ? n : r) - 1];
+}
+
+static void label(const struct gs_merge *m, const struct group *g, char *buf, size_t len)
+{
+	size_t n, i;
+	const char *s;
+	if (g->key == UINT32_MAX - 1) {
+		snprintf(buf, len, "(all)");
+		return;
+	}
+	if (g->key == UINT32_MAX) {
+		snprintf(buf, len, "(LocateRequest)");
+		return;
+	}
+	s = gs_intern_get(gs_merge_strings(m), g->key, &n);
+	if (!n) {
+		snprintf(buf, len, "(unknown)");
+		return;
+	}
+	if (n >= len)
+		n = len - 1;
+	for (i = 0; i < n; i++) /* a name from the wire may hold anything */
+		buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	buf[n] = '\0';
+}
+
+/* a file name as a JSON string (control bytes and non-ASCII escaped) */
+static void json_name(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			fprintf(out, "\\u%04x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+static const double qs[] = { 0.5, 0.9, 0.99, 1.0 };
+static const char *const qn[] = { "p50", "p90", "p99", "max" };
+static const char *const series[] = { "total_us", "server_us", "network_us" };
+
+static void row(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m, const struct group *g)
+{
+	char lab[72], v[32];
+	label(m, g, lab, sizeof lab);
+	if (fmt == GS_MERGE_TEXT)
+		fprintf(out, "%-24.24s %8u %8llu", lab, g->n, (unsigned long long)g->matched);
+	else if (fmt == GS_MERGE_CSV) {
+		if (strpbrk(lab, ",\"")) { /* printable already; quote the rare comma or quote */
+			fputc('"', out);
+			for (const char *p = lab; *p; p++) {
+				if (*p == '"')
+					fputc('"', out);
+				fputc(*p, out);
+			}
+			fputc('"', out);
+		} else {
+			fputs(lab, out);
+		}
+		fprintf(out, ",%u,%llu,%llu", g->n, (unsigned long long)g->matched, (unsigned long long)g->nv[0]);
+	} else {
+		fputs("{\"type\":\"group\",\"operation\":\"", out);
+		for (const char *p = lab; *p; p++) {
+			if (*p == '"' || *p == '\\')
+				fputc('\\', out);
+			fputc(*p, out);
+		}
+		fprintf(out, "\",\"calls\":%u,\"matched\":%llu,\"answered\":%llu", g->n,
+			(unsigned long long)g->matched, (unsigned long long)g->nv[0]);
+	}
+	for (int k = 0; k < 3; k++) {
+		if (fmt == GS_MERGE_TEXT)
+			fputs(" |", out);
+		if (fmt == GS_MERGE_JSONL) {
+			if (!g->nv[k]) {
+				fprintf(out, ",\"%s\":null", series[k]);
+				continue;
+			}
+			fprintf(out, ",\"%s\":{", series[k]);
+		}
+		for (int q = 0; q < 4; q++) {
+			if (g->nv[k])
+				us3(v, sizeof v, pct(g->v[k], g->nv[k], qs[q]));
+			if (fmt == GS_MERGE_TEXT)
+				fprintf(out, " %9.9s", g->nv[k] ? v : "-");
+			else if (fmt == GS_MERGE_CSV)
+				fprintf(out, ",%s", g->nv[k] ? v : "");
+			else
+				fprintf(out, "%s\"%s\":%s", q ? "," : "", qn[q], v);
+		}
+		if (fmt == GS_MERGE_JSONL)
+			fputc('}', out);
+	}
+	fputs(fmt == GS_MERGE_JSONL ? "}\n" : "\n", out);
+}
+
+void gs_merge_write_offset(FILE *out, const struct gs_merge_result *r)
+{
+	char a[32], b[32], c[32], d[32], e[32];
+	if (!r->offset_known) {
+		fputs("clock offset: unknown (no answered call matched)\n", out);
+		return;
+	}
+	us3(a, sizeof a, r->offset_ns);
+	us3(b, sizeof b, r->offset_p05);
+	us3(c, sizeof c, r->offset_p95);
+	us3(d, sizeof d, r->offset_p25);
+	us3(e, sizeof e, r->offset_p75);
+	fprintf(out, "clock offset (server capture clock - client capture clock): %s us, median of %llu calls; "
+		"p5..p95 %s..%s us, p25..p75 %s..%s us",
+		a, (unsigned long long)r->offset_n, b, c, d, e);
+	if (r->bounds_consistent) {
+		us3(a, sizeof a, r->bound_lo);
+		us3(b, sizeof b, r->bound_hi);
+		fprintf(out, "; every call allows %s..%s us", a, b);
+	} else {
+		fputs("; the calls' intervals do not all overlap (drift, or time stamps moved by the capture)", out);
+	}
+	if (r->drift_known)
+		fprintf(out, "; drift %.3f ppm%s\n", r->drift_ppm, r->drift_corrected ? " (matched along the drift)" : "");
+	else
+		fputs("; no drift measurable\n", out);
+	if (r->looks_swapped)
+		fputs("warning: most matched calls took longer on the server side than on the client side: "
+		      "were the captures given as CLIENT SERVER?\n", out);
+}
+
+int gs_merge_write_summary(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m,
+			   const struct gs_merge_result *r, const char *client, const char *server)
+{
+	uint32_t n = gs_merge_count(m, GS_MERGE_CLIENT), ng = 0;
+	uint32_t *idx = malloc(((size_t)n + 1) * sizeof *idx);
+	struct group *g = calloc((size_t)n + 2, sizeof *g), all;
+	int err = 0;
+
+	memset(&all, 0, sizeof all);
+	if (!idx || !g) {
+		free(idx);
+		free(g);
+		return ENOMEM;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof *idx, cmp_key, (void *)(uintptr_t)m);
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = key_of(gs_merge_get(m, 0, idx[i]));
+		if (!ng || g[ng - 1].key != k) {
+			g[ng].key = k;
+			g[ng].first = i;
+			ng++;
+		}
+		g[ng - 1].n++;
+	}
+	for (uint32_t i = 0; i < ng && !err; i++)
+		err = fill(m, idx + g[i].first, g[i].n, &g[i]);
+	if (!err) {
+		/* (all): every client call */
+		for (uint32_t i = 0; i < n; i++)
+			idx[i] = i;
+		err = fill(m, idx, n, &all);
+		all.key = UINT32_MAX - 1;
+	}
+	if (!err) {
+		qsort(g, ng, sizeof *g, cmp_group);
+		if (fmt == GS_MERGE_TEXT) {
+			fprintf(out, "giopscope merge: client side %s (%llu calls), server side %s (%llu calls)\n",
+				client, (unsigned long long)r->calls[0], server, (unsigned long long)r->calls[1]);
+			fprintf(out, "request streams (connection and direction): client side %u, server side %u, matched %u\n",
+				r->streams[0], r->streams[1], r->streams_matched);
+			fprintf(out, "calls: %llu of the client side's matched, %llu not; %llu of the server side's not matched\n",
+				(unsigned long long)r->matched, (unsigned long long)r->unmatched[0],
+				(unsigned long long)r->unmatched[1]);
+			if (r->dropped[0] || r->dropped[1])
+				fprintf(out, "dropped beyond --max-calls: client side %llu, server side %llu\n",
+					(unsigned long long)r->dropped[0], (unsigned long long)r->dropped[1]);
+			gs_merge_write_offset(out, r);
+			fprintf(out, "\n%-24s %8s %8s | %-39s | %-39s | %s\n", "", "", "", "total_us (client side)",
+				"server_us (server side)", "network_us (client total - server total)");
+			fprintf(out, "%-24s %8s %8s", "operation", "calls", "matched");
+			for (int k = 0; k < 3; k++) {
+				fputs(" |", out);
+				for (int q = 0; q < 4; q++)
+					fprintf(out, " %9s", qn[q]);
+			}
+			fputc('\n', out);
+		} else if (fmt == GS_MERGE_CSV) {
+			fputs("operation,calls,matched,answered", out);
+			for (int k = 0; k < 3; k++)
+				for (int q = 0; q < 4; q++)
+					fprintf(out, ",%.*s_%s_us", (int)(strlen(series[k]) - 3), series[k], qn[q]);
+			fputc('\n', out);
+		}
+		for (uint32_t i = 0; i < ng; i++)
+			row(out, fmt, m, &g[i]);
+		if (ng != 1 || fmt != GS_MERGE_TEXT)
+			row(out, fmt, m, &all);
+		if (fmt == GS_MERGE_JSONL) {
+			fputs("{\"type\":\"merge\",\"client\":", out);
+			json_name(out, client);
+			fputs(",\"server\":", out);
+			json_name(out, server);
+			fputc(',', out);
+			fprintf(out, "\"calls_client\":%llu,\"calls_server\":%llu,\"streams_client\":%u,"
+				"\"streams_server\":%u,\"streams_matched\":%u,\"matched\":%llu,\"unmatched_client\":%llu,"
+				"\"unmatched_server\":%llu,\"dropped_client\":%llu,\"dropped_server\":%llu,\"offset_calls\":%llu",
+				(unsigned long long)r->calls[0], (unsigned long long)r->calls[1], r->streams[0],
+				r->streams[1], r->streams_matched, (unsigned long long)r->matched,
+				(unsigned long long)r->unmatched[0], (unsigned long long)r->unmatched[1],
+				(unsigned long long)r->dropped[0], (unsigned long long)r->dropped[1],
+				(unsigned long long)r->offset_n);
+			if (r->offset_known) {
+				char v[6][32];
+				us3(v[0], 32, r->offset_ns);
+				us3(v[1], 32, r->offset_p05);
+				us3(v[2], 32, r->offset_p25);
+				us3(v[3], 32, r->offset_p75);
+				us3(v[4], 32, r->offset_p95);
+				fprintf(out, ",\"clock_offset_us\":%s,\"clock_offset_p05_us\":%s,\"clock_offset_p25_us\":%s,"
+					"\"clock_offset_p75_us\":%s,\"clock_offset_p95_us\":%s",
+					v[0], v[1], v[2], v[3], v[4]);
+				if (r->bounds_consistent) {
+					us3(v[0], 32, r->bound_lo);
+					us3(v[1], 32, r->bound_hi);
+					fprintf(out, ",\"clock_offset_bound_lo_us\":%s,\"clock_offset_bound_hi_us\":%s", v[0], v[1]);
+				}
+				if (r->drift_known)
+					fprintf(out, ",\"drift_ppm\":%.6f", r->drift_ppm);
+				else
+					fputs(",\"drift_ppm\":null", out);
+				fprintf(out, ",\"looks_swapped\":%s", r->looks_swapped ? "true" : "false");
+			} else {
+				fputs(",\"clock_offset_us\":null", out);
+			}
+			fputs("}\n", out);
+		}
+	}
+	for (uint32_t i = 0; i < ng; i++)
+		for (int k = 0; k < 3; k++)
+			free(g[i].v[k]);
+	for (int k = 0; k < 3; k++)
+		free(all.v[k]);
+	free(g);
+	free(idx);
+	if (!err && ferror(out))
+		err = EIO;
+	return err;
+}

@@ -237,8 +237,12 @@ static void packet(struct gs_engine *e, const struct gs_packet *pk, const struct
 	else
 		gs_reasm_segment(e, f, d, pk);
 	for (int k = 0; k < 2 && f->in_use; k++) {
-		gs_reasm_expire(e, f, k);
-		gs_pending_update(e, f, k);
+		/* the common case, nothing held or awaited, costs two tests */
+		struct gs_dir *x = &f->dir[k];
+		if (x->acked_ts || x->ooo)
+			gs_reasm_expire(e, f, k);
+		if (f->in_use && (x->pending || gs_dir_pending(x)))
+			gs_pending_update(e, f, k);
 	}
 	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
 		gs_flow_end(e, f, false);

@@ -79,6 +79,8 @@ struct gs_dir {
 	uint32_t done_rid, done_op;
 	int64_t done_t_req_first, done_t_rep_last;
 	bool done_valid;
+	uint32_t last_op;        /* interned operation of the last request: most repeat it */
+	uint32_t last_key;       /* ... and object key */
 	uint32_t open_n;         /* open calls whose request went this way */
 	uint32_t last_call;      /* the latest of them: most lookups want it */
 };

@@ -79,7 +79,8 @@ bool gs_hist_record(struct gs_hist *h, int64_t v)
 		h->min = v;
 	if (v > h->max)
 		h->max = v;
-	h->sum += (long double)v;
+	/* integer, not long double: the x87 add was most of a record */
+	h->sum = (uint64_t)v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + (uint64_t)v;
 	return ok;
 }
 
@@ -116,7 +117,7 @@ void gs_hist_merge(struct gs_hist *a, const struct gs_hist *b)
 		a->counts[i] += b->counts[i];
 	a->total += b->total;
 	a->saturated += b->saturated;
-	a->sum += b->sum;
+	a->sum = b->sum > UINT64_MAX - a->sum ? UINT64_MAX : a->sum + b->sum;
 	if (b->min < a->min)
 		a->min = b->min;
 	if (b->max > a->max)

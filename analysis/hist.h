@@ -21,7 +21,7 @@ struct gs_hist {
 	uint64_t total;
 	uint64_t saturated;
 	int64_t min, max;
-	long double sum;
+	uint64_t sum;          /* of the recorded values (ns), saturating */
 };
 
 /* top_bits: 8..62 (42 covers 73 minutes in ns).  Returns 0 or an errno value. */

@@ -33,6 +33,18 @@ static uint32_t intern_span(struct gs_engine *e, struct gs_span s)
 	return id;
 }
 
+/* Most requests of a connection repeat the last operation and object key:
+ * compare with it before hashing. */
+static uint32_t intern_cached(struct gs_engine *e, struct gs_span s, uint32_t *last)
+{
+	size_t n;
+	const char *prev = gs_intern_get(&e->strings, *last, &n);
+	if (n && n == s.len && memcmp(prev, s.p, n) == 0)
+		return *last;
+	*last = intern_span(e, s);
+	return *last;
+}
+
 /* The request half of a call, from its decoded header. */
 static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
 			   struct gs_call *c)
@@ -46,7 +58,7 @@ static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const 
 		if ((m->have & GIOP_HAVE_RESPONSE) && !m->response_expected)
 			c->flags |= GS_CF_ONEWAY;
 		if (m->have & GIOP_HAVE_OPERATION) {
-			c->op = intern_span(e, m->operation);
+			c->op = intern_cached(e, m->operation, &dr->last_op);
 			c->flags |= GS_CF_OP_KNOWN;
 		}
 	} else {
@@ -55,7 +67,7 @@ static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const 
 		c->flags |= GS_CF_OP_KNOWN;
 	}
 	if ((m->have & GIOP_HAVE_TARGET) && m->object_key.p)
-		c->object_key = intern_span(e, m->object_key);
+		c->object_key = intern_cached(e, m->object_key, &dr->last_key);
 	if (m->has_priority) {
 		c->priority = m->priority;
 		c->flags |= GS_CF_HAS_PRIORITY;

@@ -71,7 +71,7 @@ static void histogram(FILE *f, const char *metric, const char *lname, const char
 	labels(f, lname, value, "+Inf");
 	fprintf(f, " %llu\n%s_sum", (unsigned long long)h->total, metric);
 	labels(f, lname, value, NULL);
-	fprintf(f, " %.9Lf\n%s_count", h->sum / 1e9L, metric);
+	fprintf(f, " %.9f\n%s_count", (double)h->sum / 1e9, metric);
 	labels(f, lname, value, NULL);
 	fprintf(f, " %llu\n", (unsigned long long)h->total);
 }

@@ -73,7 +73,7 @@ def machine_line(r):
             "sha256 %s…), %s, %s. The run took %.0f s." % (
                 m["date"], m["nproc"], m["cpu_model"], m["nproc"], m["mem_total_kb"] / 1048576.0,
                 m["kernel"], "/".join(m["loadavg"]), "/".join(m.get("loadavg_end", ["?"])),
-                code(m["commit"]), m["giopscope_sha"], m["tshark"] or "tshark ?",
+                code(m["commit"]), m["giopscope_sha"], (m["tshark"] or "tshark ?").rstrip("."),
                 m["libpcap"] or "libpcap ?", r["seconds"]))
 
 
@@ -135,14 +135,14 @@ def plots(r, rows, svg_dir, suffix):
     svg = offline_svg.loglog(ser, "Time to read a capture against its number of calls (%s)" %
                              r["mode"], "calls in the capture (default mix, about %.1f packets per call)" %
                              (rows[-1]["packets"] / rows[-1]["calls"]), "wall time, median",
-                             guides=[("∝ calls", 1), ("∝ calls²", 2)])
+                             guides=[("∝ calls", 1), ("∝ calls²", 2)], legend="br")
     name = "bench-offline-time%s.svg" % suffix
     with open(os.path.join(svg_dir, name), "w") as f:
         f.write(svg)
     files.append(name)
     per = [(lbl, [(x, y / x * 1e6) for x, y in s], d) for lbl, s, d in ser]
     svg = offline_svg.loglog(per, "Time per call (%s)" % r["mode"], "calls in the capture",
-                             "wall time per call", yunit="µs")
+                             "wall time per call", yunit="µs", legend="tr")
     name = "bench-offline-percall%s.svg" % suffix
     with open(os.path.join(svg_dir, name), "w") as f:
         f.write(svg)
@@ -241,16 +241,34 @@ def targets(r, big, marg, rss, scale_rows):
                        "%.2f" % a["ratio_cpu"] if a["ratio_cpu"] else "-",
                        "%.1f" % (marg[arm] / marg["bare_loop"]) if arm in marg and "bare_loop" in marg else "?",
                        "yes" if ok else "**no**"))
-    # linear: CPU per call on the smallest and the largest, and streamed at 10x/100x
-    pts = [(t["calls"], t["arms"]["read"]["cpu_med"] / t["calls"] * 1e9) for t in scale_rows
-           if t["arms"]["read"]["cpu_med"]]
-    st = [(x["calls_expected"], x["cpu"] / x["calls_expected"] * 1e9) for x in r["memory"]["streamed"]]
-    desc = ", ".join("%s: %.0f" % (fmt_n(c), v) for c, v in pts + st)
-    first, last = pts[-1][1], (st[-1][1] if st else pts[-1][1])
-    linear = last <= first * 1.25
-    out.append("| linear in the file size | giopscope CPU ns per call, %s (the smallest files carry "
-               "start-up); tshark µs per call grows with the calls (table above) | %s |" % (
-                   desc, "yes" if linear else "**no**"))
+    # linear: the cost per call must not grow with the input; compared like for like
+    # (the same command, CPU seconds, large enough that start-up does not count)
+    st = dict((x["factor"], x["cpu"] / x["calls_expected"] * 1e9) for x in r["memory"]["streamed"]
+              if "--pairs" in x["command"])
+    fl = [(t["calls"], t["arms"]["read_pairs_csv"]["cpu_med"] / t["calls"] * 1e9) for t in scale_rows
+          if t["calls"] >= 40000 and t["arms"]["read_pairs_csv"]["cpu_med"]]
+    ts = [(t["calls"], t["arms"]["tshark"]["wall_med"] / t["calls"] * 1e6) for t in scale_rows
+          if "tshark" in t["arms"]]
+    parts = []
+    if fl:
+        parts.append("from files: " + ", ".join("%s calls %.0f" % (fmt_n(c), v) for c, v in fl))
+    if st:
+        parts.append("streamed: " + ", ".join("%s %.0f" % ("%d× (%s calls)" % (k, fmt_n(r["memory"]["base"] * k)), v)
+                                            for k, v in sorted(st.items())))
+    if 10 in st and 100 in st:
+        growth = st[100] / st[10]
+        verdict = "yes" if growth <= 1.25 else "**no**"
+        how = "100× vs 10×: %.2f" % growth
+    elif len(fl) >= 2:
+        growth = fl[-1][1] / fl[0][1]
+        verdict = "yes" if growth <= 1.25 else "**no**"
+        how = "largest vs smallest file: %.2f" % growth
+    else:
+        verdict, how = "?", "not enough sizes"
+    out.append("| linear in the file size | giopscope read --pairs CPU ns per call, %s (%s); tshark for "
+               "comparison: %s µs per call | %s |" % (
+                   "; ".join(parts), how,
+                   ", ".join("%.0f at %s calls" % (v, fmt_n(c)) for c, v in ts) or "-", verdict))
     worst = max(rss)
     out.append("| RSS flat, under %d MiB, whatever the file size | %.1f MiB at most (table above) | %s |"
                % (RSS_LIMIT_MIB, mib(worst), "yes" if mib(worst) < RSS_LIMIT_MIB else "**no**"))
@@ -307,7 +325,8 @@ def section(r, svg_dir):
     L.append("The default mix (`bench/gen/workload.c`): GIOP 1.0, 1.1 and 1.2 connections, both byte "
              "orders, 1 to 8 requests outstanding per connection with replies out of order, arguments "
              "from 8 bytes to 24 KB, GIOP 1.1 and 1.2 fragments, oneways, user and system exceptions, "
-             "LOCATION_FORWARD, LocateRequests, CancelRequests, CloseConnection, 10%% IPv6, a few "
+             "LOCATION_FORWARD, LocateRequests, CancelRequests (never answered: the call stays open "
+             "until its connection closes), CloseConnection, 10% IPv6, a few "
              "retransmissions; about 1000 calls per connection, 64 connections open at a time. The echo "
              "mix: echoString(32) only, the smallest packets, where a reader's per-packet cost weighs "
              "most.")
@@ -366,24 +385,31 @@ def header(r):
     m = r["machine"]
     return "\n".join([
         HEADER_BEGIN,
-        "# giopscope benchmarks",
+        "# Benchmarks",
         "",
-        "Written by `make bench` (everything, long) and `make bench-quick` (small sizes, fewer "
-        "repetitions, under two minutes for a first look), through `bench/run.sh`: each part of "
-        "`bench/` writes its own sections below, between its own markers, each with the exact "
-        "commands, the date and the machine it was measured on. No figure is copied from an "
-        "earlier run; ratios are measured within one run. Parts: offline reading "
-        "(`bench/offline_*`, `bench/gen/`), then the live, attach and DPDK taps (`bench/live_*`, "
-        "`bench/attach_*`, `bench/dpdk_*`).",
+        "What was measured, how, and on what machine. Each section names the exact command; the "
+        "scripts are in `bench/` and are not part of `make check`.",
         "",
-        "Machine of the last write of this header: %d × %s (nproc %d; `/proc/cpuinfo` model "
-        "name), %.1f GiB RAM, Linux %s; %s." % (m["nproc"], m["cpu_model"], m["nproc"],
-                                                m["mem_total_kb"] / 1048576.0, m["kernel"],
-                                                time.strftime("%Y-%m-%d")),
-        "These are noisy 2-vCPU virtual machines (`/work/shared/benchmarking.md`): trust ratios "
-        "measured in one run and instruction counts more than single wall times.",
+        "`make bench` runs them all through `bench/run.sh` (long; the taps' parts need root), "
+        "`make bench-quick` only the quick ones at small sizes (under two minutes, a first look). "
+        "Each part writes its own sections below, each with its commands, its date and the machine "
+        "it was measured on; no figure is copied from an earlier run, and ratios are measured "
+        "within one run. Offline reading: `bench/offline_*` and the capture generator `bench/gen/` "
+        "(the offline sections, between their markers, are rewritten by each run); the live, "
+        "attach and DPDK taps: `bench/live_*`, `bench/attach_*`, `bench/dpdk_*`.",
+        "",
+        "Machine at the last write of this header (%s): %d × %s (nproc %d; model name from "
+        "`/proc/cpuinfo`), %.1f GiB RAM, Linux %s. These are noisy 2-vCPU virtual machines "
+        "shared with other work (`../shared/benchmarking.md`): trust ratios measured in one run "
+        "and instruction counts more than single wall times." % (
+            time.strftime("%Y-%m-%d"), m["nproc"], m["cpu_model"], m["nproc"],
+            m["mem_total_kb"] / 1048576.0, m["kernel"]),
         HEADER_END,
         ""])
+
+
+def norm(text):
+    return " ".join(text.split())
 
 
 def merge(doc, head, name, body):
@@ -394,7 +420,18 @@ def merge(doc, head, name, body):
         i, j = doc.index(HEADER_BEGIN), doc.index(HEADER_END) + len(HEADER_END)
         doc = doc[:i] + head.rstrip("\n") + doc[j:]
     else:
-        doc = head + ("\n" + doc if doc.strip() else "")
+        # a file begun by another part: its title and introduction (up to the first
+        # section) become our header; whatever of them ours does not already say is kept
+        # in it, word for word
+        k = doc.find("\n## ")
+        pre, rest = (doc[:k], doc[k + 1:]) if k >= 0 else (doc, "")
+        if pre.lstrip().startswith("# "):
+            intro = pre.strip().split("\n", 1)[1].strip() if "\n" in pre.strip() else ""
+            if intro and norm(intro) not in norm(head):
+                head = head.replace(HEADER_END, intro + "\n" + HEADER_END)
+            doc = head + ("\n" + rest if rest.strip() else "")
+        else:
+            doc = head + ("\n" + doc if doc.strip() else "")
     if begin in doc and end in doc:
         i, j = doc.index(begin), doc.index(end) + len(end)
         return doc[:i] + block.rstrip("\n") + doc[j:]

@@ -20,10 +20,10 @@ def _label(v, unit):
 
 
 def loglog(series, title, xlabel, ylabel, xunit="calls", yunit="s", guides=(), width=760,
-           height=460):
+           height=460, legend="tl"):
     """series: [(label, [(x, y), ...], dashed)]; guides: [(label, slope)] reference lines
     y ~ x^slope through the first point of the first series (what linear and quadratic
-    look like on these axes)."""
+    look like on these axes); legend: tl, tr, bl or br (a corner the data leaves free)."""
     pts = [p for _, s, _ in series for p in s if p[0] > 0 and p[1] > 0]
     if not pts:
         return "<svg xmlns='http://www.w3.org/2000/svg'/>"
@@ -84,9 +84,10 @@ def loglog(series, title, xlabel, ylabel, xunit="calls", yunit="s", guides=(), w
             path, c, " stroke-dasharray='6,4'" if dashed else ""))
         for x, y in s:
             o.append("<circle cx='%.1f' cy='%.1f' r='3.5' fill='%s'/>" % (X(x), Y(y), c))
-        ly = mt + 16 + 18 * i
+        ly = (mt + 16 + 18 * i) if legend[0] == "t" else (mt + ph - 10 - 18 * (len(series) - 1 - i))
+        lx = ml + 12 if legend[1] == "l" else ml + pw - 270
         o.append("<line x1='%d' y1='%d' x2='%d' y2='%d' stroke='%s' stroke-width='2'%s/>" % (
-            ml + 12, ly - 4, ml + 36, ly - 4, c, " stroke-dasharray='6,4'" if dashed else ""))
-        o.append("<text x='%d' y='%d'>%s</text>" % (ml + 42, ly, escape(label)))
+            lx, ly - 4, lx + 24, ly - 4, c, " stroke-dasharray='6,4'" if dashed else ""))
+        o.append("<text x='%d' y='%d'>%s</text>" % (lx + 30, ly, escape(label)))
     o.append("</svg>")
     return "\n".join(o) + "\n"

@@ -6,11 +6,13 @@
 # 1. makes sure the tools are there (tshark, valgrind, perf, GNU time; Debian packages);
 # 2. copies $BUILD/giopscope to $BUILD/bench/giopscope: every figure of the run comes
 #    from that one binary, even if the tree is rebuilt meanwhile;
-# 3. runs each part's entry point, bench/<part>_run.sh MODE, offline first, then the
-#    others in name order (attach, dpdk, live, ...). An entry point gets in its
-#    environment BENCH_MODE (quick|full), BUILD, BENCH_BIN ($BUILD/bench: giopscope,
-#    giopgen, bare_loop) and BENCH_DOC (docs/benchmarks.md), writes its own section(s)
-#    of BENCH_DOC between its own markers, and leaves the rest of the file alone.
+# 3. runs each part's script (the table PARTS below, no arguments), offline first. It gets in
+#    its environment BENCH_MODE (quick|full), BUILD, BENCH_BIN ($BUILD/bench: giopscope,
+#    giopgen, bare_loop) and BENCH_DOC (docs/benchmarks.md); what it prints is kept in
+#    $BENCH_BIN/PART.out. A part writes its own section(s) of BENCH_DOC and leaves the rest
+#    of the file alone (offline: between its <!-- offline-MODE:begin/end --> markers).
+#    bench-quick runs the parts marked quick; the others need minutes and root (ORBs in
+#    network namespaces) and run with `make bench` only.
 # `make bench` is never part of `make check`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,24 +51,36 @@ for f in "$BUILD/giopscope" "$BENCH_BIN/giopgen" "$BENCH_BIN/bare_loop"; do
 done
 install -m 0755 "$BUILD/giopscope" "$BENCH_BIN/giopscope"
 
-parts=""
-for s in bench/offline_run.sh $(ls bench/*_run.sh 2>/dev/null | grep -v '^bench/offline_run.sh$' || true); do
-  part=$(basename "$s" _run.sh)
+# part | script | in bench-quick
+PARTS=(
+  "offline|bench/offline_run.sh|yes"
+  "attach|bench/attach_overhead.sh|no"
+  "live|bench/live_rate.sh|no"
+  "dpdk|bench/dpdk_replay.sh|no"
+)
+failed=""
+for entry in "${PARTS[@]}"; do
+  IFS='|' read -r part script quick <<<"$entry"
   if [ -n "${BENCH_ONLY:-}" ] && [[ ",$BENCH_ONLY," != *",$part,"* ]]; then
     continue
   fi
-  [ -x "$s" ] || { echo "bench: $s is not executable, skipped" >&2; continue; }
-  echo "bench: --- $part ($MODE) ---" >&2
+  [ "$MODE" = full ] || [ "$quick" = yes ] || continue
+  if [ ! -x "$script" ]; then
+    echo "bench: $script missing or not executable: $part skipped" >&2
+    continue
+  fi
+  echo "bench: --- $part ($MODE): $script ---" >&2
   start=$(date +%s)
-  if "$s" "$MODE"; then
-    echo "bench: $part done in $(( $(date +%s) - start )) s" >&2
+  # no arguments: each script takes its own defaults; BENCH_MODE says quick or full
+  if "$script" | tee "$BENCH_BIN/$part.out"; then
+    echo "bench: $part done in $(( $(date +%s) - start )) s (output: $BENCH_BIN/$part.out)" >&2
   else
-    echo "bench: $part FAILED (rc $?)" >&2
-    parts="$parts $part"
+    echo "bench: $part FAILED" >&2
+    failed="$failed $part"
   fi
 done
-if [ -n "$parts" ]; then
-  echo "bench: failed:$parts" >&2
+if [ -n "$failed" ]; then
+  echo "bench: failed:$failed" >&2
   exit 1
 fi
 echo "bench: results in $BENCH_DOC" >&2

@@ -71,28 +71,33 @@ struct {
 	__type(value, __u8);
 } pids SEC(".maps");
 
+/* By ifindex (an array: its lookup is a few instructions, on every packet):
+ * l2_len + 1 of a tapped interface, 0 for the others. */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 256);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GS_TAP_MAX_IFINDEX);
 	__type(key, __u32);
 	__type(value, struct gs_tap_iface);
 } ifaces SEC(".maps");
 
-/* A recv between its entry and its return. */
-struct inflight {
+/* Per thread of a followed process (task local storage: no hash to search,
+ * nothing to delete): the recv between its entry and its return, and the
+ * socket the thread last made known to the packet tap (a thread mostly loops
+ * on one, and then the flows map is not looked at again). */
+struct thread_state {
 	__u64 ts_enter;
-	__u64 sk;                 /* struct sock *, kept as a number */
 	__u64 buf;
+	__u64 watched_sk;
+	__s32 fd;                 /* a recv in flight on it; -1: none */
 	__u32 call;
-	__u32 pad;
 };
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, struct inflight);
-} inflight SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct thread_state);
+} threads SEC(".maps");
 
 /* A segment record is built here before it is copied into the ring: it is
  * larger than a BPF stack.  tc programs do not nest on one CPU (egress runs
@@ -268,18 +273,51 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 		ship(c->skb, c->sc, c->poff, pos, n, &c->used);
 		return 1;
 	}
-	if (bpf_skb_load_bytes(c->skb, c->poff + pos, h, GIOP_HDR)) {
-		lose_sync(st);
-		return 1;
+	if (c->sc->seg.n_heads < GS_TAP_HEADS && c->used <= GS_TAP_DATA_MAX - GS_TAP_HEAD_MAX) {
+		/* one load: the head as far as the segment and GS_TAP_HEAD_MAX go,
+		 * the header being its first 12 bytes */
+		__u32 u = c->used, n = c->sc->seg.n_heads;
+		__u8 *d;
+		k = c->plen - pos;
+		if (k > GS_TAP_HEAD_MAX)
+			k = GS_TAP_HEAD_MAX;
+		barrier_var(k);
+		k &= 2 * GS_TAP_HEAD_MAX - 1;
+		barrier_var(u);
+		u &= 2 * GS_TAP_DATA_MAX - 1;
+		if (k < GIOP_HDR || k > GS_TAP_HEAD_MAX || u > GS_TAP_DATA_MAX - GS_TAP_HEAD_MAX ||
+		    bpf_skb_load_bytes(c->skb, c->poff + pos, c->sc->data + u, k)) {
+			lose_sync(st);
+			return 1;
+		}
+		d = c->sc->data + u;
+		len = giop_msg_len(d, max_message);
+		if (!len) {
+			lose_sync(st);
+			return 1;
+		}
+		head = len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX;
+		if (k > head)
+			k = head; /* the rest was the next message's */
+		c->sc->seg.heads[n & (GS_TAP_HEADS - 1)].off = pos;
+		c->sc->seg.heads[n & (GS_TAP_HEADS - 1)].len = k;
+		c->sc->seg.n_heads = n + 1;
+		c->used = u + k;
+	} else {
+		/* no room for its head: framing goes on all the same */
+		if (bpf_skb_load_bytes(c->skb, c->poff + pos, h, GIOP_HDR)) {
+			lose_sync(st);
+			return 1;
+		}
+		len = giop_msg_len(h, max_message);
+		if (!len) {
+			lose_sync(st);
+			return 1;
+		}
+		head = len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX;
+		k = c->plen - pos < head ? c->plen - pos : head;
+		ship(c->skb, c->sc, c->poff, pos, k, &c->used); /* counts it lost */
 	}
-	len = giop_msg_len(h, max_message);
-	if (!len) {
-		lose_sync(st);
-		return 1;
-	}
-	head = len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX;
-	k = c->plen - pos < head ? c->plen - pos : head;
-	ship(c->skb, c->sc, c->poff, pos, k, &c->used);
 	if (k < head) {
 		st->head_end = st->next_hdr + head;
 		st->cont_seq = c->seq + c->plen;
@@ -328,7 +366,9 @@ static __always_inline __u32 frame(struct __sk_buff *skb, struct scratch *sc, st
 		sc->seg.flags |= GS_SEG_RESYNC;
 	}
 	c.used = used;
-	bpf_loop(FRAME_STEPS, frame_step, &c, 0);
+	/* mostly one message: no loop for it */
+	if (frame_step(0, &c) == 0)
+		bpf_loop(FRAME_STEPS, frame_step, &c, 0);
 	return c.used;
 }
 
@@ -408,6 +448,71 @@ static __always_inline bool parse(struct __sk_buff *skb, __u32 off, struct pkt *
 	return true;
 }
 
+/* The common case read in place (no helper call): IPv4 without options or
+ * IPv6 without extension headers, then TCP, all in the skb's linear part.
+ * 1: parsed, 0: not for us, -1: let parse() decide. */
+static __always_inline int parse_direct(struct __sk_buff *skb, __u32 off, struct pkt *p)
+{
+	__u8 *data = (__u8 *)(long)skb->data, *end = (__u8 *)(long)skb->data_end;
+	__u16 proto = bpf_ntohs((__u16)skb->protocol);
+	__u8 *t;
+	__u32 ip_payload, doff;
+
+	/* constant offsets: the verifier follows those (Ethernet-like or none) */
+	if (off == 14)
+		data += 14;
+	else if (off != 0)
+		return -1;
+	if (proto == ETH_P_IP) {
+		struct iphdr *ip = (struct iphdr *)data;
+		if ((__u8 *)(ip + 1) > end)
+			return -1;
+		if (ip->version != 4 || ip->ihl != 5)
+			return -1;
+		if (ip->protocol != GS_IPPROTO_TCP || (ip->frag_off & bpf_htons(0x3fff)))
+			return 0;
+		t = (__u8 *)(ip + 1);
+		ip_payload = bpf_ntohs(ip->tot_len);
+		if (ip_payload < 20)
+			return -1; /* 0: a GSO super-packet beyond 64 KiB */
+		ip_payload -= 20;
+		p->flow.family = 4;
+		__builtin_memcpy(p->flow.saddr, &ip->saddr, 4);
+		__builtin_memcpy(p->flow.daddr, &ip->daddr, 4);
+	} else if (proto == ETH_P_IPV6) {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)data;
+		if ((__u8 *)(ip6 + 1) > end)
+			return -1;
+		if (ip6->nexthdr != GS_IPPROTO_TCP || !ip6->payload_len)
+			return -1;
+		t = (__u8 *)(ip6 + 1);
+		ip_payload = bpf_ntohs(ip6->payload_len);
+		p->flow.family = 6;
+		__builtin_memcpy(p->flow.saddr, &ip6->saddr, 16);
+		__builtin_memcpy(p->flow.daddr, &ip6->daddr, 16);
+	} else {
+		return -1;
+	}
+	if (t + 20 > end)
+		return -1;
+	doff = (t[12] >> 4) * 4;
+	if (doff < 20 || ip_payload < doff)
+		return -1;
+	p->poff = (__u32)(t - (__u8 *)(long)skb->data) + doff;
+	p->plen = ip_payload - doff;
+	if (p->poff > skb->len)
+		return -1;
+	if (p->plen > skb->len - p->poff)
+		p->plen = skb->len - p->poff;
+	p->flow.sport = (__u16)t[0] << 8 | t[1];
+	p->flow.dport = (__u16)t[2] << 8 | t[3];
+	p->seq = (__u32)t[4] << 24 | (__u32)t[5] << 16 | (__u32)t[6] << 8 | t[7];
+	p->ack = (__u32)t[8] << 24 | (__u32)t[9] << 16 | (__u32)t[10] << 8 | t[11];
+	p->flags = t[13];
+	p->window = (__u16)t[14] << 8 | t[15];
+	return 1;
+}
+
 static __always_inline int tap(struct __sk_buff *skb, bool egress)
 {
 	/* first: the time stamp is as close to the wire as tc gets */
@@ -418,7 +523,12 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	struct scratch *sc;
 	struct pkt p = {};
 
-	if (!ifc || !parse(skb, ifc->l2_len, &p))
+	int r;
+
+	if (!ifc || !ifc->l2_len)
+		return TCX_NEXT;
+	r = parse_direct(skb, ifc->l2_len - 1, &p);
+	if (r == 0 || (r < 0 && !parse(skb, ifc->l2_len - 1, &p)))
 		return TCX_NEXT;
 
 	st = bpf_map_lookup_elem(&flows, &p.flow);
@@ -585,6 +695,24 @@ static __always_inline __u64 msg_first(__u64 msg)
 	return iov_first((__u64)m.msg_iov);
 }
 
+static __always_inline struct thread_state *thread(bool create)
+{
+	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
+				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+}
+
+/* watch(), unless this thread did it for this socket last time */
+static __always_inline void watch_once(struct sock *sk, const struct gs_tap_flow *out, bool giop_at,
+				       __u32 seq)
+{
+	struct thread_state *ts = thread(true);
+	if (ts && ts->watched_sk == (__u64)(long)sk)
+		return;
+	watch(out, giop_at, seq);
+	if (ts)
+		ts->watched_sk = (__u64)(long)sk;
+}
+
 static __always_inline int on_send(int fd, __u64 buf, __u64 len, __u32 call)
 {
 	struct gs_tap_sys r = {};
@@ -606,69 +734,67 @@ static __always_inline int on_send(int fd, __u64 buf, __u64 len, __u32 call)
 	/* 0: not known at entry (sendmsg, writev: the sum of the iovec) */
 	r.len = len > 0xffffffffu ? 0xffffffffu : (__u32)len;
 	r.call = (__u16)call;
+	/* the message it starts with: threads sending on one connection enter in
+	 * one order and queue their bytes in another */
 	if (buf && bpf_probe_read_user(r.head, GS_TAP_USER_HEAD, (void *)buf) == 0)
 		r.head_len = len && len < GS_TAP_USER_HEAD ? (__u8)len : GS_TAP_USER_HEAD;
-	watch(&r.flow, r.head_len >= 4 && r.head[0] == 'G' && r.head[1] == 'I' &&
-	      r.head[2] == 'O' && r.head[3] == 'P', r.seq);
+	watch_once(sk, &r.flow, r.head_len >= 4 && r.head[0] == 'G' && r.head[1] == 'I' &&
+		   r.head[2] == 'O' && r.head[3] == 'P', r.seq);
 	emit_sys(&r);
 	return 0;
 }
 
+/* The entry only notes the fd: whether it is a TCP socket is looked at when
+ * the recv returned data (a recv that finds nothing costs little). */
 static __always_inline int on_recv_enter(int fd, __u64 buf, __u32 call)
 {
-	struct inflight f = {};
-	struct sock *sk;
-	__u32 tid;
-
-	if (!wanted_task() || !(sk = fd_tcp_sock(fd)))
+	struct thread_state *ts;
+	if (!wanted_task())
 		return 0;
-	if (filter_mode == GS_FILTER_PORTS) {
-		struct gs_tap_flow fl;
-		sock_flow(sk, &fl);
-		if (!wanted_flow(sk, &fl))
-			return 0;
-	}
-	tid = (__u32)bpf_get_current_pid_tgid();
-	f.ts_enter = bpf_ktime_get_ns();
-	f.sk = (__u64)(long)sk;
-	f.buf = buf;
-	f.call = call;
-	if (bpf_map_update_elem(&inflight, &tid, &f, BPF_ANY))
+	ts = thread(true);
+	if (!ts) {
 		count(GS_CNT_INFLIGHT_FULL);
+		return 0;
+	}
+	ts->ts_enter = bpf_ktime_get_ns();
+	ts->buf = buf;
+	ts->fd = fd;
+	ts->call = call;
 	return 0;
 }
 
 static __always_inline int on_recv_exit(long ret)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
-	struct inflight *f = bpf_map_lookup_elem(&inflight, &tid);
+	struct thread_state *ts = thread(false);
 	struct gs_tap_sys r = {};
 	struct gs_tap_flow out;
-
 	struct sock *sk;
+	__u64 id;
+	int fd;
 
-	if (!f)
+	/* threads of other processes have no state: nothing more to do */
+	if (!ts || ts->fd < 0)
 		return 0;
-	sk = as_sock(f->sk);
-	if (ret > 0) {
-		r.kind = GS_REC_RECV;
-		r.tgid = id >> 32;
-		r.tid = tid;
-		r.ts_ns = bpf_ktime_get_ns();
-		r.ts_enter = f->ts_enter;
-		r.len = ret > 0x7fffffff ? 0x7fffffff : (__u32)ret;
-		/* read at the return: the bytes just copied end at copied_seq */
-		r.seq = as_tcp(sk)->copied_seq - r.len;
-		r.call = (__u16)f->call;
-		sock_flow(sk, &out);
-		reverse(&out, &r.flow);
-		if (f->buf && bpf_probe_read_user(r.head, GS_TAP_USER_HEAD, (void *)f->buf) == 0)
-			r.head_len = r.len < GS_TAP_USER_HEAD ? (__u8)r.len : GS_TAP_USER_HEAD;
-		watch(&out, false, 0);
-		emit_sys(&r);
-	}
-	bpf_map_delete_elem(&inflight, &tid);
+	fd = ts->fd;
+	ts->fd = -1;
+	if (ret <= 0 || !(sk = fd_tcp_sock(fd)))
+		return 0;
+	sock_flow(sk, &out);
+	if (!wanted_flow(sk, &out))
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	r.kind = GS_REC_RECV;
+	r.tgid = id >> 32;
+	r.tid = (__u32)id;
+	r.ts_ns = bpf_ktime_get_ns();
+	r.ts_enter = ts->ts_enter;
+	r.len = ret > 0x7fffffff ? 0x7fffffff : (__u32)ret;
+	/* read at the return: the bytes just copied end at copied_seq */
+	r.seq = as_tcp(sk)->copied_seq - r.len;
+	r.call = (__u16)ts->call;
+	reverse(&out, &r.flow);
+	watch_once(sk, &out, false, 0);
+	emit_sys(&r);
 	return 0;
 }
 

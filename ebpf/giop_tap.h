@@ -53,7 +53,7 @@ enum gs_tap_counter {
 	GS_CNT_FLOWS_MIDSTREAM,  /* ... for a connection already running (no SYN seen) */
 	GS_CNT_HEADS_LOST,       /* message heads not shipped (GS_TAP_HEADS per segment) */
 	GS_CNT_RESYNC,           /* framing lost (hole, not GIOP) */
-	GS_CNT_INFLIGHT_FULL,    /* recv calls not followed: the in-flight map was full */
+	GS_CNT_INFLIGHT_FULL,    /* recv calls not followed: no thread storage (out of memory) */
 	GS_CNT_FLOW_MAP_FULL,    /* framing state could not be stored */
 	GS_CNT__MAX
 };
@@ -125,11 +125,13 @@ struct gs_tap_sys {
 	__u16 call;              /* enum gs_tap_call */
 	__u8 head_len;
 	__u8 pad;
-	__u8 head[GS_TAP_USER_HEAD]; /* first bytes of the user buffer */
+	__u8 head[GS_TAP_USER_HEAD]; /* send: the first bytes of the user buffer */
 };
 _Static_assert(sizeof(struct gs_tap_sys) == 112, "gs_tap_sys layout");
 
-/* Per watched interface: how many link-layer bytes precede the IP header. */
+/* Per interface (an array by ifindex): 1 + how many link-layer bytes precede
+ * the IP header on a tapped one, 0 on the others. */
+#define GS_TAP_MAX_IFINDEX 65536
 struct gs_tap_iface {
 	__u32 l2_len;
 };

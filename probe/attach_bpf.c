@@ -128,8 +128,10 @@ static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *
 		if (bpf_map__update_elem(skel->maps.pids, &cfg->pids[i], sizeof cfg->pids[i], &one, sizeof one, BPF_ANY))
 			return fail(err, errlen, "cannot add pid %u to the filter: %s", cfg->pids[i], strerror(errno));
 	for (uint32_t i = 0; i < cfg->n_ifaces; i++) {
-		struct gs_tap_iface v = { cfg->ifaces[i].l2_len };
+		struct gs_tap_iface v = { cfg->ifaces[i].l2_len + 1 };
 		uint32_t k = (uint32_t)cfg->ifaces[i].ifindex;
+		if (k >= GS_TAP_MAX_IFINDEX)
+			return fail(err, errlen, "interface %s: ifindex %u too large", cfg->ifaces[i].name, k);
 		if (bpf_map__update_elem(skel->maps.ifaces, &k, sizeof k, &v, sizeof v, BPF_ANY))
 			return fail(err, errlen, "cannot add interface %s: %s", cfg->ifaces[i].name, strerror(errno));
 	}

@@ -103,8 +103,9 @@ static int open_save(struct gs_live *l, const char *path, char *err, size_t errl
 	if (strcmp(path, "-") == 0) {
 		l->dump_fp = stdout;
 	} else {
-		/* O_NOFOLLOW: never write through a symlink someone planted */
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		/* O_NOFOLLOW: never write through a symlink someone planted; 0600:
+		 * whole packets, payloads included, are nobody else's business */
+		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
 		if (fd < 0 || !(l->dump_fp = fdopen(fd, "wb"))) {
 			int e = errno;
 			if (fd >= 0)
@@ -192,7 +193,8 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 		fail(err, errlen, "bad capture filter '%s': %s", l->filter, pcap_geterr(p));
 		goto out;
 	}
-	/* libpcap drops what the ring took before the filter was in place */
+	/* packets the ring took before the kernel filter was in place are
+	 * filtered by libpcap in user space: none slips through */
 	rc = pcap_setfilter(p, &prog);
 	pcap_freecode(&prog);
 	if (rc != 0) {

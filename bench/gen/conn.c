@@ -267,7 +267,7 @@ static void new_request(struct gen *g, struct conn *c)
 	size_t keylen;
 	const unsigned char *key = object_key(&c->p, rng_below(&g->rng, 3), &keylen);
 
-	plan_call(&g->rng, &pl, !g->open_all);
+	plan_call(&g->rng, &pl, g->open_all ? 0 : g->cancel);
 	*k = (struct call){.rid = c->next_rid++, .kind = (uint8_t)pl.kind, .op = (uint8_t)pl.op,
 			   .outcome = (uint8_t)pl.outcome, .state = CS_SENDING, .oneway = pl.oneway,
 			   .cancel = pl.cancel, .n_rep = pl.n_rep, .sysex = pl.sysex,

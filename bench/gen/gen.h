@@ -17,6 +17,7 @@ struct gen {
 	uint64_t now;           /* ns since the epoch; only goes up */
 	double retransmit;      /* probability that a data segment is lost after the tap */
 	double v6_share;
+	double cancel;          /* probability that a two-way call is cancelled */
 	bool open_all;          /* every request goes out before the first reply */
 	bool replies_open;      /* open_all: they all went out */
 	bool flip;              /* replies_open just became true: every connection's next

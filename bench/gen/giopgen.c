@@ -1,7 +1,7 @@
 /* giopgen: large, realistic GIOP/IIOP captures for benchmarks.
  *
  *   giopgen --calls N [--connections N] [--concurrent N] [--seed S] [--open-all]
- *           [--retransmit P] [--ipv6 P] [--mix default|echo] -o FILE|-
+ *           [--retransmit P] [--ipv6 P] [--cancel P] [--mix default|echo] -o FILE|-
  *
  * Simulates client and server ORBs over many TCP connections (see conn.h,
  * workload.c) and writes what a tap on the servers' side would see, as a classic
@@ -88,6 +88,8 @@ static void usage(FILE *f)
 	      "  --retransmit P     probability that a data segment is lost after the tap and\n"
 	      "                     retransmitted (default 0.0002)\n"
 	      "  --ipv6 P           share of connections over IPv6 (default 0.1)\n"
+	      "  --cancel P         probability that the client cancels a two-way call, which then\n"
+	      "                     gets no reply (default 0.001; none with --open-all)\n"
 	      "  --mix MIX          default: the operation mix of workload.c (small calls to 24 KB,\n"
 	      "                     oneways, exceptions, fragments); echo: only echoString(32)\n"
 	      "  -o, --output FILE  the pcap to write\n"
@@ -122,7 +124,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{"calls", 1, 0, 'n'}, {"connections", 1, 0, 'c'}, {"concurrent", 1, 0, 'C'},
 		{"seed", 1, 0, 's'}, {"open-all", 0, 0, 'A'}, {"retransmit", 1, 0, 'r'},
-		{"ipv6", 1, 0, '6'}, {"mix", 1, 0, 'm'}, {"output", 1, 0, 'o'}, {"quiet", 0, 0, 'q'},
+		{"ipv6", 1, 0, '6'}, {"mix", 1, 0, 'm'}, {"cancel", 1, 0, 'x'}, {"output", 1, 0, 'o'}, {"quiet", 0, 0, 'q'},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	uint64_t calls = 10000, conns = 0, concurrent = 64, seed = 1;
 	const char *out = NULL;
@@ -132,6 +134,7 @@ int main(int argc, char **argv)
 
 	g.retransmit = 0.0002;
 	g.v6_share = 0.1;
+	g.cancel = 0.001;
 	while ((o = getopt_long(argc, argv, "o:qh", lo, NULL)) != -1) {
 		switch (o) {
 		case 'n': calls = num("--calls", optarg); break;
@@ -141,6 +144,7 @@ int main(int argc, char **argv)
 		case 'A': g.open_all = true; break;
 		case 'r': g.retransmit = prob("--retransmit", optarg); break;
 		case '6': g.v6_share = prob("--ipv6", optarg); break;
+		case 'x': g.cancel = prob("--cancel", optarg); break;
 		case 'm':
 			if (strcmp(optarg, "echo") && strcmp(optarg, "default")) {
 				fprintf(stderr, "giopgen: --mix is default or echo, not '%s'\n", optarg);

@@ -61,7 +61,7 @@ static unsigned pick_op(struct rng *r)
 
 bool mix_echo;
 
-void plan_call(struct rng *r, struct call_plan *c, bool allow_cancel)
+void plan_call(struct rng *r, struct call_plan *c, double cancel)
 {
 	memset(c, 0, sizeof *c);
 	c->svc_us = rng_lognorm(r, 10, 0.6);
@@ -94,7 +94,7 @@ void plan_call(struct rng *r, struct call_plan *c, bool allow_cancel)
 		c->sysex = rng_below(r, 256);
 	} else if (rng_chance(r, 0.002))
 		c->outcome = O_FORWARD;
-	c->cancel = allow_cancel && rng_chance(r, 0.001);
+	c->cancel = cancel > 0 && rng_chance(r, cancel);
 }
 
 /* Object keys of three ORB families: omniORB's short binary keys, TAO's

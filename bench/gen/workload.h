@@ -53,7 +53,8 @@ struct call_plan {
 
 /* --mix echo: every call an echoString of 32 characters (the per-packet worst case) */
 extern bool mix_echo;
-void plan_call(struct rng *r, struct call_plan *c, bool allow_cancel);
+/* cancel: probability that the client cancels a two-way call (never answered) */
+void plan_call(struct rng *r, struct call_plan *c, double cancel);
 
 /* ORB traits of one connection */
 struct conn_params {

@@ -38,7 +38,8 @@ struct gs_dpdk_opts {
 /* Where a packet's time stamp comes from. */
 enum gs_ts_source {
 	GS_TS_TSC,    /* the CPU's TSC when the burst was received, calibrated against CLOCK_REALTIME */
-	GS_TS_FILE,   /* net_pcap replay: the capture file's own time stamps (microseconds) */
+	GS_TS_PCAP,   /* net_pcap: libpcap's stamp, in microseconds: a replayed file's own, or the
+	               * kernel's for a live interface (rx_iface=) */
 	GS_TS_NIC,    /* the NIC's receive time stamp (mbuf dynamic field), its clock mapped to CLOCK_REALTIME */
 };
 
@@ -51,7 +52,7 @@ struct gs_dpdk_port {
 	char *files[GS_DPDK_MAX_QUEUES];      /* net_pcap rx_pcap files (in the devargs) */
 	int nfiles;
 	uint64_t file_packets;        /* packets in those files: infinite_rx holds them all in mbufs */
-	bool finite;                  /* a file replay: it ends */
+	bool finite;                  /* a file replay: it ends, its clock is the file's */
 	bool infinite_rx;
 	enum gs_ts_source ts;
 	struct gs_clockmap nic;       /* GS_TS_NIC: device clock -> wall clock */
@@ -90,7 +91,7 @@ struct gs_dpdk {
 	uint64_t first_tsc, last_tsc; /* first and last burst that brought packets */
 	uint64_t max_gap_tsc;         /* longest time between two polls of the queues */
 	uint64_t ts_used[3];          /* packets stamped from each gs_ts_source */
-	int64_t last_file_ts;         /* GS_TS_FILE: the capture's "now" */
+	int64_t last_pcap_ts;         /* GS_TS_PCAP: the latest stamp (a replay's "now") */
 	int64_t last_tsc_ns;          /* GS_TS_TSC: never handed out backwards */
 	bool stopped_by_signal;
 	const char *end_reason;
@@ -103,7 +104,8 @@ int gs_dpdk_ports_start(struct gs_dpdk *d);
 /* Reads the counters of every port into port[].last and d->drops. */
 void gs_dpdk_ports_stats(struct gs_dpdk *d);
 void gs_dpdk_ports_close(struct gs_dpdk *d);
-const char *gs_dpdk_ts_name(enum gs_ts_source ts);
+/* The time stamp source of a port, in words. */
+const char *gs_dpdk_ts_name(const struct gs_dpdk_port *p);
 
 /* rx.c: the lcore function (arg: struct gs_dpdk *); returns 0. */
 int gs_dpdk_rx_loop(void *arg);

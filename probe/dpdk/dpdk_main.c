@@ -239,10 +239,10 @@ static int command_line(struct gs_dpdk *d, struct cmdline *c, int argc, char **a
 
 /* ------------------------------------------------------------------ reports */
 
-static const char *ts_short(enum gs_ts_source ts)
+static const char *ts_short(enum gs_ts_source ts, bool replay)
 {
 	switch (ts) {
-	case GS_TS_FILE: return "capture file (net_pcap, us)";
+	case GS_TS_PCAP: return replay ? "capture file (net_pcap, us)" : "kernel via libpcap (net_pcap, us)";
 	case GS_TS_NIC: return "NIC clock";
 	case GS_TS_TSC: break;
 	}
@@ -256,7 +256,7 @@ static void capturing(const struct gs_dpdk *d)
 		const char *dlt = pcap_datalink_val_to_name(p->dlt[0]);
 		fprintf(stderr, "giopscope dpdk: capturing on %s (%s, port %u, %u RX queue%s, link type %s%s), "
 			"time stamps: %s\n", p->name, p->driver, p->id, p->nrxq, p->nrxq == 1 ? "" : "s",
-			dlt ? dlt : "?", p->nfiles > 1 ? ", ..." : "", gs_dpdk_ts_name(p->ts));
+			dlt ? dlt : "?", p->nfiles > 1 ? ", ..." : "", gs_dpdk_ts_name(p));
 	}
 	fprintf(stderr, "giopscope dpdk: polling on lcore %u%s\n", d->worker,
 		d->worker == rte_get_main_lcore() ? " (the main lcore: one CPU)" : "");
@@ -302,7 +302,8 @@ static void source_name(const struct gs_dpdk *d, char *buf, size_t len)
 	if (src < 0)
 		src = d->nports ? (int)d->port[0].ts : GS_TS_TSC;
 	if (n < len)
-		snprintf(buf + n, len - n, " [time stamps: %s%s]", ts_short((enum gs_ts_source)src),
+		snprintf(buf + n, len - n, " [time stamps: %s%s]",
+			 ts_short((enum gs_ts_source)src, d->nports && d->port[0].finite),
 			 mixed ? " and others" : "");
 }
 
@@ -352,7 +353,7 @@ int gs_dpdk_main(int argc, char **argv)
 		cleanup(d);
 		return rc;
 	}
-	if (d->port[0].ts == GS_TS_FILE) {
+	if (d->port[0].finite) {
 		/* a replay is decoded as `giopscope read` decodes the file (same
 		 * input, same output): calls in t_request_first order, each written
 		 * once its last bytes were acknowledged (a late retransmission still

@@ -52,9 +52,11 @@ static void classify(struct gs_eal *eal, const char *a)
 		eal->user_lcores = true;
 	if (is_opt(a, "--vdev"))
 		eal->user_vdev = eal->user_devices = true;
+	if (is_opt(a, "--allow") || starts(a, "-a"))
+		eal->user_devices = true;
 	if (is_opt(a, "--allow") || is_opt(a, "--block") || starts(a, "-a") || starts(a, "-b") ||
 	    is_opt(a, "--no-pci"))
-		eal->user_pci_policy = eal->user_devices = true;
+		eal->user_pci_policy = true;
 	if (is_opt(a, "--telemetry") || is_opt(a, "--no-telemetry"))
 		eal->user_telemetry = true;
 }

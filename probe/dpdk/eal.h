@@ -30,7 +30,8 @@ struct gs_eal {
 	char *owned[GS_EAL_MAX_ARGS];   /* strings we built (freed at the end) */
 	int nowned;
 	/* what the user gave, to decide what to add */
-	bool user_log_level, user_mem, user_no_huge, user_shconf, user_lcores, user_devices,
+	bool user_log_level, user_mem, user_no_huge, user_shconf, user_lcores,
+	     user_devices,             /* asked for ports: --vdev, -a */
 	     user_vdev, user_pci_policy, user_telemetry;
 	bool initialised;
 	bool restore_affinity;

@@ -31,10 +31,12 @@ static const uint8_t symmetric_rss_key[40] = {
 	0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a, 0x6d, 0x5a,
 };
 
-const char *gs_dpdk_ts_name(enum gs_ts_source ts)
+const char *gs_dpdk_ts_name(const struct gs_dpdk_port *p)
 {
-	switch (ts) {
-	case GS_TS_FILE: return "the capture file's (net_pcap, microseconds)";
+	switch (p->ts) {
+	case GS_TS_PCAP:
+		return p->finite ? "the capture file's (net_pcap, microseconds)" :
+				   "the kernel's, through libpcap (net_pcap, microseconds)";
 	case GS_TS_NIC: return "the NIC's (mbuf timestamp field, device clock mapped to CLOCK_REALTIME)";
 	case GS_TS_TSC: break;
 	}
@@ -146,9 +148,10 @@ int gs_dpdk_ports_find(struct gs_dpdk *d)
 	int rc;
 	if (rte_eth_dev_count_avail() == 0) {
 		const char *why = gs_eal_log_reason(&d->eal);
-		fprintf(stderr, "giopscope dpdk: no DPDK port%s%s%s\n",
-			why ? " (" : ": give one, e.g. --vdev net_pcap0,rx_pcap=FILE or -a PCI_ADDRESS",
-			why ? why : "", why ? ")" : "");
+		/* asked for none: say how; asked for some: say why they failed */
+		fprintf(stderr, "giopscope dpdk: no DPDK port%s%s%s%s\n",
+			d->eal.user_devices ? "" : ": give one, e.g. --vdev net_pcap0,rx_pcap=FILE or -a PCI_ADDRESS",
+			why ? " (" : "", why ? why : "", why ? ")" : "");
 		return 2;
 	}
 	if (d->opt.nifaces == 0) {
@@ -194,15 +197,17 @@ int gs_dpdk_ports_find(struct gs_dpdk *d)
 		for (int q = 0; q < p->nfiles && q < p->nrxq; q++)
 			if ((rc = file_linktype(p, q)) != 0)
 				return rc;
-		p->ts = p->finite ? GS_TS_FILE : GS_TS_TSC;
+		/* net_pcap fills the timestamp field from libpcap's header,
+		 * except when it loops over frames it holds (infinite_rx) */
+		p->ts = strcmp(p->driver, "net_pcap") == 0 && !p->infinite_rx ? GS_TS_PCAP : GS_TS_TSC;
 	}
 	/* one engine, one clock: a file's old time stamps and live ones cannot mix */
 	for (unsigned i = 1; i < d->nports; i++)
-		if ((d->port[i].ts == GS_TS_FILE) != (d->port[0].ts == GS_TS_FILE)) {
+		if (d->port[i].finite != d->port[0].finite) {
 			fprintf(stderr, "giopscope dpdk: %s replays a file and %s does not: their clocks "
 				"differ, capture them separately\n",
-				d->port[0].ts == GS_TS_FILE ? d->port[0].name : d->port[i].name,
-				d->port[0].ts == GS_TS_FILE ? d->port[i].name : d->port[0].name);
+				d->port[0].finite ? d->port[0].name : d->port[i].name,
+				d->port[0].finite ? d->port[i].name : d->port[0].name);
 			return 2;
 		}
 	return 0;
@@ -372,7 +377,7 @@ int gs_dpdk_ports_start(struct gs_dpdk *d)
 		struct gs_dpdk_port *p = &d->port[i];
 		if (p->ts == GS_TS_NIC && (d->ts_offset < 0 || !d->ts_flag || !calibrate_nic(p)))
 			p->ts = GS_TS_TSC;  /* stamps we could not turn into wall-clock time */
-		if (p->ts == GS_TS_FILE && (d->ts_offset < 0 || !d->ts_flag))
+		if (p->ts == GS_TS_PCAP && (d->ts_offset < 0 || !d->ts_flag))
 			p->ts = GS_TS_TSC;
 	}
 	d->tsc_hz = rte_get_tsc_hz();

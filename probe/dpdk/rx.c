@@ -50,23 +50,23 @@ static void recalibrate(struct gs_dpdk *d)
 	}
 }
 
-/* net_pcap's stamp: microseconds since the epoch, from the file. */
-static inline int64_t file_ns(struct gs_dpdk *d, uint64_t v)
+/* net_pcap's stamp: microseconds since the epoch, from libpcap's header. */
+static inline int64_t pcap_ns(struct gs_dpdk *d, uint64_t v)
 {
 	int64_t us = (int64_t)v;
-	d->ts_used[GS_TS_FILE]++;
+	d->ts_used[GS_TS_PCAP]++;
 	if (unlikely(us < 0)) {
 		/* libpcap reads classic pcap seconds as a signed 32-bit number:
 		 * past 2038 they come out negative (as `read` knows, tap_pcap.c);
 		 * net_pcap multiplied that out unsigned */
 		us += (1LL << 32) * 1000000;
 		if (us < 0)
-			return d->last_file_ts;
+			return d->last_pcap_ts;
 	}
 	if (unlikely(us > INT64_MAX / 1000))
-		return d->last_file_ts;  /* nonsense: stay in the file's time */
-	if (us * 1000 > d->last_file_ts)
-		d->last_file_ts = us * 1000;
+		return d->last_pcap_ts;  /* nonsense: stay in the capture's time */
+	if (us * 1000 > d->last_pcap_ts)
+		d->last_pcap_ts = us * 1000;
 	return us * 1000;
 }
 
@@ -75,15 +75,15 @@ static inline int64_t stamp(struct gs_dpdk *d, struct gs_dpdk_port *p, const str
 {
 	if (p->ts != GS_TS_TSC && (m->ol_flags & d->ts_flag)) {
 		uint64_t v = *RTE_MBUF_DYNFIELD(m, d->ts_offset, const rte_mbuf_timestamp_t *);
-		if (p->ts == GS_TS_FILE)
-			return file_ns(d, v);
+		if (p->ts == GS_TS_PCAP)
+			return pcap_ns(d, v);
 		d->ts_used[GS_TS_NIC]++;
 		return gs_clockmap_ns(&p->nic, v);
 	}
-	if (p->ts == GS_TS_FILE) {
-		/* a replayed frame without its stamp: keep it in the file's time */
-		d->ts_used[GS_TS_FILE]++;
-		return d->last_file_ts;
+	if (p->ts == GS_TS_PCAP) {
+		/* a frame without its stamp: keep it in the capture's time */
+		d->ts_used[GS_TS_PCAP]++;
+		return d->last_pcap_ts;
 	}
 	/* one TSC reading per burst: the frames came in together */
 	if (*burst_ns < 0)
@@ -153,7 +153,7 @@ static bool housekeeping(struct gs_dpdk *d, uint64_t now, uint64_t *next_cal)
 	}
 	gs_dpdk_ports_stats(d);
 	/* a replay's "now" is the file's, so that reply timeouts count capture time */
-	now_ns = d->port[0].ts == GS_TS_FILE ? d->last_file_ts : tsc_ns(d, now);
+	now_ns = d->port[0].finite ? d->last_pcap_ts : tsc_ns(d, now);
 	gs_session_tick(&d->session, now_ns, &d->drops);
 	if (ferror(d->session.out)) {
 		/* e.g. `| head`: nobody reads the calls any more (the session's

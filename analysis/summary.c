@@ -217,7 +217,9 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 		order[n++] = &st->groups[st->other];
 
 	if (fmt == GS_SUM_TEXT) {
-		double span = info->last_ts > info->first_ts ? (double)(info->last_ts - info->first_ts) / 1e9 : 0;
+		/* no packet: no span (a live source's clock runs without packets) */
+		double span = info->first_ts && info->last_ts > info->first_ts
+				      ? (double)(info->last_ts - info->first_ts) / 1e9 : 0;
 		fprintf(out, "%s: %.3f s of capture\n\n", info->source, span);
 		fprintf(out, "%-24s %8s %6s | %-44s | %-44s\n", "", "", "",
 			"total_us (request first -> reply last)", "server_us (request last -> reply first)");

@@ -317,8 +317,11 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 	}
 	gs_metrics_close(s->metrics);
 	s->metrics = NULL;
+	errno = 0;
 	if (fflush(s->out) != 0 || ferror(s->out)) {
-		fprintf(stderr, "giopscope %s: writing the output failed: %s\n", s->cmd, strerror(errno));
+		/* errno of the failed write when fflush saw it; else the stream's error flag */
+		fprintf(stderr, "giopscope %s: writing the output failed%s%s\n", s->cmd,
+			errno ? ": " : "", errno ? strerror(errno) : "");
 		status = 2;
 	}
 	if (s->out != stdout)

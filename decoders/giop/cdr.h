@@ -69,10 +69,15 @@ static inline enum giop_res cdr_ulong(struct cdr *c, uint32_t *v)
 	return GIOP_OK;
 }
 
+/* Skipping needs no bytes, only room in the message; a message of unknown
+ * end (its header goes on in a Fragment) can only be skipped through what we
+ * have. */
 static inline enum giop_res cdr_skip(struct cdr *c, size_t n)
 {
 	if (!gs_has(c->msg_len, c->off, n))
 		return GIOP_INVALID;
+	if (c->msg_len == SIZE_MAX && !gs_has(c->avail, c->off, n))
+		return GIOP_NEED_MORE;
 	c->off += n;
 	return GIOP_OK;
 }
@@ -89,6 +94,8 @@ static inline enum giop_res cdr_octets(struct cdr *c, struct gs_span *out, bool 
 		return r;
 	if (!gs_has(c->msg_len, c->off, n))
 		return GIOP_INVALID;
+	if (c->msg_len == SIZE_MAX && !gs_has(c->avail, c->off, n))
+		return GIOP_NEED_MORE;
 	if (out) {
 		out->p = want ? c->p + c->off : NULL;
 		out->len = n;

@@ -278,7 +278,7 @@ static enum giop_res request(struct giop_msg *m, struct cdr *c)
 		/* the principal ends the 1.0/1.1 header (its bytes are not needed) */
 		TRY(cdr_octets(c, &m->principal, false));
 		m->have |= GIOP_HAVE_PRINCIPAL;
-		m->body_offset = (uint32_t)c->off;
+		m->body_offset = (uint32_t)(c->off < m->msg_len ? c->off : m->msg_len);
 		return GIOP_OK;
 	}
 	TRY(cdr_ulong(c, &m->request_id));
@@ -328,7 +328,7 @@ static enum giop_res locate_request(struct giop_msg *m, struct cdr *c)
 	} else {
 		TRY(target_address(m, c));
 	}
-	m->body_offset = (uint32_t)c->off;
+	m->body_offset = (uint32_t)(c->off < m->msg_len ? c->off : m->msg_len);
 	return GIOP_OK;
 }
 

@@ -48,7 +48,11 @@ const volatile char filter_comm[GS_TAP_COMM_LEN] = {};
 const volatile bool watch_ports = false;
 const volatile __u64 port_bits[GS_TAP_PORT_WORDS] = {};
 const volatile __u64 wake_bytes = 1u << 20;
-/* GS_FILTER_PORTS: only sockets of this network namespace (its inode; 0: any),
+/* GS_FILTER_PIDS with a few pids: compared here, without a map lookup (this
+ * check runs on the traced syscalls of every process of the machine) */
+const volatile __u32 n_target_pids = 0;
+const volatile __u32 target_pids[GS_TAP_RODATA_PIDS] = {};
+/* --port, --comm: only sockets of this network namespace (its inode; 0: any),
  * the one the packet tap sees */
 const volatile __u32 netns_ino = 0;
 
@@ -602,8 +606,15 @@ int giop_tap_egress(struct __sk_buff *skb)
 static __always_inline bool wanted_task(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	if (filter_mode == GS_FILTER_PIDS)
+	if (filter_mode == GS_FILTER_PIDS) {
+		if (n_target_pids) {
+			for (__u32 i = 0; i < GS_TAP_RODATA_PIDS && i < n_target_pids; i++)
+				if (target_pids[i] == tgid)
+					return true;
+			return false;
+		}
 		return bpf_map_lookup_elem(&pids, &tgid) != NULL;
+	}
 	if (filter_mode == GS_FILTER_COMM) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
 		char comm[GS_TAP_COMM_LEN];
@@ -622,10 +633,10 @@ static __always_inline bool wanted_task(void)
 
 static __always_inline bool wanted_flow(struct sock *sk, const struct gs_tap_flow *fl)
 {
-	if (filter_mode != GS_FILTER_PORTS)
-		return true;
 	if (netns_ino && sk->__sk_common.skc_net.net->ns.inum != netns_ino)
 		return false;
+	if (filter_mode != GS_FILTER_PORTS)
+		return true;
 	return port_watched(fl->sport) || port_watched(fl->dport);
 }
 

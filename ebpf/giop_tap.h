@@ -16,6 +16,7 @@
 #define GS_TAP_USER_HEAD 32       /* bytes shipped of a send/recv user buffer */
 #define GS_TAP_COMM_LEN 16
 #define GS_TAP_PORT_WORDS 1024    /* 65536 bits: the watched ports */
+#define GS_TAP_RODATA_PIDS 8      /* up to this many pids are filtered without a map */
 
 /* Record kinds (first word of every ring-buffer record). */
 enum gs_tap_kind {

@@ -75,6 +75,8 @@ static __always_inline struct tcp_sock *as_tcp(struct sock *sk)
 static __always_inline void sock_flow(struct sock *sk, struct gs_tap_flow *fl)
 {
 	__u32 *l = (__u32 *)fl->saddr, *r = (__u32 *)fl->daddr;
+	/* the flow is a map key: every byte counts */
+	fl->pad[0] = fl->pad[1] = fl->pad[2] = 0;
 	fl->family = 4;
 	fl->sport = sk->__sk_common.skc_num;
 	fl->dport = bpf_ntohs(sk->__sk_common.skc_dport);

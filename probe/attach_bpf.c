@@ -8,6 +8,13 @@
 
 #ifndef GS_HAVE_EBPF
 
+bool gs_attach_bpf_built(char *err, size_t errlen)
+{
+	snprintf(err, errlen, "this build has no eBPF support (clang, bpftool, libbpf-dev or the "
+		 "kernel's BTF were missing when it was built: scripts/install-deps.sh check, then make)");
+	return false;
+}
+
 int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,
 		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen)
 {
@@ -15,8 +22,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 	(void)fn;
 	(void)arg;
 	*out = NULL;
-	snprintf(err, errlen, "this build has no eBPF support (clang, bpftool, libbpf-dev or the "
-		 "kernel's BTF were missing when it was built: scripts/install-deps.sh check, then make)");
+	gs_attach_bpf_built(err, errlen);
 	return 2;
 }
 
@@ -119,6 +125,11 @@ static void set_rodata(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg
 	/* wake the reader when a quarter of the ring is waiting */
 	ro->wake_bytes = cfg->ring_bytes / 4;
 	ro->netns_ino = cfg->netns_ino;
+	if (cfg->n_pids <= GS_TAP_RODATA_PIDS) {
+		ro->n_target_pids = cfg->n_pids;
+		for (uint32_t i = 0; i < cfg->n_pids; i++)
+			ro->target_pids[i] = cfg->pids[i];
+	}
 }
 
 static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *cfg, char *err, size_t errlen)
@@ -161,6 +172,13 @@ static int attach_tcx(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *c
 		}
 	}
 	return 0;
+}
+
+bool gs_attach_bpf_built(char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+	return true;
 }
 
 int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,

@@ -37,12 +37,14 @@ struct gs_attach_bpf_cfg {
 	uint32_t ring_bytes;      /* a power of two, at least a page */
 	uint32_t max_flows;       /* framing states (directions) kept */
 	uint32_t max_message;
-	uint32_t netns_ino;       /* GS_FILTER_PORTS: sockets of this netns only (0: any) */
+	uint32_t netns_ino;       /* sockets of this netns only (0: any; --pid: any) */
 };
 
 /* Called for each ring-buffer record, in ring order. */
 typedef void (*gs_attach_record_fn)(void *arg, const void *rec, size_t len);
 
+/* False in a build without eBPF, with the reason in `err`. */
+bool gs_attach_bpf_built(char *err, size_t errlen);
 /* Loads, fills the filter maps, attaches.  0, or 2 with the reason in `err`. */
 int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,
 		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen);

@@ -23,6 +23,12 @@ static bool all_digits(const char *s)
 	return true;
 }
 
+static bool same_ns(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
 bool gs_target_pid_exists(uint32_t pid)
 {
 	char path[64];
@@ -51,7 +57,9 @@ void gs_target_pids_by_comm(const char *comm, uint32_t *pids, uint32_t *n, uint3
 		name[k] = '\0';
 		if (k && name[k - 1] == '\n')
 			name[k - 1] = '\0';
-		if (strcmp(name, comm) == 0)
+		snprintf(path, sizeof path, "/proc/%s/ns/net", de->d_name);
+		/* a namespace of its own is another attach's business */
+		if (strcmp(name, comm) == 0 && same_ns(path, "/proc/self/ns/net"))
 			pids[(*n)++] = (uint32_t)strtoul(de->d_name, NULL, 10);
 	}
 	closedir(d);
@@ -134,11 +142,6 @@ int gs_target_listen_ports(uint32_t pid, uint8_t bitmap[8192])
 	return found;
 }
 
-static bool same_ns(const char *a, const char *b)
-{
-	struct stat sa, sb;
-	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
-}
 
 int gs_target_enter_netns(const uint32_t *pids, uint32_t n, bool *moved, char *err, size_t errlen)
 {

@@ -13,7 +13,8 @@
 #define GS_TARGET_MAX_PIDS 4096
 #define GS_TARGET_MAX_IFACES 256
 
-/* Every process whose name (comm) is `comm`: appended to pids[*n] (up to max). */
+/* Every process of our network namespace whose name (comm) is `comm`:
+ * appended to pids[*n] (up to max). */
 void gs_target_pids_by_comm(const char *comm, uint32_t *pids, uint32_t *n, uint32_t max);
 /* True when process `pid` exists. */
 bool gs_target_pid_exists(uint32_t pid);

@@ -51,7 +51,8 @@ static void usage(FILE *f)
 {
 	fputs("usage: giopscope attach (--pid PID[,PID...] | --comm NAME | --port N[,N...])... [options]\n"
 	      "  -p, --pid PID        follow this process and its threads (repeatable)\n"
-	      "  -c, --comm NAME      follow every process of this name (also those started later)\n"
+	      "  -c, --comm NAME      follow every process of this name in this network namespace\n"
+	      "                       (also those started later)\n"
 	      "  --port LIST          watch connections on these TCP ports (e.g. 2809,10000-10010); alone:\n"
 	      "                       follow whatever process uses them\n"
 	      "  -i, --interface IF   tap this interface (repeatable; default: every interface that is up,\n"
@@ -193,7 +194,8 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	for (uint32_t i = 0; i < n_procs; i++)
 		if (gs_target_listen_ports(procs[i], a->ports) > 0)
 			a->any_port = true;
-	if (gs_target_enter_netns(procs, n_procs, &moved, err, sizeof err))
+	/* --pid: their namespace (processes named by --comm are ours already) */
+	if (a->n_pids && gs_target_enter_netns(procs, n_procs, &moved, err, sizeof err))
 		return bad(err);
 	n = gs_target_ifaces(a->n_ifaces ? a->ifaces : NULL, a->n_ifaces, x->ifaces, GS_TARGET_MAX_IFACES,
 			     err, sizeof err);
@@ -213,8 +215,9 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	cfg->syscalls = !a->packets_only;
 	cfg->ring_bytes = (uint32_t)a->ring_bytes;
 	cfg->max_flows = (uint32_t)a->map_flows;
-	/* --port alone: the syscalls of this namespace's sockets, as the packet tap */
-	if (stat("/proc/self/ns/net", &st) == 0)
+	/* --port, --comm: the syscalls on this namespace's sockets, the ones the
+	 * packet tap sees (--pid: whatever namespace those processes use) */
+	if (!a->n_pids && stat("/proc/self/ns/net", &st) == 0)
 		cfg->netns_ino = (uint32_t)st.st_ino;
 	return 0;
 }
@@ -290,7 +293,7 @@ static void report(const struct attach_ctx *x)
 	const uint64_t *c = x->cnt;
 	fprintf(stderr, "giopscope attach: kernel: %llu segments, %llu syscalls, %llu records lost (ring full), "
 		"%llu connection directions framed (%llu joined running), %llu framing resyncs, %llu message "
-		"heads not shipped, %llu flow map full, %llu recv not followed (map full)\n",
+		"heads not shipped, %llu flow map full, %llu recv not followed (no thread storage)\n",
 		(unsigned long long)c[GS_CNT_SEGMENTS], (unsigned long long)c[GS_CNT_SYSCALLS],
 		(unsigned long long)c[GS_CNT_RB_LOST], (unsigned long long)c[GS_CNT_FLOWS_NEW],
 		(unsigned long long)c[GS_CNT_FLOWS_MIDSTREAM], (unsigned long long)c[GS_CNT_RESYNC],
@@ -320,6 +323,10 @@ int gs_cmd_attach(int argc, char **argv)
 	gs_session_opts_default(&so);
 	if ((r = parse(argc, argv, a, &so)) != 0) {
 		rc = r;
+		goto out;
+	}
+	if (!gs_attach_bpf_built(err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;
 	}
 	if (!gs_caps_enough(err, sizeof err)) {

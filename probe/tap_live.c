@@ -1,4 +1,5 @@
 #include "tap_live.h"
+#include "pcapng_write.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -98,7 +99,7 @@ static int activate_error(pcap_t *p, int rc, const char *iface, char *err, size_
 	}
 }
 
-static int open_save(struct gs_live *l, const char *path, char *err, size_t errlen)
+static int open_save(struct gs_live *l, const char *path, const char *iface, char *err, size_t errlen)
 {
 	if (strcmp(path, "-") == 0) {
 		l->dump_fp = stdout;
@@ -113,15 +114,16 @@ static int open_save(struct gs_live *l, const char *path, char *err, size_t errl
 			return fail(err, errlen, "cannot write %s: %s", path, strerror(e));
 		}
 	}
-	/* libpcap 1.10 writes classic pcap only; a nanosecond pcap_t gives the
-	 * nanosecond magic (a1b23c4d), which read takes as it is */
-	l->dump = pcap_dump_fopen(l->p, l->dump_fp);
-	if (!l->dump) {
+	/* pcapng with nanosecond time stamps, by our own writer: libpcap 1.10
+	 * writes classic pcap only */
+	if (gs_pcapng_begin(l->dump_fp, l->dlt, (uint32_t)l->snaplen, iface) != 0) {
+		int e = errno;
 		if (l->dump_fp != stdout)
 			fclose(l->dump_fp);
 		l->dump_fp = NULL;
-		return fail(err, errlen, "cannot write %s: %s", path, pcap_geterr(l->p));
+		return fail(err, errlen, "cannot write %s: %s", path, strerror(e));
 	}
+	l->dump = true;
 	return 0;
 }
 
@@ -212,7 +214,7 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 		fail(err, errlen, "cannot capture on %s: no descriptor to wait on", o->iface);
 		goto out;
 	}
-	if (o->save_path && open_save(l, o->save_path, err, errlen) != 0)
+	if (o->save_path && open_save(l, o->save_path, o->iface, err, errlen) != 0)
 		goto out;
 	return 0;
 
@@ -260,8 +262,8 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *b
 	struct gs_live *l = (struct gs_live *)(void *)user;
 	int64_t ts = (int64_t)h->ts.tv_sec * 1000000000 +
 		     (int64_t)h->ts.tv_usec * (l->nano ? 1 : 1000);
-	if (l->dump)
-		pcap_dump((u_char *)l->dump, h, bytes);
+	if (l->dump && gs_pcapng_packet(l->dump_fp, ts, bytes, h->caplen, h->len) != 0)
+		l->dump_failed = true;
 	l->packets++;
 	l->last_ts = ts;
 	l->fn(l->arg, ts, bytes, h->caplen, h->len);
@@ -310,7 +312,7 @@ void gs_live_update_drops(struct gs_live *l)
 
 int gs_live_flush(struct gs_live *l, char *err, size_t errlen)
 {
-	if (l->dump && pcap_dump_flush(l->dump) != 0)
+	if (l->dump && (fflush(l->dump_fp) != 0 || l->dump_failed))
 		return fail(err, errlen, "writing the saved capture failed: %s", strerror(errno));
 	return 0;
 }
@@ -322,9 +324,9 @@ int gs_live_close(struct gs_live *l, char *err, size_t errlen)
 		status = gs_live_flush(l, err, errlen);
 		if (status == 0 && ferror(l->dump_fp))
 			status = fail(err, errlen, "writing the saved capture failed");
-		/* pcap_dump_close closes the FILE (stdout too, at the very end) */
-		pcap_dump_close(l->dump);
-		l->dump = NULL;
+		if (l->dump_fp != stdout)
+			fclose(l->dump_fp);
+		l->dump = false;
 		l->dump_fp = NULL;
 	}
 	if (l->p)

@@ -35,7 +35,8 @@ typedef void (*gs_live_fn)(void *arg, int64_t ts_ns, const uint8_t *data, uint32
 
 struct gs_live {
 	struct pcap *p;
-	struct pcap_dumper *dump;
+	bool dump;                 /* -w: writing pcapng to dump_fp */
+	bool dump_failed;
 	FILE *dump_fp;
 	const char *iface;
 	int fd;                     /* pcap_get_selectable_fd */

@@ -391,7 +391,10 @@ PY
 roundtrip() {
     local magic rc
     magic=$(od -An -tx1 -N4 "$2" | tr -d ' ')
-    [ "$magic" = "4d3cb2a1" ] || err "-w file: magic $magic, not a nanosecond pcap (4d3cb2a1)"
+    [ "$magic" = "0a0d0d0a" ] || err "-w file: magic $magic, not pcapng (0a0d0d0a)"
+    # nanosecond resolution: the interface block's if_tsresol says 9
+    capinfos "$2" 2>/dev/null | grep -q "File timestamp precision: *nanoseconds" ||
+        err "-w file: time stamps not in nanoseconds (capinfos)"
     "$GIOPSCOPE" read "$2" --pairs --format csv >"$SC_DIR/w.csv" 2>"$SC_DIR/w.err"
     rc=$?
     [ "$rc" = 0 ] || err "giopscope read of the -w file: exit status $rc" "$(head -3 "$SC_DIR/w.err")"

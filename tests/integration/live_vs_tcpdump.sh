@@ -299,7 +299,12 @@ PY
 # compare EXPECTED OURS WHAT TOL: compare_pairs.py, rows in any order (live writes a call when
 # it ends, read in t_request_first order)
 compare() {
-    if ! python3 "$COMPARE" --no-order --tolerance-ns "$4" "$1" "$2" >"$SC_DIR/$3.compare.txt" 2>&1; then
+    # Two packet sockets (live's, tcpdump's) can each miss a different packet of a
+    # retransmitted pair under load, so the retransmission counts are compared only
+    # for the -w round trip (one capture read twice).
+    local ignore=()
+    case "$3" in "live vs read"*) ignore=(--ignore retransmits) ;; esac
+    if ! python3 "$COMPARE" --no-order "${ignore[@]}" --tolerance-ns "$4" "$1" "$2" >"$SC_DIR/$3.compare.txt" 2>&1; then
         err "$3: $(grep -m1 '^compare:' "$SC_DIR/$3.compare.txt" || tail -1 "$SC_DIR/$3.compare.txt")" \
             "$(grep -v '^compare:' "$SC_DIR/$3.compare.txt" | head -12)"
         return 1

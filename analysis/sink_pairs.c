@@ -361,3 +361,37 @@ void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern 
 	memset(&cache, 0, sizeof cache);
 	gs_pairs_write_cached(out, fmt, strings, c, &cache);
 }
+
+void gs_pairs_write_text(FILE *out, const struct gs_intern *strings, const struct gs_call *c)
+{
+	char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+	size_t n;
+	const char *op = gs_intern_get(strings, c->op, &n);
+	gs_endpoint_str(&c->client, cl, sizeof cl);
+	gs_endpoint_str(&c->server, sv, sizeof sv);
+	fprintf(out, "%-22s %-22s %10u %-3s %-22.*s %-22s", cl, sv, c->request_id,
+		c->kind == GS_KIND_REQUEST ? "req" : "loc", (int)(n > 22 ? 22 : n), op, gs_call_status(c));
+	if (c->flags & GS_CF_REP_SEEN)
+		fprintf(out, " %12.3f %12.3f\n", (double)(c->t_reply_last - c->t_request_first) / 1e3,
+			(double)(c->t_reply_first - c->t_request_last) / 1e3);
+	else
+		fprintf(out, " %12s %12s\n", "-", "-");
+}
+
+void gs_json_str(FILE *out, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		if (ch == '"' || ch == '\\') {
+			fputc('\\', out);
+			fputc(ch, out);
+		} else if (ch < 0x20) {
+			fprintf(out, "\\u00%c%c", hex[ch >> 4], hex[ch & 15]);
+		} else {
+			fputc(ch, out);
+		}
+	}
+	fputc('"', out);
+}

@@ -40,6 +40,10 @@ void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_
 			   const struct gs_call *c, struct gs_pairs_cache *cache);
 void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 		    const struct gs_call *c);
+/* One call as an aligned text line, for people (`--pairs --format text`). */
+void gs_pairs_write_text(FILE *out, const struct gs_intern *strings, const struct gs_call *c);
+/* A JSON string, escaped (for the summary's and the tail's JSON lines). */
+void gs_json_str(FILE *out, const char *s);
 /* The status column of a call ("" when a reply was seen but its status was not). */
 const char *gs_call_status(const struct gs_call *c);
 

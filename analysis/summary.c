@@ -2,6 +2,8 @@
 
 #include <stddef.h>
 #include <stdlib.h>
+
+#include "sink_pairs.h"
 #include <string.h>
 
 static const double quantiles[] = { 0.50, 0.90, 0.99, 0.999 };
@@ -79,21 +81,11 @@ static void csv_row(FILE *out, const char *label, const struct gs_group *g)
 	fputc('\n', out);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
 
 static void json_row(FILE *out, const char *label, const struct gs_group *g)
 {
 	fputs("{\"type\":\"group\",\"operation\":", out);
-	json_str(out, label);
+	gs_json_str(out, label);
 	fprintf(out, ",\"calls\":%llu,\"errors\":%llu,\"answered\":%llu",
 		(unsigned long long)g->calls, (unsigned long long)g->errors,
 		(unsigned long long)g->answered);

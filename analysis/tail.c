@@ -172,16 +172,6 @@ static int by_total_desc(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fputc('\\', out);
-		fputc(*s, out);
-	}
-	fputc('"', out);
-}
 
 void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 {
@@ -207,11 +197,11 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 		}
 		fputs("{\"type\":\"tail\",\"rank\":", out);
 		fprintf(out, "%u,\"client\":", i + 1);
-		json_str(out, cl);
+		gs_json_str(out, cl);
 		fputs(",\"server\":", out);
-		json_str(out, sv);
+		gs_json_str(out, sv);
 		fprintf(out, ",\"request_id\":%u,\"operation\":", c->request_id);
-		json_str(out, t->v[i].op);
+		gs_json_str(out, t->v[i].op);
 		fprintf(out, ",\"total_us\":%.3f,\"server_us\":%.3f,\"tags\":[", us(total(c)),
 			us(c->t_reply_first - c->t_request_last));
 		for (unsigned k = 0, first = 1; k < 7; k++)
@@ -220,7 +210,7 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 				first = 0;
 			}
 		fputs("],\"reasons\":", out);
-		json_str(out, reasons);
+		gs_json_str(out, reasons);
 		fputs("}\n", out);
 	}
 }

@@ -48,19 +48,7 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	if (!ctx->pairs)
 		return;
 	if (ctx->pairs_text) {
-		char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
-		size_t n;
-		const char *op = gs_intern_get(gs_engine_strings(e), c->op, &n);
-		gs_endpoint_str(&c->client, cl, sizeof cl);
-		gs_endpoint_str(&c->server, sv, sizeof sv);
-		fprintf(ctx->out, "%-22s %-22s %10u %-3s %-22.*s %-22s",
-			cl, sv, c->request_id, c->kind == GS_KIND_REQUEST ? "req" : "loc",
-			(int)(n > 22 ? 22 : n), op, gs_call_status(c));
-		if (c->flags & GS_CF_REP_SEEN)
-			fprintf(ctx->out, " %12.3f %12.3f\n", (double)(c->t_reply_last - c->t_request_first) / 1e3,
-				(double)(c->t_reply_first - c->t_request_last) / 1e3);
-		else
-			fprintf(ctx->out, " %12s %12s\n", "-", "-");
+		gs_pairs_write_text(ctx->out, gs_engine_strings(e), c);
 		return;
 	}
 	gs_pairs_write_cached(ctx->out, ctx->pairs_fmt, gs_engine_strings(e), c, &ctx->cache);

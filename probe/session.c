@@ -129,18 +129,7 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 	if (!s->opt.pairs)
 		return;
 	if (s->text) {
-		char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
-		size_t n;
-		const char *op = gs_intern_get(gs_engine_strings(e), c->op, &n);
-		gs_endpoint_str(&c->client, cl, sizeof cl);
-		gs_endpoint_str(&c->server, sv, sizeof sv);
-		fprintf(s->out, "%-22s %-22s %10u %-22.*s %-16s", cl, sv, c->request_id,
-			(int)(n > 22 ? 22 : n), op, gs_call_status(c));
-		if (c->flags & GS_CF_REP_SEEN)
-			fprintf(s->out, " %12.3f %12.3f\n", (double)(c->t_reply_last - c->t_request_first) / 1e3,
-				(double)(c->t_reply_first - c->t_request_last) / 1e3);
-		else
-			fprintf(s->out, " %12s %12s\n", "-", "-");
+		gs_pairs_write_text(s->out, gs_engine_strings(e), c);
 		return;
 	}
 	if (s->opt.syscall_times)

@@ -224,10 +224,14 @@ def callgrind(cap, arm, argv):
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL).stdout.decode()
     funcs = []
     for line in ann.splitlines():
-        m = re.match(r"\s*([\d,]+)\s+\(\s*([\d.]+)%\)\s+(\S+):(\S+)", line)
+        m = re.match(r"\s*([\d,]+)\s+\(\s*([\d.]+)%\)\s+(\S+):(\S+)(?:.*\[(\S+)\])?", line)
         if m:
+            obj = os.path.basename(m.group(5) or "")
+            fn = re.sub(r"\s.*", "", m.group(4))
+            if fn.startswith("0x"):   # no symbols (libpcap): say whose code it is
+                fn = "%s (%s, no symbols)" % (fn, obj or "?")
             funcs.append(dict(ir=int(m.group(1).replace(",", "")), pct=float(m.group(2)),
-                              file=m.group(3), fn=re.sub(r"\s.*", "", m.group(4))))
+                              file=m.group(3), fn=fn, obj=obj))
     return dict(arm=arm, command=shell_text(cmd[:2] + ["--callgrind-out-file=OUT"] + argv),
                 ir=total, packets=cap["packets"], calls=cap["calls"], top=funcs[:15])
 

@@ -1,5 +1,11 @@
-#include "conn.h"
+/* The ORBs' side of a simulated connection: which call the client makes next and
+ * when (up to `mux` outstanding, think times), when the server answers (service
+ * times, so replies come back out of order), GIOP fragments written one by one,
+ * cancels, the CloseConnection; and the choice of the connection's next event.
+ * conn_tcp.c puts what they write on the wire. */
+#include "conn_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -8,7 +14,6 @@ enum ev { EV_NONE, EV_STATE, EV_TX, EV_RTX, EV_ACK, EV_CAPP, EV_SAPP };
 enum { APP_PARTIAL, APP_NEW, APP_CANCEL, APP_REPLY, APP_CLOSE_MSG };
 
 #define BACKLOG_MAX (64u << 10)   /* an ORB blocks when its socket buffer is this full */
-#define US 1000ull
 
 static void *grow(void *p, uint32_t *cap, size_t elem)
 {
@@ -19,16 +24,6 @@ static void *grow(void *p, uint32_t *cap, size_t elem)
 		exit(2);
 	}
 	return p;
-}
-
-static uint64_t min64(uint64_t a, uint64_t b)
-{
-	return a < b ? a : b;
-}
-
-static uint16_t mss_of(const struct conn *c)
-{
-	return c->p.client.v6 ? 1440 : 1460;
 }
 
 /* ---------------------------------------------------------------- calls */
@@ -79,50 +74,13 @@ static void fifo_push(struct side *s, uint64_t end, uint32_t slot)
 	s->fifo[(s->fhead + s->fcount++) % s->fcap] = (struct fifo_ent){end, slot};
 }
 
-/* ---------------------------------------------------------------- packets */
-/* what side i acknowledges of the other: everything it sent, except what is
- * lost and not yet retransmitted (then the ACKs are duplicates) */
-static uint32_t ack_of(const struct conn *c, int i)
-{
-	const struct side *p = &c->s[!i];
-	if (!p->syn_sent)
-		return 0;
-	return p->isn + 1 + (uint32_t)(p->rtx_len ? p->rtx_off : p->sent) + p->fin_sent;
-}
-
-static uint32_t seq_of(const struct side *s)
-{
-	return s->isn + 1 + (uint32_t)s->sent + s->fin_sent;
-}
-
-static void emit(struct gen *g, struct conn *c, int i, uint8_t flags, uint32_t seq,
-		 const uint8_t *p, size_t n, uint16_t mss)
-{
-	struct side *s = &c->s[i];
-	pcap_out_tcp(&g->out, g->now, &s->ep, &c->s[!i].ep, seq, ack_of(c, i), flags, p, n, mss);
-	if (flags & TH_ACK) {
-		s->unacked = 0;
-		s->t_ack = T_NEVER;
-	}
-}
-
-/* the receiver acks every second segment at once, a lone one after a delay
- * (unless a reply takes the ACK along first) */
-static void received(struct gen *g, struct side *r)
-{
-	if (++r->unacked >= 2)
-		r->t_ack = min64(r->t_ack, g->now + rng_range(&g->rng, 2000, 8000));
-	else if (r->t_ack == T_NEVER)
-		r->t_ack = g->now + rng_range(&g->rng, 20 * US, 40 * US);
-}
-
 static uint64_t think(struct gen *g, const struct conn *c)
 {
 	return (uint64_t)(rng_lognorm(&g->rng, c->p.think_us, 0.3) * US);
 }
 
 /* side i's message in `slot` has arrived whole at the other end */
-static void arrived(struct gen *g, struct conn *c, int i, uint32_t slot)
+void call_arrived(struct gen *g, struct conn *c, int i, uint32_t slot)
 {
 	struct call *k = &c->calls[slot];
 	if (i == 1) {   /* a reply: the client thread is free again */
@@ -152,69 +110,7 @@ static void arrived(struct gen *g, struct conn *c, int i, uint32_t slot)
 	}
 }
 
-static uint64_t delivered(const struct side *s)
-{
-	return s->rtx_len ? s->rtx_off : s->sent;
-}
-
-static void pop_arrived(struct gen *g, struct conn *c, int i)
-{
-	struct side *s = &c->s[i];
-	while (s->fcount && s->fifo[s->fhead].end <= delivered(s)) {
-		uint32_t slot = s->fifo[s->fhead].slot;
-		s->fhead = (s->fhead + 1) % s->fcap;
-		s->fcount--;
-		arrived(g, c, i, slot);
-	}
-}
-
-static void tx(struct gen *g, struct conn *c, int i)
-{
-	struct side *s = &c->s[i];
-	size_t avail = s->out.len - s->head, n = avail < mss_of(c) ? avail : mss_of(c);
-	const uint8_t *p = s->out.p + s->head;
-
-	emit(g, c, i, TH_ACK | (n == avail ? TH_PSH : 0), seq_of(s), p, n, 0);
-	if (g->retransmit > 0 && !s->rtx_len && rng_chance(&g->rng, g->retransmit)) {
-		/* lost after the tap: the receiver holds later bytes and repeats its ACK
-		 * until the sender (fast retransmit or RTO) sends it again */
-		memcpy(s->rtx, p, n);
-		s->rtx_len = n;
-		s->rtx_off = s->sent;
-		s->t_rtx = g->now + rng_range(&g->rng, 60 * US, 400 * US);
-		g->n_rtx++;
-	}
-	s->head += n;
-	s->sent += n;
-	if (s->head == s->out.len) {
-		s->head = s->out.len = 0;
-		s->t_tx = T_NEVER;
-	} else {
-		/* 10 Gb/s on the wire plus a little jitter */
-		s->t_tx = g->now + (n + 78) * 8 / 10 + rng_below(&g->rng, 300);
-	}
-	received(g, &c->s[!i]);
-	pop_arrived(g, c, i);
-}
-
-static void retransmit(struct gen *g, struct conn *c, int i)
-{
-	struct side *s = &c->s[i];
-	size_t n = s->rtx_len;
-	s->rtx_len = 0;   /* first, so that this segment carries the current ACK state */
-	emit(g, c, i, TH_ACK | TH_PSH, s->isn + 1 + (uint32_t)s->rtx_off, s->rtx, n, 0);
-	s->t_rtx = T_NEVER;
-	c->s[!i].t_ack = min64(c->s[!i].t_ack, g->now + rng_range(&g->rng, 2000, 6000));
-	pop_arrived(g, c, i);
-}
-
 /* ---------------------------------------------------------------- messages */
-static void kick(struct gen *g, struct side *s)
-{
-	if (s->t_tx == T_NEVER)
-		s->t_tx = g->now + rng_range(&g->rng, 500, 3000);   /* through the stack */
-}
-
 static void next_piece(struct gen *g, struct conn *c, int i, struct partial *pt)
 {
 	struct side *s = &c->s[i];
@@ -229,7 +125,7 @@ static void next_piece(struct gen *g, struct conn *c, int i, struct partial *pt)
 		pt->used = false;
 		s->npart--;
 	}
-	kick(g, s);
+	tcp_kick(g, s);
 }
 
 /* the message in g->scratch goes out: whole, or as its first fragment */
@@ -256,7 +152,7 @@ static void send_msg(struct gen *g, struct conn *c, int i, uint32_t slot, uint32
 	s->written += g->scratch.len;
 	if (slot != UINT32_MAX)
 		fifo_push(s, s->written, slot);
-	kick(g, s);
+	tcp_kick(g, s);
 }
 
 static void new_request(struct gen *g, struct conn *c)
@@ -466,50 +362,6 @@ uint64_t conn_next(struct gen *g, struct conn *c)
 }
 
 /* ---------------------------------------------------------------- events */
-static void state_step(struct gen *g, struct conn *c)
-{
-	int closer = c->p.server_closes ? 1 : 0;
-	struct side *cl = &c->s[0], *sv = &c->s[1];
-	switch (c->state) {
-	case ST_SYN:
-		emit(g, c, 0, TH_SYN, cl->isn, NULL, 0, mss_of(c));
-		cl->syn_sent = true;
-		c->state = ST_SYNACK;
-		c->t_state = g->now + rng_range(&g->rng, 5 * US, 15 * US);
-		break;
-	case ST_SYNACK:
-		emit(g, c, 1, TH_SYN | TH_ACK, sv->isn, NULL, 0, mss_of(c));
-		sv->syn_sent = true;
-		c->state = ST_ACK;
-		c->t_state = g->now + rng_range(&g->rng, 30 * US, 80 * US);
-		break;
-	case ST_ACK:
-		emit(g, c, 0, TH_ACK, seq_of(cl), NULL, 0, 0);
-		c->state = ST_OPEN;
-		c->t_next_req = g->now + rng_range(&g->rng, 1 * US, 30 * US);
-		break;
-	case ST_OPEN:   /* everything said: the closer sends its FIN */
-		emit(g, c, closer, TH_FIN | TH_ACK, seq_of(&c->s[closer]), NULL, 0, 0);
-		c->s[closer].fin_sent = true;
-		c->state = ST_FIN2;
-		c->t_state = g->now + rng_range(&g->rng, 10 * US, 40 * US);
-		break;
-	case ST_FIN2:
-		emit(g, c, !closer, TH_FIN | TH_ACK, seq_of(&c->s[!closer]), NULL, 0, 0);
-		c->s[!closer].fin_sent = true;
-		c->state = ST_LASTACK;
-		c->t_state = g->now + rng_range(&g->rng, 30 * US, 80 * US);
-		break;
-	case ST_LASTACK:
-		emit(g, c, closer, TH_ACK, seq_of(&c->s[closer]), NULL, 0, 0);
-		c->state = ST_DONE;
-		c->t_state = T_NEVER;
-		break;
-	case ST_DONE:
-		break;
-	}
-}
-
 void conn_step(struct gen *g, struct conn *c)
 {
 	enum ev ev;
@@ -523,16 +375,16 @@ void conn_step(struct gen *g, struct conn *c)
 	case EV_NONE:
 		break;
 	case EV_STATE:
-		state_step(g, c);
+		tcp_state(g, c);
 		break;
 	case EV_TX:
-		tx(g, c, side);
+		tcp_tx(g, c, side);
 		break;
 	case EV_RTX:
-		retransmit(g, c, side);
+		tcp_retransmit(g, c, side);
 		break;
 	case EV_ACK:
-		emit(g, c, side, TH_ACK, seq_of(&c->s[side]), NULL, 0, 0);
+		tcp_emit(g, c, side, TH_ACK, tcp_seq_of(&c->s[side]), NULL, 0, 0);
 		break;
 	case EV_CAPP:
 	case EV_SAPP:

@@ -262,8 +262,8 @@ static void emit_top(struct gs_engine *e)
 	uint32_t idx = e->out_heap[0];
 	struct gs_call *c = &e->calls[idx];
 	heap_remove(e, e->out_heap, &e->out_n, 0, out_before);
-	if (c->t_request_first < e->last_emitted_t)
-		e->cnt.rows_out_of_order++;
+	if (e->cfg.ordered && c->t_request_first < e->last_emitted_t)
+		e->cnt.rows_out_of_order++; /* only an ordered output can be out of order */
 	else
 		e->last_emitted_t = c->t_request_first;
 	if (c->flags & GS_CF_CAPTURE_LOSS)

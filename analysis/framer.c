@@ -70,6 +70,20 @@ static void lose_framing(struct gs_engine *e, struct gs_flow *f, int d)
 	dr->scanned = 0;
 }
 
+/* A message header the capture does not hold: a gap (capture loss) or the
+ * snapshot length (truncation, reported); framing is lost either way. */
+static void header_lost(struct gs_engine *e, struct gs_flow *f, int d, bool gap)
+{
+	if (gap) {
+		f->dir[d].missing = true;
+	} else {
+		e->cnt.giop_truncated++;
+		gs_note_problem(e, &e->first_truncated, f, d,
+				"GIOP header cut by the capture's snapshot length");
+	}
+	lose_framing(e, f, d);
+}
+
 /* The head is decoded, or as decoded as it will get. */
 /* Why a head was decoded only in part. */
 enum cut { CUT_SNAPLEN, CUT_GAP, CUT_LIMIT };
@@ -191,14 +205,7 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 partial:
 	if (have < GIOP_HEADER_LEN) {
 		/* not even the 12-byte header: the extent is unknown */
-		if (why == CUT_GAP) {
-			dr->missing = true;
-		} else {
-			e->cnt.giop_truncated++;
-			gs_note_problem(e, &e->first_truncated, f, d,
-					"GIOP header cut by the capture's snapshot length");
-		}
-		lose_framing(e, f, d);
+		header_lost(e, f, d, why == CUT_GAP);
 		/* nothing more of this chunk can be framed: its bytes stop here */
 		e->cnt.giop_resync_bytes += len - *pos;
 		*pos = len;
@@ -242,14 +249,7 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 		case GS_FR_SYNC:
 			if (pos >= cap) {
 				/* the next header was not captured */
-				if (data == NULL) {
-					dr->missing = true;
-				} else {
-					e->cnt.giop_truncated++;
-					gs_note_problem(e, &e->first_truncated, f, d,
-							"GIOP header cut by the capture's snapshot length");
-				}
-				lose_framing(e, f, d);
+				header_lost(e, f, d, data == NULL);
 				break;
 			}
 			if (!(f->flags & (GS_FLOW_GIOP | GS_FLOW_FORCED)) && !dr->syn_seen &&

@@ -21,13 +21,18 @@
 #     interface set down and deleted mid-capture: exit 2, one-line reason, and (mid-capture) the
 #     summary of the calls seen so far.
 #
-# Why a tolerance on time stamps: tcpdump and live are two packet sockets. On the send path the
-# kernel stamps the packet once and both get that stamp (identical to the nanosecond); on the
+# Why time stamps are checked as they are: tcpdump and live are two packet sockets on one veth.
+# On the send path the kernel stamps the packet once and both sockets get that stamp (seen
+# identical to the nanosecond): every difference must be within TOL_NS (default 100 us). On the
 # receive path each socket's copy is stamped when the kernel delivers it to that socket, one
-# socket after the other, so the two stamps differ by the time spent delivering to the socket
-# served first: about 1-4 us, tens of us when an interrupt comes in between. TOL_NS (default
-# 100 us) bounds every difference; the median and the largest difference are printed, and the
-# median must be below MEDIAN_NS (default 10 us).
+# socket after the other in a fixed order, so the socket served second is later by the time
+# spent delivering to the first: 1-10 us, and up to a millisecond when the virtual CPU is taken
+# away in between (seen on 2-CPU virtual machines, in bursts: 7 and 14 of 235 stamps 0.1-1 ms
+# apart in two runs of server_ipv6, 0 in the next ten). So for the
+# receive-path columns: every difference has the same sign (one socket is always served first:
+# a live stamp from the wrong packet or the wrong clock breaks this), the median of the
+# absolute differences is below MEDIAN_NS (default 10 us), and 90% of them are within TOL_NS;
+# the largest is printed. Durations are checked through the stamps they are made of.
 #
 # usage: tests/integration/live_vs_tcpdump.sh [--list] [SCENARIO...]
 # environment: GIOPSCOPE (default build/giopscope), BUILD (build), PORT (2809), KEEP_DIR (keep
@@ -52,6 +57,7 @@ KEEP_DIR=${KEEP_DIR:-}
 PORT=${PORT:-2809}
 TOL_NS=${TOL_NS:-100000}
 MEDIAN_NS=${MEDIAN_NS:-10000}
+RX_COLS=""   # the receive-path stamp columns of the scenario (check_capture)
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-120}
@@ -302,8 +308,9 @@ compare() {
     # Two packet sockets (live's, tcpdump's) can each miss a different packet of a
     # retransmitted pair under load, so the retransmission counts are compared only
     # for the -w round trip (one capture read twice).
+    # The receive path's stamps (and the durations made of them) are checked by stamp_diffs.
     local ignore=()
-    case "$3" in "live vs read"*) ignore=(--ignore retransmits) ;; esac
+    case "$3" in "live vs read"*) ignore=(--ignore "retransmits,$RX_COLS,total_us,server_us") ;; esac
     if ! python3 "$COMPARE" --no-order "${ignore[@]}" --tolerance-ns "$4" "$1" "$2" >"$SC_DIR/$3.compare.txt" 2>&1; then
         err "$3: $(grep -m1 '^compare:' "$SC_DIR/$3.compare.txt" || tail -1 "$SC_DIR/$3.compare.txt")" \
             "$(grep -v '^compare:' "$SC_DIR/$3.compare.txt" | head -12)"
@@ -312,11 +319,12 @@ compare() {
     note "$3: $(grep -m1 '^compare:' "$SC_DIR/$3.compare.txt")"
 }
 
-# stamp_diffs EXPECTED OURS: distribution of (ours - expected) per time stamp column; the
-# median of the absolute differences must be below MEDIAN_NS
+# stamp_diffs EXPECTED OURS: (ours - expected) per time stamp column. Send path (TX_COLS):
+# printed (compare_pairs.py bounds them by TOL_NS). Receive path (RX_COLS): one sign, median of
+# the absolute differences below MEDIAN_NS, 90th percentile within TOL_NS (see the top).
 stamp_diffs() {
     local out
-    if ! out=$(python3 - "$1" "$2" "$MEDIAN_NS" <<'PY' 2>&1
+    if ! out=$(python3 - "$1" "$2" "$MEDIAN_NS" "$TOL_NS" "$RX_COLS" <<'PY' 2>&1
 import csv, sys
 def ns(t):
     a, b = t.split(".")
@@ -324,18 +332,32 @@ def ns(t):
 key = lambda r: (r["client"], r["server"], r["request_id"], r["kind"])
 exp = {key(r): r for r in csv.DictReader(open(sys.argv[1], newline=""))}
 ours = {key(r): r for r in csv.DictReader(open(sys.argv[2], newline=""))}
-worst = 0
-for col in ("t_request_first", "t_reply_last"):
+median_max, tol, rx = int(sys.argv[3]), int(sys.argv[4]), sys.argv[5].split(",")
+bad = []
+for col in ("t_request_first", "t_request_last", "t_reply_first", "t_reply_last"):
     d = sorted(ns(ours[k][col]) - ns(e[col]) for k, e in exp.items() if k in ours and e[col] and ours[k][col])
-    if d:
-        med = sorted(abs(v) for v in d)[len(d) // 2]
-        worst = max(worst, med)
-        print("  %-16s live - tcpdump: median |difference| %d ns, largest %d ns, identical %d of %d"
-              % (col, med, max(d, key=abs), sum(1 for v in d if v == 0), len(d)))
-sys.exit(0 if worst <= int(sys.argv[3]) else 1)
+    if not d:
+        continue
+    a = sorted(abs(v) for v in d)
+    med, p90 = a[len(a) // 2], a[min(len(a) - 1, (len(a) * 90) // 100)]
+    path = "receive" if col in rx else "send"
+    print("  %-16s live - tcpdump (%s path): median |difference| %d ns, 90%% %d ns, largest %d ns, identical %d of %d"
+          % (col, path, med, p90, max(d, key=abs), sum(1 for v in d if v == 0), len(d)))
+    if path == "send":
+        continue
+    if d[0] < 0 < d[-1]:
+        bad.append("%s: differences of both signs (%d ns .. %d ns): not one socket served first"
+                   % (col, d[0], d[-1]))
+    if med > median_max:
+        bad.append("%s: median |difference| %d ns > %d ns" % (col, med, median_max))
+    if p90 > tol:
+        bad.append("%s: 90th percentile |difference| %d ns > %d ns" % (col, p90, tol))
+for b in bad:
+    print("  " + b)
+sys.exit(1 if bad else 0)
 PY
     ); then
-        err "time stamps of live and tcpdump differ by more than $MEDIAN_NS ns in the median" "$out"
+        err "time stamps of live and tcpdump: $(echo "$out" | grep -v 'live - tcpdump' | head -1 | sed 's/^  //')" "$out"
     fi
     echo "$out" >>"$SC_DIR/notes.txt"
     echo "$out" | sed 's/^  /    /'
@@ -453,8 +475,14 @@ sc_end() {
     rm -rf "$SC_DIR"
 }
 
-# the common checks of a capture scenario, after live and tcpdump stopped
+# check_capture SIDE: the common checks of a capture scenario, after live and tcpdump stopped;
+# SIDE (client or server) is the veth end both captured on, which says which stamps are taken
+# on the receive path
 check_capture() {
+    case $1 in
+    client) RX_COLS=t_reply_first,t_reply_last ;;
+    server) RX_COLS=t_request_first,t_request_last ;;
+    esac
     "$GIOPSCOPE" read "$SC_DIR/td.pcap" --pairs --format csv >"$SC_DIR/td.csv" 2>"$SC_DIR/td.err" ||
         err "giopscope read of tcpdump's file: exit status $?" "$(head -3 "$SC_DIR/td.err")"
     compare "$SC_DIR/td.csv" "$SC_DIR/live.csv" "live vs read(tcpdump)" "$TOL_NS"
@@ -489,7 +517,7 @@ scenario_client_side() {
         wait "$CAT_PID" 2>/dev/null
         CAT_PID=""
         grep -q "^(all) " "$SC_DIR/live.err" || err "no summary on stderr after SIGINT (--summary)"
-        check_capture
+        check_capture client
         accuracy "$SC_DIR/live.csv"
     fi
     stop_server
@@ -515,7 +543,7 @@ scenario_server_ipv6() {
         stop_live
         stop_tcpdump
         grep -q '^\[fd00::1\]' "$SC_DIR/live.csv" || err "no IPv6 client in live's calls"
-        check_capture
+        check_capture server
     fi
     stop_server
     sc_end

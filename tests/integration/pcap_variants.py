@@ -8,6 +8,8 @@ KIND:
   drop      drop ~3% of the frames (capture loss: holes, replies without requests)
   reorder   move frames a few places later within their TCP direction
   dup       repeat ~3% of the frames (retransmissions of bytes already seen)
+  dupdata N repeat every Nth frame that carries TCP payload (N default 4): a retransmission
+            of GIOP bytes for sure, however few frames the capture has
   mix       drop + reorder + dup
   snap N    cut every frame to N bytes (like editcap -s N)
   vlan      insert an 802.1Q tag;  qinq: two tags (802.1ad + 802.1Q)
@@ -71,6 +73,29 @@ def dup(recs, rnd, p=0.03):
         out.append(list(r))
         if rnd.random() < p and len(r[3]) > 60:
             out.append(list(r))
+    return out
+
+
+def tcp_payload_len(frame):
+    # Ethernet + IPv4 + TCP: IP total length - IP header - TCP header
+    if len(frame) < 34 or frame[12:14] != b"\x08\x00" or frame[23] != 6:
+        return 0
+    ihl = (frame[14] & 15) * 4
+    total = struct.unpack(">H", frame[16:18])[0]
+    if len(frame) < 14 + ihl + 13:
+        return 0
+    doff = (frame[14 + ihl + 12] >> 4) * 4
+    return max(0, total - ihl - doff)
+
+
+def dupdata(recs, n):
+    out, seen = [], 0
+    for r in recs:
+        out.append(list(r))
+        if tcp_payload_len(r[3]) > 0:
+            seen += 1
+            if seen % n == 0:
+                out.append(list(r))
     return out
 
 
@@ -138,6 +163,11 @@ def main():
         recs = keep_times(recs, drop(recs, rnd))
     elif kind == "dup":
         recs = keep_times(recs, dup(recs, rnd))
+    elif kind == "dupdata":
+        n = int(arg) if len(sys.argv) > 4 else 4
+        if n < 1:
+            sys.exit("pcap_variants: dupdata N: N must be at least 1")
+        recs = keep_times(recs, dupdata(recs, n))
     elif kind == "reorder":
         recs = keep_times(recs, reorder(recs, rnd))
     elif kind == "mix":

@@ -100,7 +100,7 @@ else
 fi
 
 # --- retransmission and capture-loss: copies of the slow capture
-python3 tests/integration/pcap_variants.py dup "$WORK/slow.pcap" "$WORK/dup.pcap" 3
+python3 tests/integration/pcap_variants.py dupdata "$WORK/slow.pcap" "$WORK/dup.pcap" 4
 if "$GS" read "$WORK/dup.pcap" --tail 100 --format jsonl 2>/dev/null | grep -q '"retransmission"'; then
 	ok retransmission "repeated frames tag their calls"
 else

@@ -85,6 +85,10 @@ struct gs_call {
 	uint32_t heap_pos;
 	uint32_t serial;       /* creation order: stable tie-break */
 	uint8_t where;         /* free, open, queued */
+	/* bit 0: the request's messages are not contiguous (a Fragment came after
+	 * another message), bit 1: the reply's; their span is then not theirs alone */
+	uint8_t scattered;
+	uint32_t rtx_mark;     /* the last retransmitted range charged to this call */
 };
 
 #endif

@@ -19,6 +19,10 @@ struct gs_counters {
 	uint64_t retransmits, overlaps, out_of_order;
 	uint64_t gaps, gap_bytes;            /* bytes the capture never had */
 	uint64_t ooo_dropped_bytes;          /* held out-of-order bytes given up on a bound */
+	uint64_t rtx_not_charged;            /* retransmissions of undecoded bytes past the per-direction
+						bound: counted in retransmits, charged to no call */
+	uint64_t rtx_charged_by_span;        /* charged to a call by its first..last byte span: the
+						message log no longer held its fragments */
 	/* GIOP */
 	uint64_t giop_messages;
 	uint64_t giop_by_type[8];

@@ -22,6 +22,30 @@ struct gs_ooo {
 
 struct gs_range {
 	uint64_t off0, off1;
+	int64_t ts;         /* when the retransmission came */
+};
+
+/* The extents of a direction's recent messages and the calls they belong to,
+ * in stream order: who owns a retransmitted byte once GIOP 1.2 Fragments of
+ * several messages interleave (then a call's first..last span encloses other
+ * calls' bytes).  Only a message sent while a fragmented message of the
+ * direction is unfinished can lie inside such a span, so only those are
+ * logged (and the fragmented messages themselves); a call whose messages are
+ * contiguous is charged by its span, which is exact.  A ring, allocated at the
+ * direction's first fragmented message: the oldest entries give way.  Every
+ * message of a fragmented request or reply that starts at or after `from` is
+ * in it. */
+#define GS_MSGLOG 256
+
+struct gs_msg_ext {
+	uint64_t off0, off1;
+	uint32_t call, serial;
+};
+
+struct gs_msglog {
+	uint64_t from;
+	uint32_t head, n;        /* oldest entry, number of entries */
+	struct gs_msg_ext ext[GS_MSGLOG];
 };
 
 enum gs_frame_state {
@@ -41,17 +65,20 @@ struct gs_dir {
 	bool syn_seen;
 	bool fin_seen;
 	bool fin_done;           /* every byte before the FIN was delivered */
+	bool pending;            /* on the engine's pending list (pend_prev, pend_next below;
+	                          * here it fills a hole: the struct stays 256 bytes) */
 	struct gs_ooo *ooo;
 	uint32_t ooo_bytes;
 	uint64_t acked;          /* highest offset the peer acknowledged, when past `next` */
 	uint64_t ack_max;        /* highest offset the peer acknowledged at all */
 	int64_t acked_ts;        /* when the peer first acknowledged bytes we lack; 0: none */
 	uint32_t pend_prev, pend_next; /* on the engine's pending list (flow*2+dir) */
-	bool pending;
 	uint64_t scanned;        /* bytes searched for a header without finding one */
-	/* retransmitted ranges of bytes not delivered yet (held out of order):
-	 * charged to the messages they overlap once those are decoded */
+	/* retransmitted ranges whose messages are not decoded yet (bytes held out
+	 * of order, or a head still being gathered): charged to the calls whose
+	 * messages they overlap once a decoded message reaches their end */
 	struct gs_range *rtx;    /* allocated on first use, at most GS_RTX_PENDING */
+	struct gs_msglog *mlog;  /* allocated at the first fragmented message, or NULL */
 	uint16_t rtx_n;
 
 	/* framer */
@@ -83,6 +110,9 @@ struct gs_dir {
 	uint32_t last_key;       /* ... and object key */
 	uint32_t open_n;         /* open calls whose request went this way */
 	uint32_t last_call;      /* the latest of them: most lookups want it */
+	/* messages of calls begun with the more-fragments flag whose last Fragment
+	 * has not come: while there are any, every message goes to the log */
+	uint32_t frag_open;
 };
 
 enum { GS_FLOW_IGNORED = 1, GS_FLOW_FORCED = 2, GS_FLOW_GIOP = 4, GS_FLOW_CLOSED = 8 };
@@ -124,6 +154,12 @@ struct gs_engine {
 	uint32_t head_free_n, head_slots;
 
 	uint64_t ooo_total;
+	/* message logs (struct gs_msglog) allocated, at most max_flows/8 (256 at least) */
+	uint32_t mlogs;
+	/* retransmitted ranges charged by a call's first..last span although its
+	 * messages there are interleaved with others' (no log, or its entries were
+	 * gone): such a charge may be wrong */
+	uint32_t rtx_mark;          /* numbers retransmitted ranges: a call counts each once */
 	/* Directions whose bytes may still yield calls that started earlier than
 	 * what is queued: held out-of-order data, a head not yet decoded, bytes the
 	 * peer acknowledged but we lack.  They hold back ordered output. */
@@ -189,7 +225,9 @@ void gs_framer_release(struct gs_engine *e, struct gs_dir *dr);
 void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
 		     enum giop_res r);
 void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts);
-void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1);
+void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
+			int64_t ts);
+void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uint64_t upto);
 void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns);
 
 /* evidence.c */

@@ -9,21 +9,70 @@ static void rtx_cost(struct gs_call *c, int64_t since, int64_t now)
 		c->rtx_cost_ns = now - since;
 }
 
-void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1)
+/* Charges call c once for the range numbered `mark`, in its request (the
+ * call's direction is d) or its reply; the range came at ts. */
+static void charge(struct gs_call *c, int d, uint32_t mark, int64_t ts)
 {
+	if (c->rtx_mark == mark)
+		return;
+	c->rtx_mark = mark;
+	c->retransmits++;
+	rtx_cost(c, c->dir == d ? c->t_request_first : c->t_reply_first, ts);
+}
+
+/* Retransmitted bytes [off0, off1) of direction d count once for every call
+ * one of whose messages they overlap (its Request or Reply, or a Fragment of
+ * them), as Wireshark's per-frame retransmission flags do.  A call whose
+ * messages in d are contiguous is found by its first..last span; one whose
+ * Fragments interleave with other messages by the direction's message log,
+ * or by its span when the log does not hold it (counted in rtx_charged_by_span). */
+void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
+			int64_t ts)
+{
+	const struct gs_msglog *lg = f->dir[d].mlog;
+	uint64_t from = UINT64_MAX;
+	uint32_t mark = ++e->rtx_mark;
+
+	if (mark == 0) /* 0 is a fresh call's: never a range's */
+		mark = ++e->rtx_mark;
+	if (lg) {
+		from = lg->from;
+		/* newest first: retransmissions are of recent bytes */
+		for (uint32_t k = lg->n; k-- > 0;) {
+			const struct gs_msg_ext *x = &lg->ext[(lg->head + k) % GS_MSGLOG];
+			struct gs_call *c;
+			if (x->off1 <= off0)
+				break;
+			if (x->off0 >= off1)
+				continue;
+			c = gs_call_live(e, x->call, x->serial);
+			if (c)
+				charge(c, d, mark, ts);
+		}
+	}
 	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next) {
 		struct gs_call *c = &e->calls[i];
+		uint64_t first;
+		uint8_t bit;
 		if (c->dir == d) {
-			if (off0 < c->req_off1 && c->req_off0 < off1) {
-				c->retransmits++;
-				rtx_cost(c, c->t_request_first, e->now);
-			}
-		} else if (c->flags & GS_CF_REP_SEEN) {
-			if (off0 < c->rep_off1 && c->rep_off0 < off1) {
-				c->retransmits++;
-				rtx_cost(c, c->t_reply_first, e->now);
-			}
+			if (!(off0 < c->req_off1 && c->req_off0 < off1))
+				continue;
+			first = c->req_off0;
+			bit = 1;
+		} else {
+			if (!(c->flags & GS_CF_REP_SEEN) || !(off0 < c->rep_off1 && c->rep_off0 < off1))
+				continue;
+			first = c->rep_off0;
+			bit = 2;
 		}
+		if (c->scattered & bit) {
+			/* the log holds every message of it from `from` on: it has been
+			 * open since, and every message while one is open is logged */
+			if (first >= from || off0 >= from)
+				continue;
+			e->cnt.rtx_charged_by_span++;
+		}
+		charge(c, d, mark, ts);
 	}
 }
 

@@ -10,6 +10,7 @@
  */
 #include "engine_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void flow_link(struct gs_engine *e, struct gs_flow *f, uint32_t idx)
@@ -77,8 +78,10 @@ static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const 
 	c->req_off0 = dr->msg_start;
 	c->req_off1 = dr->msg_end;
 	c->req_seq_base = dr->base_seq;
-	if (dr->more_frags)
+	if (dr->more_frags) {
 		c->flags |= GS_CF_REQ_FRAG;
+		dr->frag_open++;
+	}
 	e->cnt.calls++;
 	dr->msg_call = (uint32_t)(c - e->calls);
 	dr->msg_serial = c->serial;
@@ -187,8 +190,10 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 	c->rep_off0 = dr->msg_start;
 	c->rep_off1 = dr->msg_end;
 	c->rep_seq_base = dr->base_seq;
-	if (dr->more_frags)
+	if (dr->more_frags) {
 		c->flags |= GS_CF_REP_FRAG;
+		dr->frag_open++;
+	}
 	dr->msg_call = (uint32_t)(c - e->calls);
 	dr->msg_serial = c->serial;
 	dr->msg_half = 1;
@@ -225,34 +230,76 @@ static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		e->cnt.orphan_fragments++;
 		return;
 	}
+	/* a Fragment that does not follow its message's last byte: other messages
+	 * lie in between, inside the span (see gs_pair_retransmit) */
 	if (half == 0) {
+		if (dr->msg_start != c->req_off1)
+			c->scattered |= 1;
 		c->request_bytes += m->msg_len;
 		c->req_off1 = dr->msg_end;
 	} else {
+		if (dr->msg_start != c->rep_off1)
+			c->scattered |= 2;
 		c->reply_bytes += m->msg_len;
 		c->rep_off1 = dr->msg_end;
 	}
 	dr->msg_call = (uint32_t)(c - e->calls);
 	dr->msg_serial = c->serial;
 	dr->msg_half = half;
-	if (!dr->more_frags)
+	if (!dr->more_frags) {
 		dr->frag_call = GS_NONE;
+		if (dr->frag_open)
+			dr->frag_open--;
+	}
 }
 
 static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m);
 
-/* Retransmissions seen while these bytes were held out of order. */
-static void charge_held_retransmits(struct gs_engine *e, struct gs_dir *dr)
+/* Retransmitted ranges seen before their messages were decoded (held out of
+ * order, or a head still being gathered): charged once every message they
+ * overlap is decoded, that is once a message reaches their end (`upto`), so
+ * that a range counts once per call however many of its messages it covers. */
+void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uint64_t upto)
 {
-	struct gs_call *c = gs_call_live(e, dr->msg_call, dr->msg_serial);
+	struct gs_dir *dr = &f->dir[d];
 	uint16_t k = 0;
 	for (uint16_t i = 0; i < dr->rtx_n; i++) {
-		if (c && dr->rtx[i].off0 < dr->msg_end && dr->msg_start < dr->rtx[i].off1)
-			c->retransmits++;
-		if (dr->rtx[i].off1 > dr->msg_end) /* may still overlap later messages */
+		if (dr->rtx[i].off1 <= upto)
+			gs_pair_retransmit(e, f, d, dr->rtx[i].off0, dr->rtx[i].off1, dr->rtx[i].ts);
+		else
 			dr->rtx[k++] = dr->rtx[i];
 	}
 	dr->rtx_n = k;
+}
+
+/* Logs the current message's extent and call (see struct gs_msglog).  The
+ * number of logs is bounded like the head pool; without one, fragmented
+ * calls are charged by their spans (counted when that may be wrong). */
+static void log_message(struct gs_engine *e, struct gs_dir *dr)
+{
+	struct gs_msglog *lg = dr->mlog;
+	struct gs_msg_ext *x;
+	if (!lg) {
+		uint32_t cap = e->cfg.max_flows / 8 < 256 ? 256 : e->cfg.max_flows / 8;
+		if (e->mlogs >= cap || !(lg = malloc(sizeof *lg)))
+			return;
+		e->mlogs++;
+		lg->from = dr->msg_start;
+		lg->head = lg->n = 0;
+		dr->mlog = lg;
+	}
+	if (lg->n == GS_MSGLOG) {
+		/* the oldest gives way: its bytes are charged by spans from now on */
+		lg->from = lg->ext[lg->head].off1;
+		lg->head = (lg->head + 1) % GS_MSGLOG;
+		lg->n--;
+	}
+	x = &lg->ext[(lg->head + lg->n) % GS_MSGLOG];
+	x->off0 = dr->msg_start;
+	x->off1 = dr->msg_end;
+	x->call = dr->msg_call;
+	x->serial = dr->msg_serial;
+	lg->n++;
 }
 
 void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
@@ -262,8 +309,11 @@ void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct
 	(void)r;
 	dr->msg_call = GS_NONE;
 	gs_pair_message_kind(e, f, d, m);
+	/* the message that ends the last open fragmented one still goes in */
+	if (dr->msg_call != GS_NONE && (dr->frag_open || m->type == GIOP_FRAGMENT))
+		log_message(e, dr);
 	if (dr->rtx_n)
-		charge_held_retransmits(e, dr);
+		gs_pair_held_retransmits(e, f, d, dr->msg_end);
 }
 
 static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
@@ -383,6 +433,9 @@ static void cut_message(struct gs_engine *e, struct gs_dir *dr)
 void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d)
 {
 	uint32_t i = f->calls;
+	/* every byte before the FIN is in: what is still held will not be decoded */
+	if (f->dir[d].rtx_n)
+		gs_pair_held_retransmits(e, f, d, UINT64_MAX);
 	cut_message(e, &f->dir[d]);
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
@@ -410,6 +463,9 @@ void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir)
 void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted)
 {
 	uint32_t i;
+	for (int d = 0; d < 2; d++)
+		if (f->dir[d].rtx_n)
+			gs_pair_held_retransmits(e, f, d, UINT64_MAX);
 	cut_message(e, &f->dir[0]);
 	cut_message(e, &f->dir[1]);
 	i = f->calls;

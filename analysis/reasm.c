@@ -95,6 +95,22 @@ static bool held(const struct gs_dir *dr, uint64_t off, uint64_t end)
 	return false;
 }
 
+/* A retransmission of bytes whose messages are not decoded yet: charged when
+ * they are (gs_pair_held_retransmits). */
+static void hold_rtx(struct gs_engine *e, struct gs_dir *dr, uint64_t off0, uint64_t off1, int64_t ts)
+{
+	if (!dr->rtx)
+		dr->rtx = malloc(GS_RTX_PENDING * sizeof *dr->rtx);
+	if (!dr->rtx || dr->rtx_n >= GS_RTX_PENDING) {
+		e->cnt.rtx_not_charged++;
+		return;
+	}
+	dr->rtx[dr->rtx_n].off0 = off0;
+	dr->rtx[dr->rtx_n].off1 = off1;
+	dr->rtx[dr->rtx_n].ts = ts;
+	dr->rtx_n++;
+}
+
 static bool hold(struct gs_engine *e, struct gs_dir *dr, uint64_t off, const struct gs_packet *pk)
 {
 	struct gs_ooo *o, **pp;
@@ -171,20 +187,17 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 	}
 	if (end <= dr->next) {
 		e->cnt.retransmits++;
-		gs_pair_retransmit(e, f, d, off < 0 ? 0 : (uint64_t)off, end);
+		if (dr->fstate == GS_FR_MSG && !dr->decoded && end > dr->msg_start)
+			/* the head of the message it reaches is still being gathered */
+			hold_rtx(e, dr, off < 0 ? 0 : (uint64_t)off, end, pk->ts_ns);
+		else
+			gs_pair_retransmit(e, f, d, off < 0 ? 0 : (uint64_t)off, end, pk->ts_ns);
 		goto fin;
 	}
 	if (off > (int64_t)dr->next) {
 		if (held(dr, (uint64_t)off, end)) {
 			e->cnt.retransmits++;
-			/* its messages are not decoded yet: charge them when they are */
-			if (!dr->rtx)
-				dr->rtx = malloc(GS_RTX_PENDING * sizeof *dr->rtx);
-			if (dr->rtx && dr->rtx_n < GS_RTX_PENDING) {
-				dr->rtx[dr->rtx_n].off0 = (uint64_t)off;
-				dr->rtx[dr->rtx_n].off1 = end;
-				dr->rtx_n++;
-			}
+			hold_rtx(e, dr, (uint64_t)off, end, pk->ts_ns);
 			goto fin;
 		}
 		e->cnt.out_of_order++;
@@ -414,6 +427,11 @@ void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr)
 	free(dr->rtx);
 	dr->rtx = NULL;
 	dr->rtx_n = 0;
+	if (dr->mlog) {
+		free(dr->mlog);
+		dr->mlog = NULL;
+		e->mlogs--;
+	}
 	while (dr->ooo) {
 		struct gs_ooo *o = dr->ooo;
 		dr->ooo = o->next;

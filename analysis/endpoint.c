@@ -1,12 +1,34 @@
 #include "endpoint.h"
 
 #include <arpa/inet.h>
-#include <stdio.h>
 #include <string.h>
+
+#include "fmt_num.h"
+
+_Static_assert(GS_ENDPOINT_TEXT_MAX == 1 + (INET6_ADDRSTRLEN - 1) + 2 + 5,
+	       "GS_ENDPOINT_TEXT_MAX: brackets, the longest inet_ntop text, ':' and a port");
+_Static_assert(GS_ENDPOINT_STRLEN > GS_ENDPOINT_TEXT_MAX, "room for the NUL");
+
+/* dotted quad, as inet_ntop writes it (no leading zeros); at most 15 bytes */
+static size_t ipv4_fmt(const uint8_t *a, char *dst)
+{
+	size_t n = gs_fmt_u8(dst, a[0]);
+	for (int i = 1; i < 4; i++) {
+		dst[n++] = '.';
+		n += gs_fmt_u8(dst + n, a[i]);
+	}
+	return n;
+}
 
 size_t gs_addr_str(const struct gs_endpoint *ep, char *buf, size_t len)
 {
-	/* inet_ntop follows RFC 5952 for IPv6 (lower case, longest zero run as ::) */
+	if (ep->family != 6 && len >= INET_ADDRSTRLEN) {
+		size_t n = ipv4_fmt(ep->addr, buf);
+		buf[n] = '\0';
+		return n;
+	}
+	/* inet_ntop follows RFC 5952 for IPv6 (lower case, longest zero run as ::);
+	 * it also keeps its own failure on a short buffer for IPv4 */
 	if (!inet_ntop(ep->family == 6 ? AF_INET6 : AF_INET, ep->addr, buf, (socklen_t)len)) {
 		if (len)
 			buf[0] = '\0';
@@ -15,16 +37,32 @@ size_t gs_addr_str(const struct gs_endpoint *ep, char *buf, size_t len)
 	return strlen(buf);
 }
 
+size_t gs_endpoint_fmt(const struct gs_endpoint *ep, char *dst)
+{
+	size_t n;
+	if (ep->family != 6) {
+		n = ipv4_fmt(ep->addr, dst);
+	} else {
+		char a[INET6_ADDRSTRLEN];
+		size_t an = gs_addr_str(ep, a, sizeof a);  /* < INET6_ADDRSTRLEN: NUL included */
+		dst[0] = '[';
+		memcpy(dst + 1, a, an);
+		n = 1 + an;
+		dst[n++] = ']';
+	}
+	dst[n++] = ':';
+	return n + gs_fmt_u64(dst + n, ep->port);
+}
+
 size_t gs_endpoint_str(const struct gs_endpoint *ep, char *buf, size_t len)
 {
-	char a[INET6_ADDRSTRLEN];
-	int n;
-	gs_addr_str(ep, a, sizeof a);
-	if (ep->family == 6)
-		n = snprintf(buf, len, "[%s]:%u", a, ep->port);
-	else
-		n = snprintf(buf, len, "%s:%u", a, ep->port);
-	if (n < 0)
+	char t[GS_ENDPOINT_TEXT_MAX];
+	size_t n = gs_endpoint_fmt(ep, t);
+	if (!len)
 		return 0;
-	return (size_t)n < len ? (size_t)n : len - 1;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, t, n);
+	buf[n] = '\0';
+	return n;
 }

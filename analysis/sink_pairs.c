@@ -1,18 +1,35 @@
 /* Rows are built in a stack buffer with hand-rolled number formatting and
- * written with one fwrite: printf per field is most of the cost otherwise. */
+ * written with one fwrite: printf per field is most of the cost otherwise.
+ * One fwrite per row keeps the stream's buffering the caller's choice: full
+ * for `read` into a file, per line for live and attach (each call is a line the
+ * moment it ends). */
 #include "sink_pairs.h"
 
 #include <string.h>
 
 #include "../decoders/giop/giop.h"
 #include "endpoint.h"
+#include "fmt_num.h"
+
+_Static_assert(GS_ENDPOINT_TEXT_MAX <= UINT8_MAX, "gs_pairs_ep_text.len is a uint8_t");
+
+/* The longest strings a row carries, and the worst a JSON escape makes of a
+ * byte (\u00XX): the buffer holds the longest row there can be, so a row is
+ * never cut (a cut JSON row would lose its closing brace). */
+#define ROW_OP_MAX 4096
+#define ROW_EXC_MAX 1024
+#define ROW_ESCAPE_MAX 6
+#define ROW_REST_MAX 2048 /* keys, numbers, times, endpoints, flags */
 
 struct line {
-	char buf[8192 + 1024];
+	char buf[ROW_ESCAPE_MAX * (ROW_OP_MAX + ROW_EXC_MAX) + ROW_REST_MAX];
 	size_t n;
+	struct gs_pairs_sec *sec;      /* the cache's, or own_sec without a cache */
+	struct gs_pairs_sec own_sec;
 };
 
-static void put(struct line *l, const char *s, size_t n)
+/* a field that does not fit: as much of it as does (the row is cut) */
+static __attribute__((noinline)) void put_cut(struct line *l, const char *s, size_t n)
 {
 	if (n > sizeof l->buf - l->n)
 		n = sizeof l->buf - l->n;
@@ -20,39 +37,45 @@ static void put(struct line *l, const char *s, size_t n)
 	l->n += n;
 }
 
-static void puts_(struct line *l, const char *s) { put(l, s, strlen(s)); }
-static void putc_(struct line *l, char ch) { put(l, &ch, 1); }
+/* Always inlined, with the cut out of line: for literals n stays a constant,
+ * strlen folds and the copy becomes a few moves instead of two calls. */
+#define INLINE static inline __attribute__((always_inline))
 
+INLINE void put(struct line *l, const char *s, size_t n)
+{
+	if (n > sizeof l->buf - l->n) {
+		put_cut(l, s, n);
+		return;
+	}
+	memcpy(l->buf + l->n, s, n);
+	l->n += n;
+}
+
+INLINE void puts_(struct line *l, const char *s) { put(l, s, strlen(s)); }
+INLINE void putc_(struct line *l, char ch) { put(l, &ch, 1); }
+
+/* Numbers go straight into the line when the longest form fits (always, but
+ * for a JSON row already cut by an operation name of escapes); otherwise through
+ * put(), which cuts the row at the buffer's end exactly as any other field. */
 static void put_u64(struct line *l, uint64_t v)
 {
-	char tmp[24];
-	int i = sizeof tmp;
-	do {
-		tmp[--i] = (char)('0' + v % 10);
-		v /= 10;
-	} while (v);
-	put(l, tmp + i, sizeof tmp - (size_t)i);
+	char tmp[GS_FMT_U64_MAX];
+	if (sizeof l->buf - l->n >= GS_FMT_U64_MAX) {
+		l->n += gs_fmt_u64(l->buf + l->n, v);
+		return;
+	}
+	put(l, tmp, gs_fmt_u64(tmp, v));
 }
 
 /* v with `dec` decimals: ns as seconds (9) or as microseconds (3). */
 static void put_fixed(struct line *l, int64_t v, int dec)
 {
-	uint64_t div = dec == 9 ? 1000000000u : 1000u, u;
-	char frac[9];
-	if (v < 0) {
-		putc_(l, '-');
-		u = (uint64_t)(-(v + 1)) + 1;
-	} else {
-		u = (uint64_t)v;
+	char tmp[GS_FMT_FIXED_MAX];
+	if (sizeof l->buf - l->n >= GS_FMT_FIXED_MAX) {
+		l->n += gs_fmt_fixed(l->buf + l->n, v, dec);
+		return;
 	}
-	put_u64(l, u / div);
-	putc_(l, '.');
-	u %= div;
-	for (int i = dec - 1; i >= 0; i--) {
-		frac[i] = (char)('0' + u % 10);
-		u /= 10;
-	}
-	put(l, frac, (size_t)dec);
+	put(l, tmp, gs_fmt_fixed(tmp, v, dec));
 }
 
 static void put_csv_field(struct line *l, const char *s, size_t n)
@@ -126,14 +149,97 @@ void gs_pairs_header(FILE *out, enum gs_pairs_format fmt)
 		fputs(GS_PAIRS_HEADER "\n", out);
 }
 
-static void put_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs_pairs_cache *cache, int k)
+static bool ep_same(const struct gs_endpoint *a, const struct gs_endpoint *b)
 {
-	if (!cache->valid[k] || memcmp(&cache->ep[k], ep, sizeof *ep) != 0) {
-		cache->ep[k] = *ep;
-		cache->len[k] = gs_endpoint_str(ep, cache->text[k], sizeof cache->text[k]);
-		cache->valid[k] = true;
+	/* field by field: the struct's padding byte is not part of the key */
+	return a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0;
+}
+
+static unsigned ep_set(const struct gs_endpoint *ep)
+{
+	uint64_t w0, w1, h;
+	memcpy(&w0, ep->addr, 8);
+	memcpy(&w1, ep->addr + 8, 8);
+	h = (w0 ^ (w1 * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)ep->port << 40) ^ ep->family) *
+	    0xbf58476d1ce4e5b9ULL;
+	/* the top bits: a multiply mixes every input bit into them */
+	return (unsigned)(h >> 56) % GS_PAIRS_CACHE_SETS;
+}
+
+/* The endpoint's text, from the cache (NULL: none) or formatted into t. */
+static const char *endpoint_text(const struct gs_endpoint *ep, struct gs_pairs_cache *cache,
+				 char t[GS_ENDPOINT_TEXT_MAX], size_t *len)
+{
+	struct gs_pairs_ep_text *w;
+	unsigned set, k;
+	if (!cache) {
+		*len = gs_endpoint_fmt(ep, t);
+		return t;
 	}
-	put(l, cache->text[k], cache->len[k]);
+	set = ep_set(ep);
+	for (k = 0; k < 2; k++) {
+		w = &cache->slot[set][k];
+		if (w->len && ep_same(&w->ep, ep)) {
+			cache->recent[set] = (uint8_t)k;
+			*len = w->len;
+			return w->text;
+		}
+	}
+	k = !cache->recent[set];
+	w = &cache->slot[set][k];
+	cache->recent[set] = (uint8_t)k;
+	w->ep = *ep;
+	w->len = (uint8_t)gs_endpoint_fmt(ep, w->text);
+	*len = w->len;
+	return w->text;
+}
+
+static void put_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs_pairs_cache *cache)
+{
+	char t[GS_ENDPOINT_TEXT_MAX];
+	size_t n;
+	const char *s = endpoint_text(ep, cache, t, &n);
+	if (sizeof l->buf - l->n >= GS_ENDPOINT_TEXT_MAX) {
+		/* a fixed-size copy is a few moves, not a call; only n bytes count */
+		memcpy(l->buf + l->n, s, GS_ENDPOINT_TEXT_MAX);
+		l->n += n;
+		return;
+	}
+	put(l, s, n);
+}
+
+/* As put_json_string would write it: an endpoint's text is digits, hex
+ * letters, '.', ':', '[' and ']', nothing JSON escapes. */
+static void put_json_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs_pairs_cache *cache)
+{
+	putc_(l, '"');
+	put_endpoint(l, ep, cache);
+	putc_(l, '"');
+}
+
+/* A time stamp as seconds.nanoseconds: the seconds from the memo when they are
+ * the last ones written, the nanoseconds in 32-bit arithmetic. */
+static void put_time(struct line *l, int64_t t)
+{
+	struct gs_pairs_sec *m = l->sec;
+	char *p;
+	/* before 1970, or near the buffer's end: the general form */
+	if (t < 0 || sizeof l->buf - l->n < GS_FMT_FIXED_MAX) {
+		put_fixed(l, t, 9);
+		return;
+	}
+	if (!m->len || m->sec != t / 1000000000) {
+		m->sec = t / 1000000000;
+		m->len = (uint8_t)gs_fmt_u64(m->text, (uint64_t)m->sec);
+	}
+	p = l->buf + l->n;
+	/* the whole text buffer: a fixed-size copy; m->len + 10 <= GS_FMT_FIXED_MAX
+	 * bytes count, the rest is overwritten or past the row's end */
+	memcpy(p, m->text, sizeof m->text);
+	p += m->len;
+	*p++ = '.';
+	gs_fmt_9digits(p, (uint32_t)(t % 1000000000));
+	l->n += m->len + 10u;
 }
 
 /* attach's syscall columns: an instant, or empty when not seen */
@@ -141,7 +247,7 @@ static void csv_time(struct line *l, int64_t t)
 {
 	putc_(l, ',');
 	if (t)
-		put_fixed(l, t, 9);
+		put_time(l, t);
 }
 
 static void csv_span(struct line *l, int64_t from, int64_t to)
@@ -158,9 +264,9 @@ static void csv_row(struct line *l, const struct gs_intern *strings, const struc
 	size_t oplen;
 	const char *op = gs_intern_get(strings, c->op, &oplen);
 
-	put_endpoint(l, &c->client, cache, 0);
+	put_endpoint(l, &c->client, cache);
 	putc_(l, ',');
-	put_endpoint(l, &c->server, cache, 1);
+	put_endpoint(l, &c->server, cache);
 	putc_(l, ',');
 	put_u64(l, c->request_id);
 	putc_(l, ',');
@@ -169,7 +275,7 @@ static void csv_row(struct line *l, const struct gs_intern *strings, const struc
 	putc_(l, ',');
 	puts_(l, c->kind == GS_KIND_REQUEST ? "Request," : "LocateRequest,");
 	if (c->kind == GS_KIND_REQUEST)
-		put_csv_field(l, op, oplen > 4096 ? 4096 : oplen);
+		put_csv_field(l, op, oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen);
 	putc_(l, ',');
 	puts_(l, (c->flags & GS_CF_ONEWAY) ? "1," : "0,");
 	puts_(l, gs_call_status(c));
@@ -179,14 +285,14 @@ static void csv_row(struct line *l, const struct gs_intern *strings, const struc
 	if (rep)
 		put_u64(l, c->reply_bytes);
 	putc_(l, ',');
-	put_fixed(l, c->t_request_first, 9);
+	put_time(l, c->t_request_first);
 	putc_(l, ',');
-	put_fixed(l, c->t_request_last, 9);
+	put_time(l, c->t_request_last);
 	putc_(l, ',');
 	if (rep) {
-		put_fixed(l, c->t_reply_first, 9);
+		put_time(l, c->t_reply_first);
 		putc_(l, ',');
-		put_fixed(l, c->t_reply_last, 9);
+		put_time(l, c->t_reply_last);
 		putc_(l, ',');
 		put_fixed(l, c->t_reply_last - c->t_request_first, 3);
 		putc_(l, ',');
@@ -207,7 +313,7 @@ static void csv_row(struct line *l, const struct gs_intern *strings, const struc
 	putc_(l, '\n');
 }
 
-static void json_key(struct line *l, const char *k, bool first)
+INLINE void json_key(struct line *l, const char *k, bool first)
 {
 	if (!first)
 		putc_(l, ',');
@@ -224,7 +330,7 @@ static void json_time(struct line *l, const char *k, int64_t t)
 		return;
 	}
 	putc_(l, '"');
-	put_fixed(l, t, 9);
+	put_time(l, t);
 	putc_(l, '"');
 }
 
@@ -238,20 +344,17 @@ static void json_span(struct line *l, const char *k, int64_t from, int64_t to)
 }
 
 static void json_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c,
-		     const struct gs_call_times *t)
+		     struct gs_pairs_cache *cache, const struct gs_call_times *t)
 {
 	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
-	char ep[GS_ENDPOINT_STRLEN];
 	size_t n;
 	const char *s;
 
 	putc_(l, '{');
 	json_key(l, "client", true);
-	n = gs_endpoint_str(&c->client, ep, sizeof ep);
-	put_json_string(l, ep, n);
+	put_json_endpoint(l, &c->client, cache);
 	json_key(l, "server", false);
-	n = gs_endpoint_str(&c->server, ep, sizeof ep);
-	put_json_string(l, ep, n);
+	put_json_endpoint(l, &c->server, cache);
 	json_key(l, "request_id", false);
 	put_u64(l, c->request_id);
 	json_key(l, "giop", false);
@@ -262,7 +365,7 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	puts_(l, c->kind == GS_KIND_REQUEST ? "\"Request\"" : "\"LocateRequest\"");
 	json_key(l, "operation", false);
 	s = gs_intern_get(strings, c->op, &n);
-	put_json_string(l, s, c->kind == GS_KIND_REQUEST ? (n > 4096 ? 4096 : n) : 0);
+	put_json_string(l, s, c->kind == GS_KIND_REQUEST ? (n > ROW_OP_MAX ? ROW_OP_MAX : n) : 0);
 	json_key(l, "oneway", false);
 	puts_(l, (c->flags & GS_CF_ONEWAY) ? "1" : "0");
 	json_key(l, "status", false);
@@ -277,20 +380,20 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	/* times as strings: exact nanoseconds survive JSON parsers that use doubles */
 	json_key(l, "t_request_first", false);
 	putc_(l, '"');
-	put_fixed(l, c->t_request_first, 9);
+	put_time(l, c->t_request_first);
 	putc_(l, '"');
 	json_key(l, "t_request_last", false);
 	putc_(l, '"');
-	put_fixed(l, c->t_request_last, 9);
+	put_time(l, c->t_request_last);
 	putc_(l, '"');
 	if (rep) {
 		json_key(l, "t_reply_first", false);
 		putc_(l, '"');
-		put_fixed(l, c->t_reply_first, 9);
+		put_time(l, c->t_reply_first);
 		putc_(l, '"');
 		json_key(l, "t_reply_last", false);
 		putc_(l, '"');
-		put_fixed(l, c->t_reply_last, 9);
+		put_time(l, c->t_reply_last);
 		putc_(l, '"');
 		json_key(l, "total_us", false);
 		put_fixed(l, c->t_reply_last - c->t_request_first, 3);
@@ -304,7 +407,7 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	if (c->flags & GS_CF_HAS_EXCEPTION) {
 		json_key(l, "exception", false);
 		s = gs_intern_get(strings, c->exception, &n);
-		put_json_string(l, s, n > 1024 ? 1024 : n);
+		put_json_string(l, s, n > ROW_EXC_MAX ? ROW_EXC_MAX : n);
 		if (c->reply_type == GIOP_LOCATE_REPLY || c->status == GIOP_SYSTEM_EXCEPTION) {
 			json_key(l, "minor_code", false);
 			put_u64(l, c->minor_code);
@@ -341,10 +444,16 @@ void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_i
 {
 	struct line l;
 	l.n = 0;
+	if (cache) {
+		l.sec = &cache->sec;
+	} else {
+		l.own_sec.len = 0;
+		l.sec = &l.own_sec;
+	}
 	if (fmt == GS_PAIRS_CSV)
 		csv_row(&l, strings, c, cache, t);
 	else
-		json_row(&l, strings, c, t);
+		json_row(&l, strings, c, cache, t);
 	fwrite(l.buf, 1, l.n, out);
 }
 
@@ -357,9 +466,8 @@ void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_
 void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 		    const struct gs_call *c)
 {
-	struct gs_pairs_cache cache;
-	memset(&cache, 0, sizeof cache);
-	gs_pairs_write_cached(out, fmt, strings, c, &cache);
+	/* a single row: no cache to fill (and none to clear) */
+	gs_pairs_write_times(out, fmt, strings, c, NULL, NULL);
 }
 
 void gs_pairs_write_text(FILE *out, const struct gs_intern *strings, const struct gs_call *c)

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include "call.h"
+#include "endpoint.h"
+#include "fmt_num.h"
 #include "intern.h"
 
 enum gs_pairs_format { GS_PAIRS_CSV, GS_PAIRS_JSONL };
@@ -13,13 +15,29 @@ enum gs_pairs_format { GS_PAIRS_CSV, GS_PAIRS_JSONL };
 	"client,server,request_id,giop,kind,operation,oneway,status,request_bytes,reply_bytes," \
 	"t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us,retransmits"
 
-/* The text of the endpoints last written: consecutive rows mostly share them,
- * and formatting addresses is most of a row's cost.  Zero it before use. */
+/* Endpoint texts already written, keyed by the endpoint itself: each
+ * connection's client and server are formatted once, not once per row (rows of
+ * concurrent connections interleave, so "the last one" would miss).  Keyed by
+ * value, not by flow, because a row may be written after its flow was evicted
+ * or its slot reused: a hit is the same text by construction.  Two-way set
+ * associative; a miss only costs a formatting.  About 38 KB.  Zero it before use. */
+#define GS_PAIRS_CACHE_SETS 256
+struct gs_pairs_ep_text {
+	struct gs_endpoint ep;
+	uint8_t len;                   /* 0: empty slot (a text is never empty) */
+	char text[GS_ENDPOINT_TEXT_MAX];
+};
+/* The seconds of the last time stamp written: a row's four stamps, and
+ * consecutive rows, mostly fall in the same second. */
+struct gs_pairs_sec {
+	int64_t sec;
+	uint8_t len;                   /* 0: none yet */
+	char text[GS_FMT_U64_MAX];
+};
 struct gs_pairs_cache {
-	struct gs_endpoint ep[2];
-	char text[2][56];
-	size_t len[2];
-	bool valid[2];
+	struct gs_pairs_ep_text slot[GS_PAIRS_CACHE_SETS][2];
+	uint8_t recent[GS_PAIRS_CACHE_SETS];   /* the way used last: the other one goes */
+	struct gs_pairs_sec sec;
 };
 
 void gs_pairs_header(FILE *out, enum gs_pairs_format fmt);
@@ -34,6 +52,8 @@ struct gs_call_times {
 #define GS_PAIRS_HEADER_TIMES \
 	",t_client_send,t_server_recv,t_server_send,t_client_recv,server_process_us,client_syscall_us"
 void gs_pairs_header_times(FILE *out, enum gs_pairs_format fmt);
+/* One row, written with one fwrite.  cache may be NULL (every endpoint is then
+ * formatted); t NULL: no attach columns. */
 void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 			  const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t);
 void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,

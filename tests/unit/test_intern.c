@@ -282,6 +282,37 @@ static void test_pairs_jsonl_rows(void **state)
 	gs_intern_free(&t);
 }
 
+/* The longest operation and exception names, every byte escaped to \u00XX:
+ * the whole row is written, closing brace and newline included. */
+static void test_pairs_jsonl_longest_row(void **state)
+{
+	static char big[65536];
+	char op[4096], exc[1024];
+	struct gs_intern t;
+	struct gs_call c = base_call();
+	FILE *f;
+	size_t n;
+	(void)state;
+	memset(op, 0x01, sizeof op);
+	memset(exc, 0x1f, sizeof exc);
+	assert_int_equal(gs_intern_init(&t, 16, 16384), 0);
+	c.op = gs_intern(&t, op, sizeof op);
+	c.status = GIOP_SYSTEM_EXCEPTION;
+	c.flags |= GS_CF_HAS_EXCEPTION | GS_CF_HAS_PRIORITY | GS_CF_CAPTURE_LOSS;
+	c.exception = gs_intern(&t, exc, sizeof exc);
+	c.priority = -32768;
+	memset(big, 0, sizeof big);
+	f = fmemopen(big, sizeof big, "w");
+	assert_non_null(f);
+	gs_pairs_write(f, GS_PAIRS_JSONL, &t, &c);
+	fclose(f);
+	n = strlen(big);
+	assert_true(n > 6 * (sizeof op + sizeof exc));
+	assert_string_equal(big + n - 2, "}\n");
+	assert_non_null(strstr(big, "\"priority\":-32768,\"capture_loss\":true}\n"));
+	gs_intern_free(&t);
+}
+
 static void test_call_status_names(void **state)
 {
 	struct gs_call c = base_call();
@@ -520,6 +551,7 @@ int main(void)
 		UT(test_endpoint_str),
 		UT(test_pairs_csv_rows),
 		UT(test_pairs_jsonl_rows),
+		UT(test_pairs_jsonl_longest_row),
 		UT(test_call_status_names),
 		UT(test_stats_groups),
 		UT(test_stats_free_releases_other_group),

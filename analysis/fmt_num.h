@@ -1,0 +1,34 @@
+/* Decimal formatting for the per-call rows, without printf.
+ *
+ * snprintf parses its format and goes through stdio's string streams for every
+ * field: on a CSV row of fifteen numbers that was most of the writer's time.
+ * These write straight into a caller's buffer, which must have room for the
+ * stated maximum, and never NUL-terminate (rows are lengths, not C strings).
+ */
+#ifndef GS_FMT_NUM_H
+#define GS_FMT_NUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "18446744073709551615" */
+#define GS_FMT_U64_MAX 20
+/* "-9223372036.854775808" (ns as seconds) and "-9223372036854775.808" (ns as
+ * microseconds) are the longest: a sign, 10 or 16 integer digits, '.', 9 or 3 */
+#define GS_FMT_FIXED_MAX 21
+/* "255" */
+#define GS_FMT_U8_MAX 3
+
+/* v in decimal; returns the length (1..GS_FMT_U64_MAX). */
+size_t gs_fmt_u64(char *dst, uint64_t v);
+/* v in decimal (1..GS_FMT_U8_MAX bytes). */
+size_t gs_fmt_u8(char *dst, uint8_t v);
+/* exactly 9 digits of v (< 10^9), leading zeros kept: a time stamp's nanoseconds */
+void gs_fmt_9digits(char *dst, uint32_t v);
+/* ns with `dec` decimals, 9 (seconds.nanoseconds) or 3 (microseconds.nnn):
+ * the integer part of |v| / 10^dec, '.', then exactly `dec` digits, with a
+ * leading '-' when v < 0 (so -1 ns is "-0.000000001").  Any other dec is
+ * treated as 3.  Returns the length (at most GS_FMT_FIXED_MAX). */
+size_t gs_fmt_fixed(char *dst, int64_t v, int dec);
+
+#endif

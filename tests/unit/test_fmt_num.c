@@ -1,0 +1,347 @@
+/* Hand-written number and endpoint formatting against printf and inet_ntop: the
+ * rows must stay byte for byte what the printf-based writer produced. */
+#include <inttypes.h>
+#include "unit.h"
+#include "../../analysis/fmt_num.h"
+#include "../../analysis/endpoint.h"
+#include "../../analysis/sink_pairs.h"
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64* */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+/* a value of random width, so that every digit count is drawn alike */
+static uint64_t rnd_wide(void)
+{
+	unsigned bits = (unsigned)(rnd() % 64) + 1;
+	return bits == 64 ? rnd() : rnd() & ((1ull << bits) - 1);
+}
+
+static void check_u64(uint64_t v)
+{
+	char want[32], got[GS_FMT_U64_MAX + 8];
+	int n = snprintf(want, sizeof want, "%" PRIu64, v);
+	memset(got, 'x', sizeof got);
+	assert_int_equal(gs_fmt_u64(got, v), (size_t)n);
+	assert_memory_equal(got, want, (size_t)n);
+	/* nothing written past the length */
+	assert_int_equal(got[n], 'x');
+}
+
+static void test_u64(void **state)
+{
+	uint64_t p = 1;
+	for (uint64_t v = 0; v <= 100000; v++)
+		check_u64(v);
+	for (int i = 0; i < 20; i++) {
+		check_u64(p - 1);
+		check_u64(p);
+		check_u64(p + 1);
+		if (i < 19)
+			p *= 10;
+	}
+	check_u64(UINT64_MAX);
+	check_u64(UINT64_MAX - 1);
+	check_u64(UINT32_MAX);
+	for (int i = 0; i < 1000000; i++)
+		check_u64(rnd_wide());
+}
+
+static void test_9digits(void **state)
+{
+	for (uint32_t v = 0; v < 1000000000u; v += 1 + (uint32_t)(rnd() % 5000)) {
+		char want[16], got[10];
+		snprintf(want, sizeof want, "%09u", v);
+		got[9] = 'x';
+		gs_fmt_9digits(got, v);
+		assert_memory_equal(got, want, 9);
+		assert_int_equal(got[9], 'x');
+	}
+}
+
+static void test_u8(void **state)
+{
+	for (unsigned v = 0; v < 256; v++) {
+		char want[8], got[GS_FMT_U8_MAX];
+		int n = snprintf(want, sizeof want, "%u", v);
+		assert_int_equal(gs_fmt_u8(got, (uint8_t)v), (size_t)n);
+		assert_memory_equal(got, want, (size_t)n);
+	}
+}
+
+/* what the writer printed before: sign, |v| / 10^dec, '.', dec digits */
+static void check_fixed(int64_t v, int dec)
+{
+	char want[64], got[GS_FMT_FIXED_MAX + 8];
+	uint64_t div = dec == 9 ? 1000000000u : 1000u;
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+	int n = snprintf(want, sizeof want, "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", u / div, dec, u % div);
+	assert_true(n <= GS_FMT_FIXED_MAX);
+	memset(got, 'x', sizeof got);
+	assert_int_equal(gs_fmt_fixed(got, v, dec), (size_t)n);
+	assert_memory_equal(got, want, (size_t)n);
+	assert_int_equal(got[n], 'x');
+}
+
+static void test_fixed(void **state)
+{
+	static const int64_t edge[] = {
+		0, 1, -1, 9, 10, 999, 1000, 1001, -999, -1000, -1001, 999999999, 1000000000,
+		-999999999, -1000000000, 1700000000000000001LL, 1700000000999999999LL,
+		INT64_MAX, INT64_MIN, INT64_MIN + 1, INT64_MAX - 1,
+	};
+	for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) {
+		check_fixed(edge[i], 9);
+		check_fixed(edge[i], 3);
+	}
+	for (int64_t v = -20000; v <= 20000; v++) {
+		check_fixed(v, 3);
+		check_fixed(v, 9);
+	}
+	for (int i = 0; i < 500000; i++) {
+		int64_t v = (int64_t)rnd_wide();
+		if (rnd() & 1)
+			v = -v;
+		check_fixed(v, 9);
+		check_fixed(v, 3);
+	}
+	/* the longest forms are the stated maximum */
+	{
+		char b[GS_FMT_FIXED_MAX];
+		assert_int_equal(gs_fmt_fixed(b, INT64_MIN, 9), GS_FMT_FIXED_MAX);
+		assert_int_equal(gs_fmt_fixed(b, INT64_MIN, 3), GS_FMT_FIXED_MAX);
+	}
+}
+
+/* the printf/inet_ntop text the writer used to make */
+static size_t ref_endpoint(const struct gs_endpoint *ep, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+	int n;
+	assert_non_null(inet_ntop(ep->family == 6 ? AF_INET6 : AF_INET, ep->addr, a, sizeof a));
+	n = ep->family == 6 ? snprintf(buf, len, "[%s]:%u", a, ep->port) : snprintf(buf, len, "%s:%u", a, ep->port);
+	assert_true(n > 0 && (size_t)n < len);
+	return (size_t)n;
+}
+
+static void check_endpoint(const struct gs_endpoint *ep)
+{
+	char want[128], got[GS_ENDPOINT_TEXT_MAX + 8], s[GS_ENDPOINT_STRLEN];
+	size_t n = ref_endpoint(ep, want, sizeof want);
+	assert_true(n <= GS_ENDPOINT_TEXT_MAX);
+	memset(got, 'x', sizeof got);
+	assert_int_equal(gs_endpoint_fmt(ep, got), n);
+	assert_memory_equal(got, want, n);
+	assert_int_equal(got[n], 'x');
+	assert_int_equal(gs_endpoint_str(ep, s, sizeof s), n);
+	assert_string_equal(s, want);
+}
+
+static void test_endpoint_ipv4(void **state)
+{
+	struct gs_endpoint ep;
+	memset(&ep, 0, sizeof ep);
+	ep.family = 4;
+	/* every value in every octet, the others random; ports at their edges */
+	for (int pos = 0; pos < 4; pos++)
+		for (unsigned v = 0; v < 256; v++) {
+			for (int i = 0; i < 4; i++)
+				ep.addr[i] = (uint8_t)rnd();
+			ep.addr[pos] = (uint8_t)v;
+			ep.port = (uint16_t)(v & 1 ? 65535 : v & 2 ? 0 : rnd());
+			check_endpoint(&ep);
+		}
+	for (int i = 0; i < 200000; i++) {
+		uint64_t r = rnd();
+		memcpy(ep.addr, &r, 4);
+		ep.port = (uint16_t)(r >> 32);
+		check_endpoint(&ep);
+	}
+	/* the longest */
+	memset(ep.addr, 255, 4);
+	ep.port = 65535;
+	check_endpoint(&ep);
+	assert_int_equal(gs_endpoint_fmt(&ep, (char[GS_ENDPOINT_TEXT_MAX]){ 0 }), strlen("255.255.255.255:65535"));
+}
+
+static void test_endpoint_ipv6(void **state)
+{
+	static const char *const fixed[] = {
+		"::", "::1", "1::", "2001:db8::1:0:0:1", "2001:db8:0:0:1:0:0:1", "fe80::1:2:3:4",
+		"::ffff:1.2.3.4", "::ffff:255.255.255.255", "::1.2.3.4", "fd00::a00:1",
+		"ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "1:0:1:0:1:0:1:0", "0:1:0:0:1:0:0:0",
+	};
+	struct gs_endpoint ep;
+	memset(&ep, 0, sizeof ep);
+	ep.family = 6;
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+		assert_int_equal(inet_pton(AF_INET6, fixed[i], ep.addr), 1);
+		ep.port = (uint16_t)(i & 1 ? 65535 : i);
+		check_endpoint(&ep);
+	}
+	/* random groups, many of them zero: runs of zeros of every length and place */
+	for (int i = 0; i < 100000; i++) {
+		for (int g = 0; g < 8; g++) {
+			uint64_t r = rnd();
+			uint16_t w = (r & 3) ? 0 : (uint16_t)(r >> 16);
+			ep.addr[2 * g] = (uint8_t)(w >> 8);
+			ep.addr[2 * g + 1] = (uint8_t)w;
+		}
+		ep.port = (uint16_t)rnd();
+		check_endpoint(&ep);
+	}
+}
+
+static void test_endpoint_str_short(void **state)
+{
+	struct gs_endpoint ep;
+	char buf[GS_ENDPOINT_STRLEN];
+	memset(&ep, 0, sizeof ep);
+	ep.family = 4;
+	ep.addr[0] = 192, ep.addr[1] = 168, ep.addr[2] = 100, ep.addr[3] = 200;
+	ep.port = 12345;
+	/* cut to the buffer, terminated, the length written returned */
+	assert_int_equal(gs_endpoint_str(&ep, buf, 8), 7);
+	assert_string_equal(buf, "192.168");
+	assert_int_equal(gs_endpoint_str(&ep, buf, 1), 0);
+	assert_string_equal(buf, "");
+	assert_int_equal(gs_endpoint_str(&ep, buf, 0), 0);
+	/* the address alone: as inet_ntop, which fails on a short buffer */
+	assert_int_equal(gs_addr_str(&ep, buf, sizeof buf), strlen("192.168.100.200"));
+	assert_string_equal(buf, "192.168.100.200");
+	assert_int_equal(gs_addr_str(&ep, buf, 15), 0);
+	assert_string_equal(buf, "");
+}
+
+/* ---- rows through the endpoint cache ----------------------------------------------- */
+
+static char *rowbuf(void)
+{
+	char *b = malloc(65536);
+	assert_non_null(b);
+	ut_keep(b, free);
+	return b;
+}
+
+static size_t write_row(char *buf, enum gs_pairs_format fmt, const struct gs_intern *t, const struct gs_call *c,
+			struct gs_pairs_cache *cache, const struct gs_call_times *times)
+{
+	FILE *f = fmemopen(buf, 65536, "w");
+	long n;
+	assert_non_null(f);
+	if (times)
+		gs_pairs_write_times(f, fmt, t, c, cache, times);
+	else if (cache)
+		gs_pairs_write_cached(f, fmt, t, c, cache);
+	else
+		gs_pairs_write(f, fmt, t, c);
+	fflush(f);
+	n = ftell(f);
+	fclose(f);
+	return (size_t)n;
+}
+
+static void rnd_endpoint(struct gs_endpoint *ep, unsigned pool)
+{
+	/* pool distinct endpoints, one in eight IPv6: more than the cache holds */
+	unsigned k = (unsigned)(rnd() % pool);
+	memset(ep, 0, sizeof *ep);
+	ep->port = (uint16_t)(1024 + k);
+	if (k % 8 == 0) {
+		ep->family = 6;
+		ep->addr[0] = 0xfd;
+		ep->addr[15] = (uint8_t)k;
+		ep->addr[14] = (uint8_t)(k >> 8);
+	} else {
+		ep->family = 4;
+		ep->addr[0] = 10;
+		ep->addr[2] = (uint8_t)(k >> 8);
+		ep->addr[3] = (uint8_t)k;
+	}
+}
+
+static void test_rows_cached(void **state)
+{
+	struct gs_intern t;
+	struct gs_pairs_cache *cache = calloc(1, sizeof *cache);
+	char *a = rowbuf(), *b = rowbuf();
+	struct gs_call c;
+	assert_non_null(cache);
+	ut_keep(cache, free);
+	assert_int_equal(gs_intern_init(&t, 16, 1024), 0);
+	memset(&c, 0, sizeof c);
+	c.op = gs_intern(&t, "echoString", 10);
+	c.kind = GS_KIND_REQUEST;
+	c.major = 1, c.minor = 2;
+	c.outcome = GS_OUT_REPLY;
+	c.flags = GS_CF_REP_SEEN | GS_CF_STATUS_KNOWN;
+	for (int i = 0; i < 20000; i++) {
+		enum gs_pairs_format fmt = (i & 1) ? GS_PAIRS_JSONL : GS_PAIRS_CSV;
+		char want[128];
+		size_t na, nb, ne;
+		/* a small pool first (all hits after the first rows), then a large one */
+		rnd_endpoint(&c.client, i < 10000 ? 40 : 5000);
+		rnd_endpoint(&c.server, i < 10000 ? 3 : 700);
+		struct gs_call_times tm, *tp = NULL;
+		c.request_id = (uint32_t)rnd();
+		/* stamps anywhere, or within a few seconds (the seconds memo hits and
+		 * misses across rows), or before 1970 */
+		c.t_request_first = (i % 3 == 0) ? (int64_t)(rnd() >> 2)
+				  : 1700000000000000000LL + (int64_t)(rnd() % 3000000000u);
+		if (i % 97 == 0)
+			c.t_request_first = -(int64_t)(rnd() % 5000000000u);
+		c.t_request_last = c.t_request_first + (int64_t)(rnd() % 1000000);
+		c.t_reply_first = c.t_request_last + (int64_t)(rnd() % 1000000000);
+		c.t_reply_last = c.t_reply_first + (int64_t)(rnd() % 1000);
+		if (i % 4 == 1) {
+			/* attach's columns: instants (some unknown, 0) and spans */
+			tm.client_send = (i & 8) ? 0 : c.t_request_first - 1000;
+			tm.server_recv = c.t_request_last + 5;
+			tm.server_send = c.t_reply_first - 5;
+			tm.client_recv = c.t_reply_last + 1000;
+			tp = &tm;
+		}
+		na = write_row(a, fmt, &t, &c, cache, tp);
+		nb = write_row(b, fmt, &t, &c, NULL, tp);
+		assert_int_equal(na, nb);
+		assert_memory_equal(a, b, na);
+		if (fmt == GS_PAIRS_CSV) {
+			/* t_request_first (the 11th column) as printf wrote it */
+			char ts[64];
+			const char *p = a;
+			uint64_t u = c.t_request_first < 0 ? (uint64_t)0 - (uint64_t)c.t_request_first
+							   : (uint64_t)c.t_request_first;
+			int tn = snprintf(ts, sizeof ts, "%s%" PRIu64 ".%09" PRIu64 ",", c.t_request_first < 0 ? "-" : "",
+					  u / 1000000000u, u % 1000000000u);
+			for (int col = 0; col < 10; col++)
+				p = strchr(p, ',') + 1;
+			assert_memory_equal(p, ts, (size_t)tn);
+		}
+		/* and the row starts with the printf text of the client */
+		ne = ref_endpoint(&c.client, want, sizeof want);
+		assert_memory_equal(a + (fmt == GS_PAIRS_CSV ? 0 : strlen("{\"client\":\"")), want, ne);
+	}
+	gs_intern_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		UT(test_u64),
+		UT(test_9digits),
+		UT(test_u8),
+		UT(test_fixed),
+		UT(test_endpoint_ipv4),
+		UT(test_endpoint_ipv6),
+		UT(test_endpoint_str_short),
+		UT(test_rows_cached),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

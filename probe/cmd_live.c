@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "opts.h"
+#include "privdrop.h"
 #include "session.h"
 #include "tap_live.h"
 
@@ -37,6 +38,10 @@ static void usage(FILE *f)
 	      "  --batch-ms MS          packets reach giopscope in blocks, at most MS ms late, instead\n"
 	      "                         of one by one (fewer wake-ups and drops under load; 0: immediate)\n"
 	      "  -w FILE                also save every captured packet (pcap, nanosecond time stamps)\n"
+	      "  -Z, --relinquish-privileges USER\n"
+	      "                         once the capture is open, become USER (its groups, gid, uid; no\n"
+	      "                         capabilities left); -w, -o, --trace and --report files are then\n"
+	      "                         written as USER\n"
 	      "  BPF-FILTER             narrows the kernel filter 'tcp [and (ports)]' further\n"
 	      GS_SESSION_USAGE
 	      "exit: 0 stopped (SIGINT/SIGTERM, --duration, --count), 2 usage or environment error\n"
@@ -179,6 +184,7 @@ int gs_cmd_live(int argc, char **argv)
 		{ "list-tstamp-types", no_argument, NULL, O_LIST_TSTAMP },
 		{ "promisc", no_argument, NULL, O_PROMISC },
 		{ "batch-ms", required_argument, NULL, O_BATCH },
+		{ "relinquish-privileges", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -191,6 +197,7 @@ int gs_cmd_live(int argc, char **argv)
 		.buffer_size = GS_LIVE_BUFFER_DEFAULT,
 		.tstamp_type = -1,
 	};
+	struct gs_privdrop user = { 0 };
 	bool list = false;
 	int opt, status, rc;
 	uint64_t v;
@@ -200,11 +207,18 @@ int gs_cmd_live(int argc, char **argv)
 	memset(&x, 0, sizeof x);
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((opt = getopt_long(argc, argv, ":i:o:w:qh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":i:o:w:Z:qh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': lo.iface = optarg; break;
 		case 'w': lo.save_path = optarg; break;
 		case O_PROMISC: lo.promisc = true; break;
+		case 'Z':
+			/* looked up now: an unknown user is a usage error before anything is opened */
+			if (gs_priv_lookup(&user, optarg, err, sizeof err) != 0) {
+				fprintf(stderr, "giopscope live: %s\n", err);
+				return 2;
+			}
+			break;
 		case O_LIST_TSTAMP: list = true; break;
 		case O_SNAPLEN:
 			if (!gs_parse_u64(optarg, 0, 262144, true, &v) || (v > 0 && v < 64)) {
@@ -278,6 +292,19 @@ int gs_cmd_live(int argc, char **argv)
 	/* the interface first: a typo or a missing permission leaves no output behind */
 	if (gs_live_open(&x.tap, &lo, err, sizeof err) != 0) {
 		fprintf(stderr, "giopscope live: %s\n", err);
+		return 2;
+	}
+	/* -Z: the packet socket is bound and filtered, nothing more needs root.
+	 * The files come after, as USER (tcpdump's order): a root probe cannot be
+	 * made to create or truncate a file where only root may write. */
+	if (user.set && gs_priv_drop(&user, err, sizeof err) != 0) {
+		fprintf(stderr, "giopscope live: %s\n", err);
+		gs_live_close(&x.tap, err, sizeof err);
+		return 2;
+	}
+	if (lo.save_path && gs_live_save(&x.tap, lo.save_path, err, sizeof err) != 0) {
+		fprintf(stderr, "giopscope live: %s\n", err);
+		gs_live_close(&x.tap, err, sizeof err);
 		return 2;
 	}
 	if (gs_session_open(&x.s, &so, "live") != 0) {

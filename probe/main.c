@@ -46,6 +46,7 @@ static void usage(FILE *f)
 	      "  merge CLIENT.pcap SERVER.pcap   the same calls from both hosts: network vs server time\n"
 	      "  help             this text; 'giopscope COMMAND --help' for a command's options\n"
 	      "  version          print the version\n"
+	      "live and attach take -Z USER: once the tap is open, become USER (as tcpdump -Z)\n"
 	      "exit codes: 0 done, 1 bad input (calls decoded before it are still written),\n"
 	      "            2 usage or environment error\n",
 	      f);

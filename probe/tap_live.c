@@ -99,8 +99,9 @@ static int activate_error(pcap_t *p, int rc, const char *iface, char *err, size_
 	}
 }
 
-static int open_save(struct gs_live *l, const char *path, const char *iface, char *err, size_t errlen)
+int gs_live_save(struct gs_live *l, const char *path, char *err, size_t errlen)
 {
+	const char *iface = l->iface;
 	if (strcmp(path, "-") == 0) {
 		l->dump_fp = stdout;
 	} else {
@@ -214,8 +215,7 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 		fail(err, errlen, "cannot capture on %s: no descriptor to wait on", o->iface);
 		goto out;
 	}
-	if (o->save_path && open_save(l, o->save_path, o->iface, err, errlen) != 0)
-		goto out;
+	/* -w is opened by gs_live_save, after -Z has given up root */
 	return 0;
 
 activate_failed:

@@ -25,7 +25,7 @@ struct gs_live_opts {
 	bool promisc;
 	const char *filter;         /* the BPF expression given on the command line, or NULL */
 	const uint8_t *ports;       /* the --ports bitmap (8192 bytes), or NULL */
-	const char *save_path;      /* -w FILE ("-": stdout), or NULL */
+	const char *save_path;      /* -w FILE ("-": stdout), or NULL: opened by gs_live_save */
 };
 
 /* One captured packet: time stamp in nanoseconds since the epoch (in the
@@ -53,8 +53,13 @@ struct gs_live {
 	struct gs_drops drops;      /* the latest pcap_stats */
 };
 
-/* Opens and activates the capture.  0, or 2 with a one-line reason in err. */
+/* Opens and activates the capture (the file of -w comes after, with
+ * gs_live_save).  0, or 2 with a one-line reason in err. */
 int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, size_t errlen);
+/* -w: from now on every captured packet is also written to `path` ("-":
+ * stdout), pcapng, mode 0600, never through a symlink.  Separate from
+ * gs_live_open so that it runs as the -Z user.  0, or 2 with a reason in err. */
+int gs_live_save(struct gs_live *l, const char *path, char *err, size_t errlen);
 /* Waits up to timeout_ms for packets (or an error on the socket).  Returns
  * 1 when there is something to dispatch, 0 on timeout or a signal. */
 int gs_live_wait(struct gs_live *l, int timeout_ms);

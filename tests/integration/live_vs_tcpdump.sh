@@ -17,6 +17,9 @@
 #   - calls reach a pipe while live runs (line-buffered), --reply-timeout writes NO_REPLY while
 #     the call is still open, --duration/--count/SIGTERM stop it with exit 0, the progress line
 #     appears on a terminal;
+#   - -Z nobody: while live runs, /proc/PID/status shows nobody's uids and gids and no
+#     capability, and it still captures every call; its -w file is opened as nobody (refused
+#     where only root may write); an unknown user is exit 2, one line, before anything opens;
 #   - bad environment: unknown interface, no permission (setpriv to nobody), a bad filter, the
 #     interface set down and deleted mid-capture: exit 2, one-line reason, and (mid-capture) the
 #     summary of the calls seen so far.
@@ -62,7 +65,7 @@ SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-120}
 
-ALL_SCENARIOS="client_side server_ipv6 reply_timeout stops small_snaplen bad_start iface_down iface_deleted"
+ALL_SCENARIOS="client_side server_ipv6 reply_timeout stops small_snaplen drop_user bad_start iface_down iface_deleted"
 
 WANT=""
 for a in "$@"; do
@@ -678,6 +681,57 @@ expect_one_line() {
     grep -Eq "$re" "$errf" || err "$what: reason '$(head -1 "$errf")' does not match /$re/"
     [ -s "$out" ] && err "$what: output on stdout" "$(head -2 "$out")"
     note "$what: $(head -1 "$errf")"
+}
+
+# -Z nobody (tcpdump's --relinquish-privileges): live opens the capture as root, then becomes
+# nobody (groups, gid, uid, no capabilities left) and goes on capturing; the files come after
+# the switch, so they are nobody's, and a -w where only root may write is refused
+scenario_drop_user() {
+    sc_begin drop_user
+    local rc uid gid line
+    uid=$(id -u nobody 2>/dev/null) gid=$(id -g nobody 2>/dev/null)
+    [ -n "$uid" ] || { err "no user nobody on this machine"; sc_end; return; }
+    # an unknown user: a usage error before anything is opened (no -w file left behind)
+    ip netns exec "$NS_SRV" "$GIOPSCOPE" live -i "$NS_VETH_SRV" -Z no_such_user_xyz -w "$SC_DIR/z.pcap" \
+        >"$SC_DIR/a.out" 2>"$SC_DIR/a.err"
+    rc=$?
+    [ "$rc" = 2 ] || err "-Z no_such_user_xyz: exit status $rc"
+    expect_one_line "unknown user" "$SC_DIR/a.out" "$SC_DIR/a.err" "^giopscope live: -Z: no user 'no_such_user_xyz'$"
+    [ -e "$SC_DIR/z.pcap" ] && err "-Z no_such_user_xyz: the -w file was created"
+    # $SC_DIR is root's (755): nobody cannot create the -w file there, root could
+    ip netns exec "$NS_SRV" "$GIOPSCOPE" live -i "$NS_VETH_SRV" -Z nobody -w "$SC_DIR/root.pcap" --duration 5 \
+        >"$SC_DIR/b.out" 2>"$SC_DIR/b.err"
+    rc=$?
+    [ "$rc" = 2 ] || err "-Z nobody -w in root's directory: exit status $rc (the file opened before the switch?)"
+    expect_one_line "-w in root's directory" "$SC_DIR/b.out" "$SC_DIR/b.err" "cannot write $SC_DIR/root.pcap: Permission denied"
+    [ -e "$SC_DIR/root.pcap" ] && err "-Z nobody: the -w file was created in root's directory"
+    # the capture: -w into a directory of nobody's
+    mkdir "$SC_DIR/nobody" && chown nobody "$SC_DIR/nobody"
+    start_server || { sc_end; return; }
+    start_live "$NS_SRV" "$SC_DIR/live.csv" -i "$NS_VETH_SRV" --pairs -Z nobody -w "$SC_DIR/nobody/live.pcap" ||
+        { sc_end; return; }
+    # "listening on" comes after the switch: the process is nobody from here on
+    grep -E "^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):" "/proc/$LIVE_PID/status" >"$SC_DIR/status.txt"
+    for line in "Uid:	$uid	$uid	$uid	$uid" "Gid:	$gid	$gid	$gid	$gid" "CapEff:	0000000000000000" \
+                "CapPrm:	0000000000000000" "CapBnd:	0000000000000000" "NoNewPrivs:	1"; do
+        grep -qx "$line" "$SC_DIR/status.txt" ||
+            err "-Z nobody: /proc/PID/status lacks '${line//	/ }'" "$(tr '\t' ' ' <"$SC_DIR/status.txt")"
+    done
+    grep -Eq "^Groups:.*(^|[^0-9])0( |$)" "$SC_DIR/status.txt" && err "-Z nobody: still in group 0" "$(grep Groups "$SC_DIR/status.txt")"
+    note "live -Z nobody: $(grep -E '^(Uid|CapEff):' "$SC_DIR/status.txt" | tr '\t\n' '  ')"
+    if start_tcpdump "$NS_SRV" "$NS_VETH_SRV"; then
+        client -op echoString -size 32 -n 200
+        client -op mix -size 24 -n 45
+        sleep 0.3
+        stop_live
+        stop_tcpdump
+        [ "$(stat -c %U "$SC_DIR/nobody/live.pcap" 2>/dev/null)" = nobody ] ||
+            err "-Z nobody: the -w file is not nobody's" "$(ls -l "$SC_DIR/nobody")"
+        mv "$SC_DIR/nobody/live.pcap" "$SC_DIR/live.pcap"
+        check_capture server
+    fi
+    stop_server
+    sc_end
 }
 
 scenario_bad_start() {

@@ -52,6 +52,12 @@ const volatile __u64 wake_bytes = 1u << 20;
  * check runs on the traced syscalls of every process of the machine) */
 const volatile __u32 n_target_pids = 0;
 const volatile __u32 target_pids[GS_TAP_RODATA_PIDS] = {};
+/* ... and when each of them started (the leader's start_boottime lies in
+ * [target_start[i], target_start[i] + start_tick_ns): /proc/PID/stat's tick):
+ * a pid is only a number, and a later process that gets it must not be taken
+ * for the one followed.  start_tick_ns 0: not checked. */
+const volatile __u64 target_start[GS_TAP_RODATA_PIDS] = {};
+const volatile __u64 start_tick_ns = 0;
 /* --port, --comm: only sockets of this network namespace (its inode; 0: any),
  * the one the packet tap sees */
 const volatile __u32 netns_ino = 0;
@@ -72,7 +78,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64);     /* the process's start, as target_start */
 } pids SEC(".maps");
 
 /* By ifindex (an array: its lookup is a few instructions, on every packet):
@@ -603,17 +609,33 @@ int giop_tap_egress(struct __sk_buff *skb)
 
 /* ------------------------------------------------------------------ syscalls */
 
+/* The current process is the one that had its pid when attach started: its
+ * thread-group leader started in that clock tick (checked only once the pid
+ * matched, so it costs nothing to the other processes). */
+static __always_inline bool same_start(__u64 start)
+{
+	struct task_struct *task;
+	__u64 st;
+	if (!start_tick_ns)
+		return true;
+	task = bpf_get_current_task_btf();
+	st = task->group_leader->start_boottime;
+	return st >= start && st - start < start_tick_ns;
+}
+
 static __always_inline bool wanted_task(void)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 *start;
 	if (filter_mode == GS_FILTER_PIDS) {
 		if (n_target_pids) {
 			for (__u32 i = 0; i < GS_TAP_RODATA_PIDS && i < n_target_pids; i++)
 				if (target_pids[i] == tgid)
-					return true;
+					return same_start(target_start[i]);
 			return false;
 		}
-		return bpf_map_lookup_elem(&pids, &tgid) != NULL;
+		start = bpf_map_lookup_elem(&pids, &tgid);
+		return start && same_start(*start);
 	}
 	if (filter_mode == GS_FILTER_COMM) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();

@@ -127,17 +127,21 @@ static void set_rodata(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg
 	ro->netns_ino = cfg->netns_ino;
 	if (cfg->n_pids <= GS_TAP_RODATA_PIDS) {
 		ro->n_target_pids = cfg->n_pids;
-		for (uint32_t i = 0; i < cfg->n_pids; i++)
+		for (uint32_t i = 0; i < cfg->n_pids; i++) {
 			ro->target_pids[i] = cfg->pids[i];
+			ro->target_start[i] = cfg->pid_start ? cfg->pid_start[i] : 0;
+		}
 	}
+	ro->start_tick_ns = cfg->pid_start ? cfg->start_tick_ns : 0;
 }
 
 static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *cfg, char *err, size_t errlen)
 {
-	uint8_t one = 1;
-	for (uint32_t i = 0; i < cfg->n_pids; i++)
-		if (bpf_map__update_elem(skel->maps.pids, &cfg->pids[i], sizeof cfg->pids[i], &one, sizeof one, BPF_ANY))
+	for (uint32_t i = 0; i < cfg->n_pids; i++) {
+		uint64_t start = cfg->pid_start ? cfg->pid_start[i] : 0;
+		if (bpf_map__update_elem(skel->maps.pids, &cfg->pids[i], sizeof cfg->pids[i], &start, sizeof start, BPF_ANY))
 			return fail(err, errlen, "cannot add pid %u to the filter: %s", cfg->pids[i], strerror(errno));
+	}
 	for (uint32_t i = 0; i < cfg->n_ifaces; i++) {
 		struct gs_tap_iface v = { cfg->ifaces[i].l2_len + 1 };
 		uint32_t k = (uint32_t)cfg->ifaces[i].ifindex;

@@ -29,6 +29,11 @@ struct gs_attach_bpf_cfg {
 	int filter;               /* enum gs_tap_filter */
 	const uint32_t *pids;     /* GS_FILTER_PIDS */
 	uint32_t n_pids;
+	/* when each pid's process started (CLOCK_BOOTTIME ns, the start of its
+	 * /proc/PID/stat tick) and the tick's length: the kernel follows that
+	 * process, not a later one that gets the same pid (NULL: not checked) */
+	const uint64_t *pid_start;
+	uint64_t start_tick_ns;
 	char comm[GS_TAP_COMM_LEN]; /* GS_FILTER_COMM */
 	const uint8_t *ports;     /* 8192-byte bitmap of watched ports, or NULL */
 	const struct gs_attach_iface *ifaces;

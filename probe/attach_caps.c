@@ -1,4 +1,4 @@
-/* capget/capset directly: no libcap for three bits and a drop. */
+/* capget directly: no libcap for three bits. */
 #include "attach_caps.h"
 
 #include <errno.h>
@@ -6,7 +6,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -15,10 +14,6 @@
 #endif
 #ifndef CAP_BPF
 #define CAP_BPF 39
-#endif
-#ifndef PR_CAP_AMBIENT
-#define PR_CAP_AMBIENT 47
-#define PR_CAP_AMBIENT_CLEAR_ALL 4
 #endif
 
 static bool effective(uint64_t *eff)
@@ -61,21 +56,4 @@ bool gs_caps_sys_admin(void)
 {
 	uint64_t eff = 0;
 	return effective(&eff) && has(eff, CAP_SYS_ADMIN);
-}
-
-int gs_caps_drop_all(void)
-{
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2];
-	/* the bounding set first: dropping from it needs CAP_SETPCAP, still held */
-	for (int cap = 0; cap <= 63; cap++)
-		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL && errno != EPERM)
-			return errno;
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	memset(d, 0, sizeof d);
-	if (syscall(SYS_capset, &h, d) != 0)
-		return errno;
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return errno;
-	return 0;
 }

@@ -1,5 +1,5 @@
-/* The capabilities `giopscope attach` needs to load and attach its eBPF taps,
- * and giving all of them up once that is done. */
+/* The capabilities `giopscope attach` needs to load and attach its eBPF taps
+ * (giving them up once that is done: privdrop.h, shared with -Z). */
 #ifndef GS_ATTACH_CAPS_H
 #define GS_ATTACH_CAPS_H
 
@@ -12,9 +12,5 @@
 bool gs_caps_enough(char *why, size_t len);
 /* True when CAP_SYS_ADMIN is effective (mounting tracefs, entering a netns). */
 bool gs_caps_sys_admin(void);
-/* Drops every capability (effective, permitted, inheritable, ambient, the
- * bounding set) and sets no_new_privs: the ring buffer is mapped and the
- * links are held, nothing more needs privileges.  0, or an errno value. */
-int gs_caps_drop_all(void);
 
 #endif

@@ -4,6 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/if_arp.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,7 +14,12 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434 /* the same number on every architecture */
+#endif
 
 static bool all_digits(const char *s)
 {
@@ -253,4 +261,273 @@ int gs_target_ifaces(const char *const *names, uint32_t n_names, struct gs_attac
 		if_freenameindex(all);
 	close(sock);
 	return n == UINT32_MAX ? -1 : (int)n;
+}
+
+/* ------------------------------------------------------------------ watching */
+
+struct watch_iface {
+	int ifindex;
+	char name[IF_NAMESIZE];
+	bool gone;
+};
+
+struct gs_target_watch {
+	uint32_t n_pids, pids_left;
+	uint32_t *pids;
+	uint64_t *start;          /* gs_target_watch_starts */
+	uint64_t tick_ns;
+	struct pollfd *pfd;       /* a pidfd per pid (-1 once it exited), then the netlink socket */
+	uint32_t n_pfd;
+	struct watch_iface *ifaces;
+	uint32_t n_ifaces, ifaces_left;
+	bool named;
+	int nl;                   /* rtnetlink, RTMGRP_LINK; -1: none */
+	enum gs_watch_state state;
+};
+
+/* /proc/PID/stat field 22: when the process started, in clock ticks since
+ * boot (CLOCK_BOOTTIME, seen from our time namespace). */
+static bool start_ticks(uint32_t pid, uint64_t *ticks)
+{
+	char path[64], buf[1024], *p, *save = NULL;
+	FILE *f;
+	size_t k;
+	snprintf(path, sizeof path, "/proc/%u/stat", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	k = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[k] = '\0';
+	/* the name (field 2) may hold spaces and parentheses: fields 3.. follow the last ')' */
+	if (!(p = strrchr(buf, ')')))
+		return false;
+	p = strtok_r(p + 1, " ", &save);
+	for (int field = 3; p && field < 22; field++)
+		p = strtok_r(NULL, " ", &save);
+	if (!p || !all_digits(p))
+		return false;
+	*ticks = strtoull(p, NULL, 10);
+	return true;
+}
+
+/* The boot-time offset of our time namespace (what /proc adds to the
+ * kernel's start_boottime before it shows it): 0 in the initial one. */
+static int64_t timens_boottime_ns(void)
+{
+	FILE *f = fopen("/proc/self/timens_offsets", "re");
+	char line[128];
+	int64_t off = 0;
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof line, f)) {
+		long long sec, nsec;
+		if (sscanf(line, "boottime %lld %lld", &sec, &nsec) == 2)
+			off = (int64_t)sec * 1000000000LL + nsec;
+	}
+	fclose(f);
+	return off;
+}
+
+/* The thread group (process) of a task id, 0 when unknown. */
+static uint32_t tgid_of(uint32_t tid)
+{
+	char path[64], line[128];
+	unsigned long v = 0;
+	FILE *f;
+	snprintf(path, sizeof path, "/proc/%u/status", tid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "Tgid: %lu", &v) == 1)
+			break;
+	fclose(f);
+	return (uint32_t)v;
+}
+
+static bool iface_exists(int ifindex)
+{
+	char name[IF_NAMESIZE];
+	return if_indextoname((unsigned)ifindex, name) != NULL;
+}
+
+int gs_target_watch_open(struct gs_target_watch **out, const uint32_t *pids, uint32_t n_pids,
+			 const struct gs_attach_iface *ifaces, uint32_t n_ifaces, bool named,
+			 char *err, size_t errlen)
+{
+	struct gs_target_watch *w = calloc(1, sizeof *w);
+	struct sockaddr_nl sa;
+	long hz = sysconf(_SC_CLK_TCK);
+	int64_t off = timens_boottime_ns();
+
+	*out = NULL;
+	if (w)
+		w->nl = -1;
+	if (!w || !(w->pids = calloc(n_pids + 1, sizeof *w->pids)) ||
+	    !(w->start = calloc(n_pids + 1, sizeof *w->start)) || !(w->pfd = calloc(n_pids + 1, sizeof *w->pfd)) ||
+	    !(w->ifaces = calloc(n_ifaces + 1, sizeof *w->ifaces))) {
+		snprintf(err, errlen, "out of memory");
+		gs_target_watch_close(w);
+		return 2;
+	}
+	w->tick_ns = (uint64_t)(1000000000LL / (hz > 0 ? hz : 100));
+	for (uint32_t i = 0; i < n_pids; i++) {
+		uint64_t ticks = 0;
+		int fd = (int)syscall(SYS_pidfd_open, (pid_t)pids[i], 0u);
+		struct pollfd one;
+		if (fd < 0) {
+			/* a thread's id: EINVAL, or ENOENT on newer kernels */
+			uint32_t tgid = tgid_of(pids[i]);
+			if (tgid && tgid != pids[i])
+				snprintf(err, errlen, "%u is a thread of process %u: give the process id", pids[i], tgid);
+			else
+				snprintf(err, errlen, "no process %u (%s)", pids[i], strerror(errno));
+			gs_target_watch_close(w);
+			return 2;
+		}
+		w->pfd[w->n_pfd].fd = fd;
+		w->pfd[w->n_pfd++].events = POLLIN;
+		/* read after the pidfd holds the process: while it has not exited,
+		 * /proc/PID is that process (checked right below) */
+		if (!start_ticks(pids[i], &ticks)) {
+			snprintf(err, errlen, "no process %u (/proc/%u/stat)", pids[i], pids[i]);
+			gs_target_watch_close(w);
+			return 2;
+		}
+		one.fd = fd;
+		one.events = POLLIN;
+		if (poll(&one, 1, 0) > 0) {
+			snprintf(err, errlen, "process %u has exited", pids[i]);
+			gs_target_watch_close(w);
+			return 2;
+		}
+		w->pids[i] = pids[i];
+		w->start[i] = ticks * w->tick_ns - (uint64_t)off;
+	}
+	w->n_pids = w->pids_left = n_pids;
+	for (uint32_t i = 0; i < n_ifaces; i++) {
+		w->ifaces[i].ifindex = ifaces[i].ifindex;
+		snprintf(w->ifaces[i].name, sizeof w->ifaces[i].name, "%s", ifaces[i].name);
+	}
+	w->n_ifaces = w->ifaces_left = n_ifaces;
+	w->named = named;
+	/* link notifications of this (the tapped) network namespace: joining the
+	 * group needs no privilege, and none is left when they come */
+	w->nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+	memset(&sa, 0, sizeof sa);
+	sa.nl_family = AF_NETLINK;
+	sa.nl_groups = RTMGRP_LINK;
+	if (w->nl < 0 || bind(w->nl, (struct sockaddr *)&sa, sizeof sa) != 0) {
+		snprintf(err, errlen, "cannot listen for interface changes (rtnetlink): %s", strerror(errno));
+		gs_target_watch_close(w);
+		return 2;
+	}
+	w->pfd[w->n_pfd].fd = w->nl;
+	w->pfd[w->n_pfd++].events = POLLIN;
+	/* one that went away between listing and listening */
+	for (uint32_t i = 0; i < n_ifaces; i++)
+		if (!iface_exists(w->ifaces[i].ifindex)) {
+			snprintf(err, errlen, "interface %s went away", w->ifaces[i].name);
+			gs_target_watch_close(w);
+			return 2;
+		}
+	*out = w;
+	return 0;
+}
+
+const uint64_t *gs_target_watch_starts(const struct gs_target_watch *w, uint64_t *tick_ns)
+{
+	*tick_ns = w->tick_ns;
+	return w->start;
+}
+
+static void iface_gone(struct gs_target_watch *w, struct watch_iface *f, const char *cmd)
+{
+	f->gone = true;
+	w->ifaces_left--;
+	if (w->named || !w->ifaces_left) {
+		fprintf(stderr, "giopscope %s: interface %s went away (deleted, or moved to another network "
+			"namespace): stopping\n", cmd, f->name);
+		w->state = GS_WATCH_IFACE_GONE;
+	} else {
+		fprintf(stderr, "giopscope %s: interface %s went away; still tapping %u interface%s\n", cmd,
+			f->name, w->ifaces_left, w->ifaces_left == 1 ? "" : "s");
+	}
+}
+
+/* The link notifications waiting.  A deletion is confirmed by looking the
+ * index up (a bridge also sends RTM_DELLINK when a port leaves it); when the
+ * socket overflowed, every tapped interface is looked up. */
+static void read_links(struct gs_target_watch *w, const char *cmd)
+{
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	bool recheck = false;
+	for (;;) {
+		ssize_t got = recv(w->nl, buf, sizeof buf, MSG_DONTWAIT);
+		int n = (int)got;
+		const struct nlmsghdr *h;
+		if (got < 0) {
+			if (errno == ENOBUFS) {
+				recheck = true;
+				continue;
+			}
+			break;
+		}
+		if (n == 0)
+			break;
+		for (h = (const struct nlmsghdr *)(void *)buf; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			const struct ifinfomsg *ifi = NLMSG_DATA(h);
+			if (h->nlmsg_type != RTM_DELLINK || h->nlmsg_len < NLMSG_LENGTH(sizeof *ifi))
+				continue;
+			for (uint32_t i = 0; i < w->n_ifaces; i++)
+				if (!w->ifaces[i].gone && w->ifaces[i].ifindex == ifi->ifi_index &&
+				    !iface_exists(ifi->ifi_index))
+					iface_gone(w, &w->ifaces[i], cmd);
+		}
+	}
+	if (recheck)
+		for (uint32_t i = 0; i < w->n_ifaces; i++)
+			if (!w->ifaces[i].gone && !iface_exists(w->ifaces[i].ifindex))
+				iface_gone(w, &w->ifaces[i], cmd);
+}
+
+enum gs_watch_state gs_target_watch_check(struct gs_target_watch *w, const char *cmd)
+{
+	if (!w || w->state != GS_WATCH_RUNNING || poll(w->pfd, w->n_pfd, 0) <= 0)
+		return w ? w->state : GS_WATCH_RUNNING;
+	for (uint32_t i = 0; i < w->n_pids; i++) {
+		if (w->pfd[i].fd < 0 || !(w->pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		/* the kernel side stops at once by itself (the start time no
+		 * longer matches whoever gets the pid next); this is for the user */
+		close(w->pfd[i].fd);
+		w->pfd[i].fd = -1; /* poll() skips it from now on */
+		w->pids_left--;
+		if (w->pids_left)
+			fprintf(stderr, "giopscope %s: pid %u exited; still following %u of %u\n", cmd,
+				w->pids[i], w->pids_left, w->n_pids);
+		else
+			fprintf(stderr, "giopscope %s: pid %u exited: no followed process left, stopping\n", cmd,
+				w->pids[i]);
+	}
+	if (w->n_pids && !w->pids_left)
+		w->state = GS_WATCH_PIDS_GONE;
+	if (w->pfd[w->n_pfd - 1].revents & (POLLIN | POLLERR))
+		read_links(w, cmd);
+	return w->state;
+}
+
+void gs_target_watch_close(struct gs_target_watch *w)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->n_pfd; i++)
+		if (w->pfd[i].fd >= 0 && w->pfd[i].fd != w->nl)
+			close(w->pfd[i].fd);
+	if (w->nl >= 0)
+		close(w->nl);
+	free(w->pids);
+	free(w->start);
+	free(w->pfd);
+	free(w->ifaces);
+	free(w);
 }

@@ -32,4 +32,34 @@ int gs_target_enter_netns(const uint32_t *pids, uint32_t n, bool *moved, char *e
 int gs_target_ifaces(const char *const *names, uint32_t n_names, struct gs_attach_iface *out,
 		     uint32_t max, char *err, size_t errlen);
 
+/* What attach watches while it runs (attach_target.c): the processes given
+ * with --pid, each through a pidfd (it refers to that process, never to a
+ * later one that gets the same number), and the tapped interfaces, through
+ * rtnetlink's link notifications in their namespace.  Opened after the
+ * namespace is entered and before the capabilities are dropped; checking
+ * needs no privilege. */
+struct gs_target_watch;
+
+enum gs_watch_state {
+	GS_WATCH_RUNNING = 0,
+	GS_WATCH_PIDS_GONE,      /* every --pid process has exited */
+	GS_WATCH_IFACE_GONE,     /* an interface named with -i, or the last tapped one, went away */
+};
+
+/* pidfds for `pids` (with when each started: gs_target_watch_starts) and a
+ * link-notification socket for `ifaces` (`named`: given with -i, each one
+ * needed).  0, or 2 with a reason in `err` (a pid that is not a running
+ * process: exited, a thread id). */
+int gs_target_watch_open(struct gs_target_watch **out, const uint32_t *pids, uint32_t n_pids,
+			 const struct gs_attach_iface *ifaces, uint32_t n_ifaces, bool named,
+			 char *err, size_t errlen);
+/* Per pid, the start of the clock tick in which it started (CLOCK_BOOTTIME
+ * ns, /proc/PID/stat field 22), and the tick's length. */
+const uint64_t *gs_target_watch_starts(const struct gs_target_watch *w, uint64_t *tick_ns);
+/* Looks (without waiting) for processes that exited and interfaces that went
+ * away; says so on stderr, one line per event, prefixed with `cmd`.  The
+ * state stays once reached. */
+enum gs_watch_state gs_target_watch_check(struct gs_target_watch *w, const char *cmd);
+void gs_target_watch_close(struct gs_target_watch *w);
+
 #endif

@@ -16,6 +16,7 @@
 #include "attach_target.h"
 #include "commands.h"
 #include "opts.h"
+#include "privdrop.h"
 #include "session.h"
 
 /* the longest the loop sleeps: records do not wake it (see giop_tap.bpf.c) */
@@ -23,6 +24,8 @@
 /* a call waits this long for a syscall instant before it is written without */
 #define INSTANT_WAIT_NS (200 * 1000000LL)
 #define PENDING_CALLS 16384
+/* after the last --pid process exited: its last segments may still be leaving */
+#define PIDS_GONE_LINGER_NS (250 * 1000000LL)
 
 struct attach_opts {
 	uint32_t pids[GS_TARGET_MAX_PIDS];
@@ -35,12 +38,14 @@ struct attach_opts {
 	bool packets_only;
 	uint64_t ring_bytes;
 	uint64_t map_flows;
+	struct gs_privdrop user;     /* -Z */
 };
 
 struct attach_ctx {
 	struct gs_session s;
 	struct gs_feed feed;
 	struct gs_attach_bpf *bpf;
+	struct gs_target_watch *watch; /* --pid processes exiting, interfaces going away */
 	struct gs_attach_iface ifaces[GS_TARGET_MAX_IFACES];
 	uint32_t n_ifaces;
 	uint64_t cnt[GS_CNT__MAX];
@@ -58,13 +63,17 @@ static void usage(FILE *f)
 	      "  -i, --interface IF   tap this interface (repeatable; default: every interface that is up,\n"
 	      "                       in the network namespace of the processes followed)\n"
 	      "  --packets-only       no syscall probes: the packet tap alone (like live)\n"
-	      "  --ring-size BYTES    the kernel-to-user ring buffer (default 8m; power of two)\n"
+	      "  --ring-size BYTES    the kernel-to-user ring buffer (default 8m; power of two, 8k..1g)\n"
 	      "  --map-flows N        connection directions the kernel frames at once (default 32768)\n"
+	      "  -Z, --relinquish-privileges USER\n"
+	      "                       once attached, become USER (its groups, gid, uid); -o, --trace and\n"
+	      "                       --report files are then written as USER\n"
 	      GS_SESSION_USAGE
 	      "The pairs CSV gets t_client_send,t_server_recv,t_server_send,t_client_recv,\n"
 	      "server_process_us,client_syscall_us after retransmits (empty where not followed).\n"
 	      "Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (root); gives them all up once attached.\n"
-	      "exit: 0 stopped (SIGINT/SIGTERM, --duration, --count), 2 usage or environment error\n",
+	      "exit: 0 stopped (SIGINT/SIGTERM/SIGHUP, --duration, --count, every --pid process exited),\n"
+	      "      2 usage or environment error (also: a tapped interface went away, docs/attach.md)\n",
 	      f);
 }
 
@@ -101,15 +110,17 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		{ "packets-only", no_argument, NULL, O_PACKETS_ONLY },
 		{ "ring-size", required_argument, NULL, O_RING },
 		{ "map-flows", required_argument, NULL, O_MAP_FLOWS },
+		{ "relinquish-privileges", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		GS_SESSION_LONGOPTS,
 		{ NULL, 0, NULL, 0 },
 	};
+	char err[512];
 	int opt, r;
 	a->ring_bytes = 8u << 20;
 	a->map_flows = 32768;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "p:c:i:o:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "p:c:i:o:Z:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (add_pids(a, optarg))
@@ -133,10 +144,16 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		case O_PACKETS_ONLY:
 			a->packets_only = true;
 			break;
+		case 'Z':
+			/* looked up now: an unknown user is a usage error before anything is loaded */
+			if (gs_priv_lookup(&a->user, optarg, err, sizeof err) != 0)
+				return bad(err);
+			break;
 		case O_RING:
-			if (!gs_parse_u64(optarg, 4096, 1u << 30, true, &a->ring_bytes) ||
+			/* 8k: the largest record (a segment with 16 heads, 4.2 KiB) fits */
+			if (!gs_parse_u64(optarg, 8192, 1u << 30, true, &a->ring_bytes) ||
 			    (a->ring_bytes & (a->ring_bytes - 1)))
-				return bad("--ring-size wants a power of two from 4k to 1g");
+				return bad("--ring-size wants a power of two from 8k to 1g");
 			break;
 		case O_MAP_FLOWS:
 			if (!gs_parse_u64(optarg, 16, 1u << 24, false, &a->map_flows))
@@ -265,6 +282,8 @@ static void update_drops(struct attach_ctx *x)
 
 static int loop(struct attach_ctx *x)
 {
+	int64_t stop_at = 0;
+	int rc = 0;
 	for (;;) {
 		if (gs_stop_requested)
 			break;
@@ -278,6 +297,21 @@ static int loop(struct attach_ctx *x)
 		gs_session_tick(&x->s, gs_realtime_ns(), &x->drops);
 		if (gs_session_done(&x->s))
 			break;
+		/* every --pid process gone (as strace -p): a little longer for the
+		 * last segments they sent; a tapped interface gone (as live): exit 2 */
+		switch (gs_target_watch_check(x->watch, "attach")) {
+		case GS_WATCH_PIDS_GONE:
+			if (!stop_at)
+				stop_at = gs_mono_ns() + PIDS_GONE_LINGER_NS;
+			break;
+		case GS_WATCH_IFACE_GONE:
+			rc = 2;
+			break;
+		case GS_WATCH_RUNNING:
+			break;
+		}
+		if (rc || (stop_at && gs_mono_ns() >= stop_at))
+			break;
 		if (ferror(x->s.out)) {
 			fprintf(stderr, "giopscope attach: writing the output failed\n");
 			return 2;
@@ -285,7 +319,7 @@ static int loop(struct attach_ctx *x)
 	}
 	/* what reached the ring before the stop still counts */
 	gs_attach_bpf_poll(x->bpf, 0);
-	return 0;
+	return rc;
 }
 
 static void report(const struct attach_ctx *x)
@@ -336,6 +370,14 @@ int gs_cmd_attach(int argc, char **argv)
 	}
 	if (resolve(x, a, &cfg))
 		goto out;
+	/* pidfds before the filter is set: the kernel side follows the processes
+	 * that started when these did, never a later holder of their pids */
+	if (gs_target_watch_open(&x->watch, a->pids, a->n_pids, x->ifaces, x->n_ifaces, a->n_ifaces > 0,
+				 err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		goto out;
+	}
+	cfg.pid_start = gs_target_watch_starts(x->watch, &cfg.start_tick_ns);
 	cfg.max_message = so.cfg.max_message_size;
 	/* the tap ships message heads only: the bytes between are not loss */
 	so.cfg.heads_only = true;
@@ -345,22 +387,30 @@ int gs_cmd_attach(int argc, char **argv)
 	 * mostly there by then */
 	so.cfg.linger_ns = 3000 * 1000000LL;
 	so.syscall_times = !a->packets_only;
-	if (gs_session_open(&x->s, &so, "attach"))
+	/* the tap first (as live: a bad environment leaves no output behind);
+	 * records wait in the ring until the loop polls, after gs_feed_init */
+	if (gs_attach_bpf_open(&x->bpf, &cfg, gs_feed_record, &x->feed, err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;
+	}
+	/* -Z: loaded, attached, the ring buffer mapped; all of it held by file
+	 * descriptors, which stay usable (and are closed, detaching everything,
+	 * at exit) whoever the process is.  The files come after, as USER
+	 * (tcpdump's order): root cannot be made to write where only root may. */
+	if (a->user.set && gs_priv_drop(&a->user, err, sizeof err) != 0) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		goto out_bpf;
+	}
+	if (gs_session_open(&x->s, &so, "attach"))
+		goto out_bpf;
 	if (gs_feed_init(&x->feed, &x->s, PENDING_CALLS, INSTANT_WAIT_NS)) {
 		fprintf(stderr, "giopscope attach: out of memory\n");
 		gs_session_close(&x->s, "attach", NULL);
-		goto out;
+		goto out_bpf;
 	}
-	if (gs_attach_bpf_open(&x->bpf, &cfg, gs_feed_record, &x->feed, err, sizeof err)) {
+	/* without -Z: nothing from here on needs a privilege (the files are open) */
+	if (!a->user.set && gs_priv_drop(&a->user, err, sizeof err) != 0)
 		fprintf(stderr, "giopscope attach: %s\n", err);
-		gs_session_close(&x->s, "attach", NULL);
-		gs_feed_free(&x->feed);
-		goto out;
-	}
-	/* attached: nothing from here on needs a privilege */
-	if ((r = gs_caps_drop_all()) != 0)
-		fprintf(stderr, "giopscope attach: could not drop capabilities: %s\n", strerror(r));
 	describe(x, a, &cfg);
 	rc = loop(x);
 	update_drops(x);
@@ -368,9 +418,12 @@ int gs_cmd_attach(int argc, char **argv)
 	if (r && !rc)
 		rc = r;
 	report(x);
-	gs_attach_bpf_close(x->bpf);
 	gs_feed_free(&x->feed);
+out_bpf:
+	gs_attach_bpf_close(x->bpf);
 out:
+	if (x)
+		gs_target_watch_close(x->watch);
 	free(a);
 	free(x);
 	return rc;

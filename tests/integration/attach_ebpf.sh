@@ -14,9 +14,24 @@
 #   loopback  server and clients in one namespace over 127.0.0.1, `attach --port PORT` (so both
 #             processes are followed): every answered call has all four instants and
 #             client_syscall_us >= total_us >= server_process_us.
-#   cleanup   attach stopped by SIGINT, SIGTERM and SIGKILL: afterwards `bpftool prog show`,
+#   cleanup   attach stopped by SIGINT, SIGTERM, SIGHUP and SIGKILL: afterwards `bpftool prog show`,
 #             `bpftool link show` show none of its programs or links, and `tc filter show` shows
 #             nothing on the interfaces it tapped.
+#   pid_exit  `attach --pid SERVER`, the server killed with a call in flight: one line, attach
+#             ends by itself with exit 0, the summary and the calls (the one in flight NO_REPLY).
+#   comm_restart  `attach --comm bench_server`, the server killed and started again (new pid):
+#             the new one's calls have server_process_us too; attach goes on.
+#   pid_reuse `attach --pid SERVER,OTHER`, the server killed and another server started with
+#             the same pid (ns_last_pid): its calls get no server columns.
+#   ring_full `--ring-size 8k` and a burst while attach is held by SIGSTOP: records lost, shown
+#             in the progress line (on a terminal, script(1)) and the summary; the calls after
+#             are all seen; exit 0. `--ring-size 4k` is refused.
+#   iface_gone  the veth deleted under `attach -i VETH` (one line, exit 2, what it saw written)
+#             and under `attach` on every interface (one line, goes on with lo).
+#   drop_user `attach -Z nobody`: an unknown user is exit 2, one line; -o where only root may
+#             write is refused (opened after the switch) and nothing stays attached; while it
+#             runs /proc/PID/status shows nobody's ids and no capability, every call of a client
+#             is written, and after SIGINT no program or link of it is left.
 #
 # usage: tests/integration/attach_ebpf.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), BOUND_US (1000), TOL_NS (1000000),
@@ -41,13 +56,13 @@ BOUND_US=${BOUND_US:-1000}
 TOL_NS=${TOL_NS:-1000000}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
-ALL="netns loopback cleanup"
+ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user"
 
 WANT=""
 for a in "$@"; do
     case "$a" in
         --list) echo "$ALL" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^$/p' "$0"; exit 0 ;;
         *) case " $ALL " in
                *" $a "*) WANT="$WANT $a" ;;
                *) echo "attach_ebpf: unknown scenario $a (--list)" >&2; exit 2 ;;
@@ -354,7 +369,7 @@ scenario_cleanup() {
     sc_begin cleanup
     local sig before_p before_l during_p during_l after_p after_l ours left
     if start_server "$NS_SRV" "$NS_SRV_IP4"; then
-        for sig in INT TERM KILL; do
+        for sig in INT TERM HUP KILL; do
             before_p=" $(bpf_ids prog) " before_l=" $(bpf_ids link) "
             start_attach "$SC_DIR/attach_$sig.log" --pid "$SRV_PID" --pairs -o "$SC_DIR/attach_$sig.csv" -q || continue
             client "$NS_CLI" -op echoString -size 32 -n 20
@@ -364,7 +379,7 @@ scenario_cleanup() {
             [ -n "$ours" ] || err "SIG$sig: no program of attach seen while it ran"
             stop_attach "$sig"
             case "$sig:$ATT_RC" in
-                INT:0|TERM:0|KILL:137) ;;
+                INT:0|TERM:0|HUP:0|KILL:137) ;;
                 *) err "SIG$sig: attach exit status $ATT_RC" "$(tail -3 "$SC_DIR/attach_$sig.log")" ;;
             esac
             # the kernel frees programs after the last reference goes (bounded wait)
@@ -395,8 +410,422 @@ scenario_cleanup() {
             fi
         done
         ns_stop "$SRV_PID" TERM 20
-        SC_NOTE="SIGINT, SIGTERM, SIGKILL: no program, link or tc filter left"
+        SC_NOTE="SIGINT, SIGTERM, SIGHUP, SIGKILL: no program, link or tc filter left"
     fi
+    sc_end
+}
+
+# ------------------------------------------------------------------ robustness (issue 8)
+# What happens to a running attach when what it follows changes under it: the process exits
+# (pid_exit), is restarted (comm_restart), its pid goes to another process (pid_reuse), the ring
+# overflows (ring_full), the tapped interface is deleted (iface_gone). docs/attach.md, "While it
+# runs", says what each should do; these check it.
+
+# rob_wait_exit SECONDS: wait (bounded) for attach (ATT_PID) to end by itself; sets ATT_RC and
+# clears ATT_PID. 1 when it was still running (it is then stopped with SIGINT).
+rob_wait_exit() {
+    local t=$1
+    for _ in $(seq 1 $((t * 20))); do
+        ns_alive "$ATT_PID" || break
+        sleep 0.05
+    done
+    if ns_alive "$ATT_PID"; then
+        stop_attach INT
+        return 1
+    fi
+    wait "$ATT_PID"
+    ATT_RC=$?
+    ATT_PID=""
+    return 0
+}
+
+# rob_calls CSV MODE ARGS: checks of the pairs CSV (prints a one-line note, exit 1 with reasons)
+#   filled OP N        at least N answered OP calls, every one with server_process_us
+#   groups OP N US...  the OP calls per client connection, in the order they started: group k has
+#                      N answered calls, each with server_process_us >= US[k] (or, for US "-",
+#                      with every server column empty)
+#   noreply OP         at least one OP call is NO_REPLY
+rob_calls() {
+    python3 - "$@" <<'PY'
+import csv, sys
+path, mode, op = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = [r for r in csv.DictReader(open(path, newline="")) if r["operation"] == op]
+answered = lambda r: r["status"] not in ("ONEWAY", "NO_REPLY", "CANCELLED") and r["total_us"]
+srv_cols = ("t_server_recv", "t_server_send", "server_process_us")
+bad = []
+if mode == "filled":
+    n = int(sys.argv[4])
+    ok = [r for r in rows if answered(r)]
+    if len(ok) < n:
+        bad.append("%d answered %s calls, expected at least %d" % (len(ok), op, n))
+    bad += ["%s %s without server_process_us" % (r["client"], r["request_id"]) for r in ok if not r["server_process_us"]]
+    note = "%d answered %s calls with server_process_us" % (len(ok), op)
+elif mode == "groups":
+    n, want = int(sys.argv[4]), sys.argv[5:]
+    first = {}
+    for r in rows:
+        first[r["client"]] = min(first.get(r["client"], 1e300), float(r["t_request_first"]))
+    order = sorted(first, key=first.get)
+    if len(order) != len(want):
+        bad.append("%d client connections calling %s, expected %d" % (len(order), op, len(want)))
+    notes = []
+    for cl, us in zip(order, want):
+        g = [r for r in rows if r["client"] == cl and answered(r)]
+        if len(g) != n:
+            bad.append("connection %s: %d answered calls, expected %d" % (cl, len(g), n))
+        if us == "-":
+            f = [r for r in g if any(r[c] for c in srv_cols)]
+            bad += ["connection %s call %s: server columns set (%s), its process is not followed"
+                    % (cl, r["request_id"], r["server_process_us"]) for r in f[:5]]
+            notes.append("%d calls without server columns" % len(g))
+        else:
+            f = [r for r in g if not r["server_process_us"] or float(r["server_process_us"]) < float(us)]
+            bad += ["connection %s call %s: server_process_us '%s', expected >= %s"
+                    % (cl, r["request_id"], r["server_process_us"], us) for r in f[:5]]
+            notes.append("%d calls with server_process_us >= %s" % (len(g), us))
+    note = "; ".join(notes)
+elif mode == "noreply":
+    nr = [r for r in rows if r["status"] == "NO_REPLY"]
+    if not nr:
+        bad.append("no %s call is NO_REPLY (statuses: %s)" % (op, sorted(set(r["status"] for r in rows))))
+    note = "%d %s call(s) NO_REPLY" % (len(nr), op)
+for b in bad[:12]:
+    print("BAD " + b)
+print(note)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# rob_crash PID: SIGKILL (a crash), bounded wait; bash's "Killed" notice kept out of the report
+rob_crash() {
+    exec 3>&2 2>/dev/null
+    ns_stop "$1" KILL 5
+    exec 2>&3 3>&-
+}
+
+scenario_pid_exit() {
+    sc_begin pid_exit
+    local cli n out
+    if start_server "$NS_SRV" "$NS_SRV_IP4"; then
+        if start_attach "$SC_DIR/attach.log" --pid "$SRV_PID" --pairs --summary -o "$SC_DIR/attach.csv" -q; then
+            client "$NS_CLI" -op slow -size 1000 -n 20
+            # a call in flight when the server dies: slow(3 s), the server killed 0.7 s into it
+            ns_start "$NS_CLI" "$SC_DIR/inflight.log" "$CLIENT" -i "$SC_DIR/echo.ior" \
+                -d "$SC_DIR/dead.ior" -q -op slow -size 3000000 -n 1
+            cli=$NS_LAST_PID
+            sleep 0.7
+            rob_crash "$SRV_PID"
+            # --pid: once every followed process is gone, attach ends (as strace -p), exit 0
+            rob_wait_exit 5 || err "attach still running 5 s after the only process it followed exited"
+            [ "$ATT_RC" = 0 ] || err "attach exit status $ATT_RC after its process exited (want 0)" \
+                "$(tail -3 "$SC_DIR/attach.log")"
+            n=$(grep -c "exited" "$SC_DIR/attach.log")
+            [ "$n" = 1 ] && grep -q "^giopscope attach: pid $SRV_PID exited: no followed process left, stopping$" \
+                "$SC_DIR/attach.log" || err "want one line 'pid $SRV_PID exited ...', got $n" "$(cat "$SC_DIR/attach.log")"
+            grep -q "^giopscope attach: kernel:" "$SC_DIR/attach.log" || err "no closing report"
+            grep -q "calls" "$SC_DIR/attach.log" && grep -q "slow" "$SC_DIR/attach.log" || err "no summary on stderr"
+            out=$(rob_calls "$SC_DIR/attach.csv" filled slow 20) || err "calls before the exit" "$out"
+            SC_NOTE=$out
+            out=$(rob_calls "$SC_DIR/attach.csv" noreply slow) || err "the call in flight" "$out"
+            SC_NOTE="$SC_NOTE; $out; exit 0 after one line"
+        fi
+        ns_stop "$cli" TERM 5
+        ns_stop "$SRV_PID" TERM 5
+    fi
+    sc_end
+}
+
+scenario_comm_restart() {
+    sc_begin comm_restart
+    local pid1 out
+    if start_server "$NS_SRV" "$NS_SRV_IP4"; then
+        pid1=$SRV_PID
+        # --comm follows processes of its own network namespace: run it in the server's
+        if start_attach "$SC_DIR/attach.log" --in "$NS_SRV" --comm bench_server --pairs \
+                -o "$SC_DIR/attach.csv" -q; then
+            client "$NS_CLI" -op slow -size 2000 -n 20
+            rob_crash "$SRV_PID"
+            if start_server "$NS_SRV" "$NS_SRV_IP4"; then
+                [ "$pid1" != "$SRV_PID" ] || err "the restarted server has the same pid $pid1"
+                client "$NS_CLI" -op slow -size 3000 -n 20
+            fi
+            sleep 0.3
+            ns_alive "$ATT_PID" || err "attach --comm ended when the process it followed exited"
+            stop_attach INT
+            [ "$ATT_RC" = 0 ] || err "attach exit status $ATT_RC after SIGINT" "$(tail -3 "$SC_DIR/attach.log")"
+            out=$(rob_calls "$SC_DIR/attach.csv" groups slow 20 2000 3000) ||
+                err "the restarted server's calls" "$out"
+            SC_NOTE="pids $pid1 then $SRV_PID: $out"
+        fi
+        ns_stop "$SRV_PID" TERM 5
+    fi
+    sc_end
+}
+
+# rob_spawn_at PID LOG CMD...: runs CMD with process id PID (a pid that was just freed): sets
+# ns_last_pid to PID-1 and forks, again while another fork takes it first (bounded). Sets
+# NS_LAST_PID (recorded for the cleanup); 1 when the pid could not be had.
+rob_spawn_at() {
+    local want=$1 log=$2
+    shift 2
+    python3 - "$want" "$@" >"$log" 2>&1 <<'PY' || return 1
+import os, sys
+want = int(sys.argv[1])
+for attempt in range(200):
+    with open("/proc/sys/kernel/ns_last_pid", "w") as f:
+        f.write(str(want - 1))
+    pid = os.fork()
+    if pid == 0:
+        if os.getpid() != want:
+            os._exit(99)
+        os.setsid()
+        os.execvp(sys.argv[2], sys.argv[2:])
+    if pid == want:
+        sys.exit(0)
+    os.waitpid(pid, 0)
+sys.exit(1)
+PY
+    NS_LAST_PID=$want
+    NS_PIDS="$NS_PIDS $want"
+}
+
+# rob_reuse_once K: the server and K other followed processes (K + 1 pids: up to 8 are compared
+# in the program's read-only data, more through its hash map); the server's pid then reused
+rob_reuse_once() {
+    local k=$1 old keepers="" i out
+    start_server "$NS_SRV" "$NS_SRV_IP4" || return 1
+    old=$SRV_PID
+    # other followed processes keep attach running after the server is gone
+    for i in $(seq 1 "$k"); do
+        ns_start "$NS_SRV" /dev/null sleep 60
+        keepers="$keepers,$NS_LAST_PID"
+    done
+    if start_attach "$SC_DIR/attach_$k.log" --pid "$old$keepers" --pairs -o "$SC_DIR/attach_$k.csv" -q; then
+        client "$NS_CLI" -op slow -size 2000 -n 20
+        rob_crash "$old"
+        ns_wait_grep "$SC_DIR/attach_$k.log" "pid $old exited; still following $k of $((k + 1))$" 5 ||
+            err "attach did not say that pid $old exited" "$(tail -3 "$SC_DIR/attach_$k.log")"
+        # an unrelated process (another server, same port) gets the same pid
+        rm -f "$SC_DIR/echo.ior" "$SC_DIR/dead.ior"
+        if ! rob_spawn_at "$old" "$SC_DIR/server2_$k.log" ip netns exec "$NS_SRV" "$SERVER" \
+                -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" -o "$SC_DIR/echo.ior" -d "$SC_DIR/dead.ior"; then
+            err "could not start a process with pid $old again (ns_last_pid)"
+        elif ! ns_wait_file "$SC_DIR/echo.ior" 15 || ! ns_wait_port "$NS_SRV" "$PORT" 10; then
+            err "the second server did not start" "$(tail -3 "$SC_DIR/server2_$k.log")"
+        else
+            SRV_PID=$NS_LAST_PID
+            [ "$(ip netns identify "$SRV_PID")" = "$NS_SRV" ] || err "pid $SRV_PID is not the new server"
+            client "$NS_CLI" -op slow -size 3000 -n 20
+        fi
+        sleep 0.3
+        ns_alive "$ATT_PID" || err "attach ended while other followed processes still ran"
+        stop_attach INT
+        [ "$ATT_RC" = 0 ] || err "attach exit status $ATT_RC after SIGINT" "$(tail -3 "$SC_DIR/attach_$k.log")"
+        # the first server's calls have the server columns, the impostor's none
+        out=$(rob_calls "$SC_DIR/attach_$k.csv" groups slow 20 2000 -) ||
+            err "attribution after pid reuse ($((k + 1)) pids)" "$out"
+        SC_NOTE="${SC_NOTE:+$SC_NOTE; }$((k + 1)) pids, $old reused: $out"
+    fi
+    for i in ${keepers//,/ }; do ns_stop "$i" TERM 5; done
+    ns_stop "$SRV_PID" TERM 5
+    return 0
+}
+
+scenario_pid_reuse() {
+    sc_begin pid_reuse
+    rob_reuse_once 1
+    rob_reuse_once 8
+    sc_end
+}
+
+scenario_ring_full() {
+    sc_begin ring_full
+    local rc lost tpid child out
+    # smaller than the largest record: refused
+    "$GIOPSCOPE" attach --pid 1 --ring-size 4k >/dev/null 2>"$SC_DIR/small.log"
+    rc=$?
+    [ "$rc" = 2 ] && grep -q "ring-size" "$SC_DIR/small.log" ||
+        err "--ring-size 4k: exit status $rc (want 2)" "$(cat "$SC_DIR/small.log")"
+    if start_server "$NS_SRV" "$NS_SRV_IP4"; then
+        # on a terminal (script(1)) for the progress line; script's child (exec) is attach
+        echo "# attach (script): $GIOPSCOPE attach --pid $SRV_PID --ring-size 8k ..." >>"$SC_DIR/commands.log"
+        script -qfec "exec $GIOPSCOPE attach --pid $SRV_PID --ring-size 8k --pairs --summary -o $SC_DIR/attach.csv" \
+            "$SC_DIR/tty.log" </dev/null >/dev/null 2>&1 &
+        tpid=$!
+        ns_wait_grep "$SC_DIR/tty.log" "^giopscope attach: following" 10
+        child=$(cat "/proc/$tpid/task/$tpid/children" 2>/dev/null)
+        if [ -n "$child" ] && grep -q "^giopscope attach: following" "$SC_DIR/tty.log"; then
+            # a burst while the reader is held (SIGSTOP: as a reader starved of CPU), more than
+            # an 8 KiB ring holds whatever the scheduler does
+            kill -STOP "$child"
+            client "$NS_CLI" -op echoOctets -size 200000 -n 10 -threads 2
+            # script(1) stops itself when its child stops: both go on
+            kill -CONT "$tpid" "$child"
+            # then a trickle the ring holds: every call of it is seen
+            client "$NS_CLI" -op slow -size 20000 -n 10
+            sleep 1.2 # a progress line after the burst (one a second)
+        else
+            err "attach did not start" "$(tail -3 "$SC_DIR/tty.log")"
+        fi
+        [ -n "$child" ] && kill -INT "$child"
+        for _ in $(seq 1 200); do
+            ns_alive "$tpid" || break
+            sleep 0.05
+        done
+        ns_alive "$tpid" && { err "attach did not exit within 10 s of SIGINT"; kill -KILL $child "$tpid"; }
+        wait "$tpid"
+        rc=$?
+        [ "$rc" = 0 ] || err "attach exit status $rc with a full ring (want 0)" "$(tail -5 "$SC_DIR/tty.log")"
+        tr '\r' '\n' <"$SC_DIR/tty.log" >"$SC_DIR/attach.log"
+        lost=$(sed -n 's/.* \([0-9][0-9]*\) records lost (ring full).*/\1/p' "$SC_DIR/attach.log")
+        if [ "${lost:-0}" -gt 0 ]; then
+            grep -q "packets lost before the decoder: kernel $lost," "$SC_DIR/attach.log" ||
+                err "the summary does not show the $lost records lost" "$(grep lost "$SC_DIR/attach.log")"
+            grep -q "dropped: kernel [1-9]" "$SC_DIR/attach.log" ||
+                err "the progress line never showed the loss" "$(grep dropped "$SC_DIR/attach.log" | tail -2)"
+        else
+            err "no record lost with an 8k ring: the burst did not fill it" "$(grep kernel: "$SC_DIR/attach.log")"
+        fi
+        out=$(rob_calls "$SC_DIR/attach.csv" groups slow 10 20000) || err "the calls after the overflow" "$out"
+        SC_NOTE="$lost records lost, in the progress line and the summary; ${out:-?} after; exit 0"
+        ns_stop "$SRV_PID" TERM 5
+    fi
+    sc_end
+}
+
+# rob_veth_restore: the veth pair again, as ns_setup made it (after iface_gone deleted it)
+rob_veth_restore() {
+    ip link add "$NS_VETH_CLI" netns "$NS_CLI" type veth peer name "$NS_VETH_SRV" netns "$NS_SRV" || return 1
+    ip -n "$NS_SRV" addr add "$NS_SRV_IP4/24" dev "$NS_VETH_SRV" &&
+    ip -n "$NS_SRV" -6 addr add "$NS_SRV_IP6/64" dev "$NS_VETH_SRV" nodad &&
+    ip -n "$NS_CLI" addr add "$NS_CLI_IP4/24" dev "$NS_VETH_CLI" &&
+    ip -n "$NS_CLI" -6 addr add "$NS_CLI_IP6/64" dev "$NS_VETH_CLI" nodad &&
+    ip -n "$NS_SRV" link set "$NS_VETH_SRV" up && ip -n "$NS_CLI" link set "$NS_VETH_CLI" up || return 1
+    for _ in $(seq 1 50); do
+        ip -n "$NS_CLI" link show "$NS_VETH_CLI" 2>/dev/null | grep -q "state UP" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+scenario_iface_gone() {
+    sc_begin iface_gone
+    local other orc n
+    if start_server "$NS_SRV" "$NS_SRV_IP4"; then
+        # two at once: one given the veth with -i (it must stop), one on every interface (lo
+        # and the veth: it goes on with lo)
+        if start_attach "$SC_DIR/attach_all.log" --pid "$SRV_PID" --pairs -o "$SC_DIR/attach_all.csv" -q; then
+            other=$ATT_PID
+            ATT_PID=""
+            if start_attach "$SC_DIR/attach.log" --pid "$SRV_PID" -i "$NS_VETH_SRV" --pairs --summary \
+                    -o "$SC_DIR/attach.csv" -q; then
+                client "$NS_CLI" -op slow -size 1000 -n 20
+                ip -n "$NS_SRV" link del "$NS_VETH_SRV" || err "ip link del $NS_VETH_SRV failed"
+                rob_wait_exit 5 || err "attach -i $NS_VETH_SRV still running 5 s after the interface went away"
+                [ "$ATT_RC" = 2 ] || err "attach -i: exit status $ATT_RC when its interface went away (want 2)"
+                n=$(grep -c "went away" "$SC_DIR/attach.log")
+                [ "$n" = 1 ] && grep -q "interface $NS_VETH_SRV went away .*: stopping$" "$SC_DIR/attach.log" ||
+                    err "attach -i: want one line 'interface $NS_VETH_SRV went away ...: stopping', got $n" \
+                        "$(cat "$SC_DIR/attach.log")"
+                grep -q "^giopscope attach: kernel:" "$SC_DIR/attach.log" || err "attach -i: no closing report"
+                grep -q "slow" "$SC_DIR/attach.log" || err "attach -i: no summary"
+                out=$(rob_calls "$SC_DIR/attach.csv" filled slow 20) || err "attach -i: calls seen before" "$out"
+            fi
+            sleep 0.3
+            ATT_PID=$other
+            ns_alive "$ATT_PID" || err "attach on every interface ended when one of two went away" \
+                "$(tail -3 "$SC_DIR/attach_all.log")"
+            grep -q "interface $NS_VETH_SRV went away; still tapping 1 interface$" "$SC_DIR/attach_all.log" ||
+                err "attach on every interface: no line about $NS_VETH_SRV" "$(tail -3 "$SC_DIR/attach_all.log")"
+            stop_attach INT
+            orc=$ATT_RC
+            [ "$orc" = 0 ] || err "attach on every interface: exit status $orc after SIGINT"
+            SC_NOTE="-i veth: one line, exit 2, ${out:-?}; on lo+veth: one line, goes on"
+        fi
+        ns_stop "$SRV_PID" TERM 5
+        rob_veth_restore || err "could not recreate the veth pair"
+    fi
+    sc_end
+}
+
+# ------------------------------------------------------------------ drop_user
+# ours_gone BEFORE_PROGS BEFORE_LINKS: waits (bounded) until no program or link that was not in
+# the BEFORE lists is left; prints what is left
+ours_gone() {
+    local before_p=" $1 " before_l=" $2 " left id
+    for _ in $(seq 1 50); do
+        left=""
+        for id in $(bpf_ids prog); do
+            case "$before_p" in *" $id "*) ;; *) left="$left prog$id" ;; esac
+        done
+        for id in $(bpf_ids link); do
+            case "$before_l" in *" $id "*) ;; *) left="$left link$id" ;; esac
+        done
+        [ -z "$left" ] && return 0
+        sleep 0.1
+    done
+    echo "$left"
+    return 1
+}
+
+scenario_drop_user() {
+    sc_begin drop_user
+    local rc uid gid zdir before_p before_l left line n
+    uid=$(id -u nobody 2>/dev/null) gid=$(id -g nobody 2>/dev/null)
+    if [ -z "$uid" ]; then
+        err "no user nobody on this machine"
+        sc_end
+        return
+    fi
+    # nobody's own directory for -o (the work directory is root's, 0700)
+    zdir=$(mktemp -d /tmp/gs-attach-z.XXXXXX) && chmod 755 "$zdir" && chown nobody "$zdir"
+    if start_server "$NS_SRV" "$NS_SRV_IP4"; then
+        "$GIOPSCOPE" attach --pid "$SRV_PID" -Z no_such_user_xyz >"$SC_DIR/a.out" 2>"$SC_DIR/a.err"
+        rc=$?
+        [ "$rc" = 2 ] || err "-Z no_such_user_xyz: exit status $rc"
+        { [ "$(grep -c . "$SC_DIR/a.err")" = 1 ] &&
+          grep -qx "giopscope attach: -Z: no user 'no_such_user_xyz'" "$SC_DIR/a.err"; } ||
+            err "-Z no_such_user_xyz: want one line naming the user" "$(head -3 "$SC_DIR/a.err")"
+        before_p=$(bpf_ids prog) before_l=$(bpf_ids link)
+        # -o in root's directory: opened after the switch, so refused; the tap goes with it
+        "$GIOPSCOPE" attach --pid "$SRV_PID" -Z nobody -o "$SC_DIR/root.csv" -q >"$SC_DIR/b.out" 2>"$SC_DIR/b.err"
+        rc=$?
+        [ "$rc" = 2 ] || err "-Z nobody -o in root's directory: exit status $rc (opened before the switch?)"
+        grep -q "cannot write $SC_DIR/root.csv: Permission denied" "$SC_DIR/b.err" ||
+            err "-Z nobody -o in root's directory: no reason given" "$(head -3 "$SC_DIR/b.err")"
+        [ -e "$SC_DIR/root.csv" ] && err "-Z nobody: the -o file was created in root's directory"
+        left=$(ours_gone "$before_p" "$before_l") || err "-o refused: still attached:$left"
+        if start_attach "$SC_DIR/attach.log" --pid "$SRV_PID" --pairs -Z nobody -o "$zdir/attach.csv" -q; then
+            # "following" is printed after the switch
+            grep -E "^(Uid|Gid|Groups|CapPrm|CapEff|CapBnd|NoNewPrivs):" "/proc/$ATT_PID/status" >"$SC_DIR/status.txt"
+            for line in "Uid:	$uid	$uid	$uid	$uid" "Gid:	$gid	$gid	$gid	$gid" \
+                        "CapEff:	0000000000000000" "CapPrm:	0000000000000000" "NoNewPrivs:	1"; do
+                grep -qx "$line" "$SC_DIR/status.txt" ||
+                    err "-Z nobody: /proc/PID/status lacks '${line//	/ }'" "$(tr '\t' ' ' <"$SC_DIR/status.txt")"
+            done
+            client "$NS_CLI" -op echoString -size 32 -n 100
+            client "$NS_CLI" -op slow -size 1000 -n 10
+            sleep 0.5
+            stop_attach INT
+            [ "$ATT_RC" = 0 ] || err "attach -Z nobody: exit status $ATT_RC after SIGINT" "$(tail -3 "$SC_DIR/attach.log")"
+            grep -q "^giopscope attach: kernel:" "$SC_DIR/attach.log" ||
+                err "attach -Z nobody: no closing report" "$(tail -3 "$SC_DIR/attach.log")"
+            [ "$(stat -c %U "$zdir/attach.csv" 2>/dev/null)" = nobody ] ||
+                err "attach -Z nobody: the -o file is not nobody's" "$(ls -l "$zdir")"
+            cp "$zdir/attach.csv" "$SC_DIR/attach.csv" 2>/dev/null
+            n=$(grep -c ',echoString,0,NO_EXCEPTION,' "$SC_DIR/attach.csv" 2>/dev/null)
+            [ "$n" = 100 ] || err "attach -Z nobody: $n echoString calls written, the client made 100"
+            # the syscall probes still deliver (the ring buffer is read as nobody)
+            n=$(python3 -c 'import csv,sys
+print(sum(1 for r in csv.DictReader(open(sys.argv[1])) if r["operation"] == "slow" and r["server_process_us"]))' \
+                "$SC_DIR/attach.csv" 2>/dev/null)
+            [ "$n" = 10 ] || err "attach -Z nobody: $n of 10 slow calls with server_process_us"
+            left=$(ours_gone "$before_p" "$before_l") || err "attach -Z nobody: still attached after exit:$left"
+            SC_NOTE="$(grep -E '^(Uid|CapEff):' "$SC_DIR/status.txt" | tr '\t\n' '  ')calls written: 100 + 10, nothing left attached"
+        fi
+        ns_stop "$SRV_PID" TERM 20
+    fi
+    rm -rf "$zdir"
     sc_end
 }
 

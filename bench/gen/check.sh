@@ -21,6 +21,7 @@ samples=(
   "open-all-rtx|--calls 1200 --connections 6 --seed 3 --open-all --retransmit 0.01"
   "many-conns-v6|--calls 1500 --connections 200 --concurrent 150 --seed 4 --ipv6 0.5"
   "echo|--calls 1000 --connections 5 --seed 5 --mix echo"
+  "no-close-no-replies|--calls 800 --connections 80 --concurrent 20 --seed 6 --no-close --no-replies"
 )
 
 check_one() {

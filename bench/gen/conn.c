@@ -94,7 +94,15 @@ void call_arrived(struct gen *g, struct conn *c, int i, uint32_t slot)
 		g->replies_open = true;
 		g->flip = true;
 	}
-	if (k->oneway) {
+	if (g->no_replies && !k->oneway) {
+		/* the server never answers: the client's thread gives up (as after a
+		 * timeout) and goes on with its next call */
+		g->n_unanswered++;
+		slot_free(c, slot);
+		c->outstanding--;
+		if (!g->open_all)
+			c->t_next_req = min64(c->t_next_req, g->now + think(g, c));
+	} else if (k->oneway) {
 		slot_free(c, slot);
 		c->outstanding--;
 		if (!g->open_all)
@@ -244,8 +252,12 @@ static void send_cancel(struct gen *g, struct conn *c, uint32_t idx)
 }
 
 /* ---------------------------------------------------------------- choosing */
-static bool closable(const struct conn *c)
+static bool closable(const struct gen *g, const struct conn *c)
 {
+	/* --open-all --no-replies: no connection closes before every request went out,
+	 * so that every call is open at once */
+	if (g->no_replies && g->open_all && !g->replies_open)
+		return false;
 	for (int i = 0; i < 2; i++)
 		if (c->s[i].head != c->s[i].out.len || c->s[i].npart || c->s[i].rtx_len)
 			return false;
@@ -315,7 +327,7 @@ static uint64_t server_app(struct gen *g, const struct conn *c, int *what, uint3
 				}
 		}
 	}
-	if (c->p.server_closes && !c->close_msg && closable(c) && c->t_last + 50 * US < t) {
+	if (c->p.server_closes && !c->close_msg && closable(g, c) && c->t_last + 50 * US < t) {
 		t = c->t_last + 50 * US;
 		*what = APP_CLOSE_MSG;
 	}
@@ -346,7 +358,7 @@ static uint64_t pick(struct gen *g, const struct conn *c, enum ev *ev, int *side
 		best = t, *ev = EV_CAPP, *side = 0, *what = w, *arg = a;
 	if ((t = server_app(g, c, &w, &a)) < best)
 		best = t, *ev = EV_SAPP, *side = 1, *what = w, *arg = a;
-	if (best == T_NEVER && closable(c) && (c->close_msg || !c->p.server_closes)) {
+	if (best == T_NEVER && closable(g, c) && (c->close_msg || !c->p.server_closes)) {
 		best = c->t_last + 30 * US;
 		*ev = EV_STATE;
 	}
@@ -430,6 +442,8 @@ void conn_init(struct gen *g, struct conn *c, uint64_t id, uint64_t calls, uint6
 	c->t_state = t_start;
 	c->t_next_req = T_NEVER;
 	c->t_srv_next = 0;
+	if (g->no_close)
+		c->p.server_closes = false;   /* no CloseConnection either */
 	for (int i = 0; i < 2; i++) {
 		struct side *s = &c->s[i];
 		s->ep = i ? c->p.server : c->p.client;

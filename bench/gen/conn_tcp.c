@@ -127,6 +127,13 @@ void tcp_state(struct gen *g, struct conn *c)
 		c->t_next_req = g->now + rng_range(&g->rng, 1 * US, 30 * US);
 		break;
 	case ST_OPEN:   /* everything said: the closer sends its FIN */
+		if (g->no_close) {
+			/* --no-close: both ends go quiet, the connection is never closed */
+			g->n_left_open++;
+			c->state = ST_DONE;
+			c->t_state = T_NEVER;
+			break;
+		}
 		tcp_emit(g, c, closer, TH_FIN | TH_ACK, tcp_seq_of(&c->s[closer]), NULL, 0, 0);
 		c->s[closer].fin_sent = true;
 		c->state = ST_FIN2;

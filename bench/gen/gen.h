@@ -19,6 +19,8 @@ struct gen {
 	double v6_share;
 	double cancel;          /* probability that a two-way call is cancelled */
 	bool open_all;          /* every request goes out before the first reply */
+	bool no_close;          /* connections are left open: no FIN, no CloseConnection */
+	bool no_replies;        /* servers never answer a two-way call (or a LocateRequest) */
 	bool replies_open;      /* open_all: they all went out */
 	bool flip;              /* replies_open just became true: every connection's next
 				   event moved, the scheduler must look again */
@@ -27,7 +29,8 @@ struct gen {
 
 	/* what was generated, printed at the end */
 	uint64_t n_conns, n_requests, n_locates, n_oneway, n_cancel, n_user_ex, n_sys_ex,
-		n_forward, n_fragmented, n_fragments, n_rtx, n_close_msgs, by_minor[3];
+		n_forward, n_fragmented, n_fragments, n_rtx, n_close_msgs, by_minor[3],
+		n_unanswered, n_left_open;
 };
 
 #endif

@@ -1,12 +1,15 @@
 /* giopgen: large, realistic GIOP/IIOP captures for benchmarks.
  *
  *   giopgen --calls N [--connections N] [--concurrent N] [--seed S] [--open-all]
- *           [--retransmit P] [--ipv6 P] [--cancel P] [--mix default|echo] -o FILE|-
+ *           [--retransmit P] [--ipv6 P] [--cancel P] [--mix default|echo]
+ *           [--no-close] [--no-replies] -o FILE|-
  *
  * Simulates client and server ORBs over many TCP connections (see conn.h,
  * workload.c) and writes what a tap on the servers' side would see, as a classic
  * pcap with nanosecond time stamps. The same options give the same bytes. N calls
  * means N Requests plus LocateRequests: `giopscope read --pairs` must give N rows.
+ * --no-close and --no-replies make hostile captures (tests/integration/scale_hostile.sh): connections
+ * that are never closed, requests that are never answered.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -92,6 +95,12 @@ static void usage(FILE *f)
 	      "                     gets no reply (default 0.001; none with --open-all)\n"
 	      "  --mix MIX          default: the operation mix of workload.c (small calls to 24 KB,\n"
 	      "                     oneways, exceptions, fragments); echo: only echoString(32)\n"
+	      "  --no-close         connections are never closed: after their last call both\n"
+	      "                     ends go quiet (no FIN, no CloseConnection)\n"
+	      "  --no-replies       servers never answer: every two-way Request and every\n"
+	      "                     LocateRequest stays unanswered (the client goes on with its\n"
+	      "                     next call); implies --cancel 0. With --open-all no\n"
+	      "                     connection closes before every request went out\n"
 	      "  -o, --output FILE  the pcap to write\n"
 	      "  -q, --quiet        no summary on stderr\n", f);
 }
@@ -125,6 +134,7 @@ int main(int argc, char **argv)
 		{"calls", 1, 0, 'n'}, {"connections", 1, 0, 'c'}, {"concurrent", 1, 0, 'C'},
 		{"seed", 1, 0, 's'}, {"open-all", 0, 0, 'A'}, {"retransmit", 1, 0, 'r'},
 		{"ipv6", 1, 0, '6'}, {"mix", 1, 0, 'm'}, {"cancel", 1, 0, 'x'}, {"output", 1, 0, 'o'}, {"quiet", 0, 0, 'q'},
+		{"no-close", 0, 0, 'N'}, {"no-replies", 0, 0, 'R'},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	uint64_t calls = 10000, conns = 0, concurrent = 64, seed = 1;
 	const char *out = NULL;
@@ -152,6 +162,8 @@ int main(int argc, char **argv)
 			}
 			mix_echo = !strcmp(optarg, "echo");
 			break;
+		case 'N': g.no_close = true; break;
+		case 'R': g.no_replies = true; break;
 		case 'o': out = optarg; break;
 		case 'q': quiet = true; break;
 		case 'h': usage(stdout); return 0;
@@ -162,6 +174,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (g.no_replies)
+		g.cancel = 0;   /* a cancelled call would be answered by the CancelRequest */
 	if (!conns)
 		conns = calls / 1000 ? calls / 1000 : 1;
 	if (conns > calls)
@@ -252,12 +266,13 @@ int main(int argc, char **argv)
 			"%" PRIu64 " oneway, %" PRIu64 " cancelled, %" PRIu64 " user exceptions, %" PRIu64
 			" system exceptions, %" PRIu64 " forwards; GIOP 1.0/1.1/1.2: %" PRIu64 "/%" PRIu64
 			"/%" PRIu64 "; %" PRIu64 " fragmented messages in %" PRIu64 " fragments), "
-			"%" PRIu64 " connections (%" PRIu64 " CloseConnection), %" PRIu64 " packets, %"
+			"%" PRIu64 " connections (%" PRIu64 " CloseConnection, %" PRIu64 " never closed), %"
+			PRIu64 " unanswered calls, %" PRIu64 " packets, %"
 			PRIu64 " retransmitted, %" PRIu64 " bytes, %.3f s of traffic\n",
 			g.n_requests + g.n_locates, g.n_requests, g.n_locates, g.n_oneway, g.n_cancel,
 			g.n_user_ex, g.n_sys_ex, g.n_forward, g.by_minor[0], g.by_minor[1],
 			g.by_minor[2], g.n_fragmented, g.n_fragments, g.n_conns, g.n_close_msgs,
-			g.out.packets, g.n_rtx, g.out.bytes + 24,
+			g.n_left_open, g.n_unanswered, g.out.packets, g.n_rtx, g.out.bytes + 24,
 			(double)(g.out.last_ts - (1735689600ull + seed % 60) * 1000000000ull) / 1e9);
 	return 0;
 }

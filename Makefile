@@ -15,7 +15,7 @@ LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 
 DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
-ANALYSIS := analysis/intern.c analysis/hist.c analysis/endpoint.c analysis/flows.c \
+ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
             analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_prom.c \
@@ -50,6 +50,11 @@ help:
 	@echo "                       each tap's part) into docs/benchmarks.md; long; never in make check"
 	@echo "  make bench-quick     the same, small sizes, in about two minutes"
 	@echo "  make bench-gen-check the benchmark capture generator checked against tshark"
+	@echo "  make bench-workloads omniORB workloads (structs, records, Any; N deferred servers):"
+	@echo "                       client latency vs giopscope's wire figures (root; part of make bench)"
+	@echo "  make soak            giopscope live for SOAK_SECONDS (default 7200) on mixed omniORB load"
+	@echo "                       with a restarting reply-less server: RSS flat, no call lost (root);"
+	@echo "                       never in make check"
 	@echo "  make install PREFIX=/usr/local   install giopscope and its man page"
 	@echo "  make deps            install build and test dependencies (Debian 12, apt-get, root)"
 	@echo "  make clean"
@@ -88,7 +93,7 @@ check-unit: $(UNIT_BINS)
 check-golden: $(BUILD)/giopscope
 	@GIOPSCOPE=$(BUILD)/giopscope tests/golden/run.sh
 
-check-integration: $(BUILD)/giopscope orb-apps
+check-integration: $(BUILD)/giopscope orb-apps $(BUILD)/bench/giopgen
 	@GIOPSCOPE=$(BUILD)/giopscope BUILD=$(BUILD) tests/run-integration.sh
 
 check-asan:
@@ -134,6 +139,18 @@ bench-quick: bench-tools
 bench-gen-check: bench-tools
 	GIOPSCOPE=$(BUILD)/giopscope GIOPGEN=$(BENCH_BIN)/giopgen bench/gen/check.sh
 
+# the workloads part alone (bench/workloads.sh, its section of docs/benchmarks.md; root, minutes)
+.PHONY: bench-workloads
+bench-workloads: $(BUILD)/giopscope workloads-apps
+	BUILD=$(BUILD) GIOPSCOPE=$(BUILD)/giopscope bench/workloads.sh
+
+# the soak (tests/soak/soak.sh): hours of live capture; on demand only, never in make check
+SOAK_SECONDS ?= 7200
+.PHONY: soak
+soak: $(BUILD)/giopscope orb-apps
+	SOAK_SECONDS=$(SOAK_SECONDS) GIOPSCOPE=$(BUILD)/giopscope BUILD=$(BUILD) tests/soak/soak.sh
+
 include tests/orb/orb.mk
+include bench/workloads/workloads.mk
 include tests/fuzz/fuzz.mk
 -include $(LIB_OBJS:.o=.d) $(PROBE_OBJS:.o=.d)

@@ -57,6 +57,7 @@ PARTS=(
   "attach|bench/attach_overhead.sh|no"
   "live|bench/live_rate.sh|no"
   "dpdk|bench/dpdk_replay.sh|no"
+  "workloads|bench/workloads.sh|no"
 )
 failed=""
 for entry in "${PARTS[@]}"; do

@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <stdarg.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -238,6 +239,10 @@ int gs_live_wait(struct gs_live *l, int timeout_ms)
 	return n > 0;
 }
 
+/* how long a down interface is watched for its deletion: 10 x 10 ms */
+#define IFACE_GONE_CHECKS 10
+#define IFACE_GONE_STEP_NS 10000000L
+
 int gs_live_check_iface(struct gs_live *l, char *err, size_t errlen)
 {
 	struct ifreq ifr;
@@ -252,8 +257,17 @@ int gs_live_check_iface(struct gs_live *l, char *err, size_t errlen)
 		return 0; /* cannot tell: the capture goes on, libpcap reports real failures */
 	}
 	/* a capture that silently sees nothing is worse than one that stops */
-	if (!(ifr.ifr_flags & IFF_UP))
+	if (!(ifr.ifr_flags & IFF_UP)) {
+		/* deleting an interface takes it down first and unregisters it
+		 * right after: a short look tells a deletion from a plain down */
+		for (int i = 0; i < IFACE_GONE_CHECKS; i++) {
+			struct timespec ts = { 0, IFACE_GONE_STEP_NS };
+			nanosleep(&ts, NULL);
+			if (if_nametoindex(l->iface) == 0)
+				return fail(err, errlen, "interface %s disappeared during the capture", l->iface);
+		}
 		return fail(err, errlen, "interface %s went down during the capture", l->iface);
+	}
 	return 0;
 }
 

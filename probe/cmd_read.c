@@ -227,6 +227,14 @@ int gs_cmd_read(int argc, char **argv)
 		}
 	}
 	setvbuf(ctx.out, outbuf, _IOFBF, sizeof outbuf);
+	/* Only rows, intervals, traces, reports and tails care in which order the
+	 * calls come: the summary's histograms and counters do not. Unordered, a
+	 * call is written once settled instead of waiting behind every call that
+	 * started earlier and is still open, which keeps the queue short (time
+	 * and memory) when calls stay open long. GIOPSCOPE_ORDERED=1 forces the
+	 * order (tests compare both ways). */
+	cfg.ordered = ctx.pairs || interval_ns || report_path || trace_path || tail_n ||
+		      getenv("GIOPSCOPE_ORDERED") != NULL;
 	if ((err = gs_stats_init(&ctx.stats, 512, cfg.max_strings + 1)) != 0 ||
 	    (err = gs_stats_group_by(&ctx.stats, (enum gs_group_by)by)) != 0 ||
 	    (err = gs_tail_init(&ctx.tail, (uint32_t)tail_n)) != 0 ||

@@ -37,7 +37,7 @@ static void usage(FILE *f)
 	      "  --promisc              promiscuous mode (a mirror port); default off\n"
 	      "  --batch-ms MS          packets reach giopscope in blocks, at most MS ms late, instead\n"
 	      "                         of one by one (fewer wake-ups and drops under load; 0: immediate)\n"
-	      "  -w FILE                also save every captured packet (pcap, nanosecond time stamps)\n"
+	      "  -w FILE                also save every captured packet (pcapng, nanosecond time stamps)\n"
 	      "  -Z, --relinquish-privileges USER\n"
 	      "                         once the capture is open, become USER (its groups, gid, uid; no\n"
 	      "                         capabilities left); -w, -o, --trace and --report files are then\n"

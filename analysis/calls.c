@@ -309,7 +309,7 @@ static bool settled(const struct gs_engine *e, const struct gs_call *c)
 
 /* Writes the queued calls that can be written: settled (acknowledged, or ended
  * at least `linger` ago) and, when ordered, started before every call that may
- * still appear. */
+ * still appear (unless more than `order_window` calls are queued). */
 void gs_calls_drain(struct gs_engine *e, bool all)
 {
 	while (e->out_n > 0) {
@@ -318,11 +318,15 @@ void gs_calls_drain(struct gs_engine *e, bool all)
 			/* differences, not sums: hostile time stamps must not overflow */
 			if (e->now - top->t_done < e->cfg.linger_ns && !settled(e, top))
 				break;
-			if (e->cfg.ordered && e->wm_n > 0 &&
-			    e->calls[e->wm_heap[0]].t_request_first <= top->t_request_first)
-				break;
-			if (e->cfg.ordered && e->pend_count && gs_pending_min(e) <= top->t_request_first)
-				break;
+			/* past the window, memory matters more than order: a call
+			 * that never ends must not hold every later one */
+			if (e->cfg.ordered && e->out_n <= e->cfg.order_window) {
+				if (e->wm_n > 0 &&
+				    e->calls[e->wm_heap[0]].t_request_first <= top->t_request_first)
+					break;
+				if (e->pend_count && gs_pending_min(e) <= top->t_request_first)
+					break;
+			}
 		}
 		emit_top(e);
 	}

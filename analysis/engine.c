@@ -22,6 +22,7 @@ void gs_config_default(struct gs_config *c)
 	c->linger_ns = 3000 * 1000 * 1000LL;
 	c->reply_timeout_ns = 0;
 	c->ordered = true;
+	c->order_window = 131072;
 	c->port_bitmap = NULL;
 }
 

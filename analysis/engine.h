@@ -27,6 +27,9 @@ struct gs_config {
 	int64_t linger_ns;            /* an ended call waits this long for late retransmissions */
 	int64_t reply_timeout_ns;     /* 0: wait for a reply until the connection ends */
 	bool ordered;                 /* emit in t_request_first order */
+	uint32_t order_window;        /* ended calls held for order (and for their ACKs) at most:
+	                               * beyond, the earliest is written at once, before calls
+	                               * still open that started earlier (rows_out_of_order) */
 	bool heads_only;              /* gs_engine_segment: bytes outside the pieces were left
 	                               * out on purpose, they are neither loss nor truncation */
 	const uint8_t *port_bitmap;   /* 8192 bytes, NULL: GIOP by its magic on any port */

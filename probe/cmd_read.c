@@ -72,6 +72,9 @@ static void usage(FILE *f)
 	      "  --trace FILE.json     also write the calls as a Perfetto/Chrome trace\n"
 	      "  --max-flows N         connections tracked at once (default 65536; LRU eviction)\n"
 	      "  --max-open-calls N    calls waiting for a reply or for output (default 1048576)\n"
+	      "  --order-window N      rows are in t_request_first order while at most N ended calls\n"
+	      "                        wait for an earlier one still open (default 131072); past it\n"
+	      "                        they are written, and the late call when it ends\n"
 	      "  --max-message-size B  larger GIOP size fields are malformed (default 256M)\n"
 	      "  --max-ooo-bytes B     out-of-order bytes held per direction (default 1M)\n"
 	      "  -q, --quiet           no progress line\n"
@@ -80,7 +83,7 @@ static void usage(FILE *f)
 }
 
 enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO,
-       O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE };
+       O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE, O_ORDER_WINDOW };
 
 static FILE *open_output(const char *path)
 {
@@ -101,6 +104,7 @@ int gs_cmd_read(int argc, char **argv)
 		{ "ports", required_argument, NULL, O_PORTS },
 		{ "max-flows", required_argument, NULL, O_MAX_FLOWS },
 		{ "max-open-calls", required_argument, NULL, O_MAX_CALLS },
+		{ "order-window", required_argument, NULL, O_ORDER_WINDOW },
 		{ "max-message-size", required_argument, NULL, O_MAX_MSG },
 		{ "max-ooo-bytes", required_argument, NULL, O_MAX_OOO },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -158,6 +162,13 @@ int gs_cmd_read(int argc, char **argv)
 				return 2;
 			}
 			cfg.max_open_calls = (uint32_t)v;
+			break;
+		case O_ORDER_WINDOW:
+			if (!gs_parse_u64(optarg, 1, 1u << 28, false, &v)) {
+				fprintf(stderr, "giopscope read: --order-window wants 1..%u\n", 1u << 28);
+				return 2;
+			}
+			cfg.order_window = (uint32_t)v;
 			break;
 		case O_MAX_MSG:
 			if (!gs_parse_u64(optarg, 12, UINT32_MAX - 12, true, &v)) {

@@ -43,7 +43,7 @@ help:
 	@echo "  make check-unit      cmocka unit tests only"
 	@echo "  make check-golden    the shipped captures against their expected calls"
 	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
-	@echo "  make check-asan      unit, golden and bad-input tests built with -fsanitize=address,undefined"
+	@echo "  make check-asan      unit, golden, bad-input and tap stop/clean-up tests under ASan+UBSan"
 	@echo "  make fuzz            each libFuzzer harness for FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-short      each harness briefly on its seeds (part of make check)"
 	@echo "  make bench           benchmarks (offline vs tshark and a bare libpcap loop, memory, and"
@@ -96,10 +96,15 @@ check-golden: $(BUILD)/giopscope
 check-integration: $(BUILD)/giopscope orb-apps $(BUILD)/bench/giopgen
 	@GIOPSCOPE=$(BUILD)/giopscope BUILD=$(BUILD) tests/run-integration.sh
 
-check-asan:
+check-asan: orb-apps
 	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		OPT="-O1 -g" build/asan/giopscope check-unit check-golden BUILD=build/asan
 	GIOPSCOPE=build/asan/giopscope tests/bad/run.sh
+	@# the stops and clean-ups of the taps, under the sanitizers too (root; 77 = skipped)
+	GIOPSCOPE=build/asan/giopscope BUILD=$(BUILD) tests/integration/attach_ebpf.sh cleanup pid_exit iface_gone; \
+		rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
+	GIOPSCOPE=build/asan/giopscope BUILD=$(BUILD) tests/integration/live_vs_tcpdump.sh stops iface_deleted; \
+		rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
 
 demo: deps-build all
 	$(BUILD)/giopscope read tests/data/omniorb_demo.pcap

@@ -72,6 +72,9 @@ struct gs_call {
 	int64_t nagle_ns;      /* a message's last segment came this long after the one before,
 	                        * right after the peer's ACK: a Nagle/delayed-ACK stall */
 	uint8_t nagle_half;    /* 0: in the request, 1: in the reply */
+	uint32_t conn_flow;    /* `flow` at creation, kept when the call is detached from its
+	                        * ended connection (flow = GS_NONE): with flow_gen, which
+	                        * connection it was (merge groups calls by it) */
 	int64_t zero_window_ns;/* a receive window of the connection was 0 this long meanwhile */
 	/* stream offsets of the request and reply bytes, for retransmission attribution */
 	uint64_t req_off0, req_off1, rep_off0, rep_off1;

@@ -127,6 +127,7 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 	c->request_id = m->request_id;
 	c->dir = (uint8_t)d;
 	c->flow = fno;
+	c->conn_flow = fno;
 	c->flow_gen = f->gen;
 	c->serial = ++e->serial;
 	c->op = GS_INTERN_EMPTY;
@@ -154,6 +155,7 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 		c->request_id = m->request_id;
 		c->dir = (uint8_t)!d;
 		c->flow = gs_flow_no(e, f);
+		c->conn_flow = c->flow;
 		c->flow_gen = f->gen;
 		c->serial = ++e->serial;
 		c->op = c->object_key = c->exception = GS_INTERN_EMPTY;

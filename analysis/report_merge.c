@@ -160,7 +160,7 @@ static void add(struct gs_merge *m, int side, const char *op, size_t oplen, cons
 	mc->retransmits = c->retransmits;
 	mc->flags = c->flags;
 	mc->status = c->status;
-	mc->flow = c->flow;
+	mc->flow = c->conn_flow; /* c->flow is GS_NONE once its connection ended */
 	mc->flow_gen = c->flow_gen;
 	mc->priority = c->priority;
 	mc->kind = c->kind;
@@ -989,5 +989,6 @@ void gs_merge_to_call(const struct gs_mcall *mc, struct gs_call *c)
 	c->t_reply_first = mc->t_reply_first;
 	c->t_reply_last = mc->t_reply_last;
 	c->flow = mc->flow;
+	c->conn_flow = mc->flow;
 	c->flow_gen = mc->flow_gen;
 }

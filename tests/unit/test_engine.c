@@ -1006,6 +1006,46 @@ static void test_no_reply_at_server_fin(void **state)
 	ub_free(&w);
 }
 
+/* Calls written after their connection ended are detached from it (flow =
+ * GS_NONE) but still say which connection they were on (conn_flow, flow_gen):
+ * merge groups calls by it. A later connection in the same slot differs. */
+static void test_connection_identity_after_end(void **state)
+{
+	struct ub w;
+	struct sink s;
+	struct conn a, b;
+	struct gs_engine *e = new_small(&s);
+	size_t l1, o2;
+	(void)state;
+	ub_init(&w, false);
+	l1 = ub_request(&w, 2, false, 7, "op", 0);
+	o2 = w.n;
+	ub_reply(&w, 2, false, 7, 0);
+	conn_init(&a, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+	conn_init(&b, "10.0.0.1", 40001, "10.0.0.2", 2809, 3000, 7000);
+	conn_handshake(e, &a, TS(0));
+	conn_send(e, &a, 0, TS(1), w.b, l1);
+	conn_send(e, &a, 1, TS(2), w.b + o2, w.n - o2);
+	/* the server resets before the client acknowledged the reply: the call
+	 * still waits for that ACK when its connection ends */
+	conn_rst(e, &a, 1, TS(3));
+	assert_int_equal(gs_engine_active_flows(e), 0);
+	conn_handshake(e, &b, TS(5));
+	conn_send(e, &b, 0, TS(6), w.b, l1);
+	conn_send(e, &b, 1, TS(7), w.b + o2, w.n - o2);
+	gs_engine_finish(e);
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.v[0].c.client.port, 40000);
+	assert_int_equal(s.v[0].c.flow, GS_NONE);
+	assert_int_not_equal(s.v[0].c.conn_flow, GS_NONE);
+	assert_true(s.v[0].c.conn_flow != s.v[1].c.conn_flow || s.v[0].c.flow_gen != s.v[1].c.flow_gen);
+	engine_free(e);
+	conn_free(&a);
+	conn_free(&b);
+	sink_free(&s);
+	ub_free(&w);
+}
+
 static void test_no_reply_at_end_of_input_and_rst(void **state)
 {
 	for (int rst = 0; rst < 2; rst++) {
@@ -2079,6 +2119,7 @@ int main(void)
 		UT(test_locate_request_reply),
 		UT(test_bidirectional),
 		UT(test_no_reply_at_server_fin),
+		UT(test_connection_identity_after_end),
 		UT(test_no_reply_at_end_of_input_and_rst),
 		UT(test_sequence_wraparound),
 		UT(test_request_id_reuse),

@@ -849,9 +849,9 @@ static void add_twins(struct gs_merge *m, const struct twin_spec *sp, uint32_t f
 	struct gs_call c = answered(cport, rid, t, 5 * US, 2 * sp->net + sp->srv, 5 * US);
 	struct gs_call s = answered(nat_port, rid, t + sp->net, 5 * US, sp->srv, 5 * US);
 	int64_t shift = sp->offset + (int64_t)(sp->drift * (double)(t - T0));
-	c.flow = flow;
+	c.flow = c.conn_flow = flow;
 	c.retransmits = tag;
-	s.flow = 1000 - flow; /* the server's engine numbers connections its own way */
+	s.flow = s.conn_flow = 1000 - flow; /* the server's engine numbers connections its own way */
 	s.retransmits = tag;
 	/* NAT: the server sees another client address and port */
 	s.client = ep4(192, 168, 7, 7, nat_port);
@@ -939,8 +939,8 @@ static void test_merge_partial_and_unmatched(void **state)
 	{
 		/* a oneway on connection 1, seen on both sides */
 		struct gs_call c = oneway(40001, 100, T0 + 50 * MS), s = oneway(50001, 100, T0 + 50 * MS + 40 * US - 777 * MS);
-		c.flow = 1;
-		s.flow = 999;
+		c.flow = c.conn_flow = 1;
+		s.flow = s.conn_flow = 999;
 		c.retransmits = s.retransmits = 77;
 		gs_merge_add_named(m, GS_MERGE_CLIENT, "fire", &c);
 		gs_merge_add_named(m, GS_MERGE_SERVER, "fire", &s);

@@ -392,6 +392,31 @@ struct pkt {
 };
 
 /* IPv4/IPv6 + TCP from offset `off` (the link layer's length). */
+/* The TCP header's fields, from its 20 fixed bytes at t (a copy on the stack
+ * or the packet itself, checked by the caller); l4: its offset in the skb,
+ * ip_payload: TCP header and data as the IP header says. Both parsers end here. */
+static __always_inline bool tcp_fields(struct pkt *p, const __u8 *t, __u32 l4, __u32 ip_payload,
+				       __u32 skb_len)
+{
+	__u32 doff = (t[12] >> 4) * 4;
+	if (doff < 20 || ip_payload < doff)
+		return false;
+	p->poff = l4 + doff;
+	p->plen = ip_payload - doff;
+	/* never past what the skb holds (a lying IP length) */
+	if (p->poff > skb_len)
+		return false;
+	if (p->plen > skb_len - p->poff)
+		p->plen = skb_len - p->poff;
+	p->flow.sport = (__u16)t[0] << 8 | t[1];
+	p->flow.dport = (__u16)t[2] << 8 | t[3];
+	p->seq = (__u32)t[4] << 24 | (__u32)t[5] << 16 | (__u32)t[6] << 8 | t[7];
+	p->ack = (__u32)t[8] << 24 | (__u32)t[9] << 16 | (__u32)t[10] << 8 | t[11];
+	p->flags = t[13];
+	p->window = (__u16)t[14] << 8 | t[15];
+	return true;
+}
+
 static __always_inline bool parse(struct __sk_buff *skb, __u32 off, struct pkt *p)
 {
 	__u16 proto = bpf_ntohs((__u16)skb->protocol);
@@ -437,25 +462,7 @@ static __always_inline bool parse(struct __sk_buff *skb, __u32 off, struct pkt *
 	}
 	if (bpf_skb_load_bytes(skb, l4, t, sizeof t))
 		return false;
-	{
-		__u32 doff = (t[12] >> 4) * 4;
-		if (doff < 20 || ip_payload < doff)
-			return false;
-		p->poff = l4 + doff;
-		p->plen = ip_payload - doff;
-		/* never past what the skb holds (a lying IP length) */
-		if (p->poff > skb->len)
-			return false;
-		if (p->plen > skb->len - p->poff)
-			p->plen = skb->len - p->poff;
-	}
-	p->flow.sport = (__u16)t[0] << 8 | t[1];
-	p->flow.dport = (__u16)t[2] << 8 | t[3];
-	p->seq = (__u32)t[4] << 24 | (__u32)t[5] << 16 | (__u32)t[6] << 8 | t[7];
-	p->ack = (__u32)t[8] << 24 | (__u32)t[9] << 16 | (__u32)t[10] << 8 | t[11];
-	p->flags = t[13];
-	p->window = (__u16)t[14] << 8 | t[15];
-	return true;
+	return tcp_fields(p, t, l4, ip_payload, skb->len);
 }
 
 /* The common case read in place (no helper call): IPv4 without options or
@@ -466,7 +473,7 @@ static __always_inline int parse_direct(struct __sk_buff *skb, __u32 off, struct
 	__u8 *data = (__u8 *)(long)skb->data, *end = (__u8 *)(long)skb->data_end;
 	__u16 proto = bpf_ntohs((__u16)skb->protocol);
 	__u8 *t;
-	__u32 ip_payload, doff;
+	__u32 ip_payload;
 
 	/* constant offsets: the verifier follows those (Ethernet-like or none) */
 	if (off == 14)
@@ -505,22 +512,7 @@ static __always_inline int parse_direct(struct __sk_buff *skb, __u32 off, struct
 	}
 	if (t + 20 > end)
 		return -1;
-	doff = (t[12] >> 4) * 4;
-	if (doff < 20 || ip_payload < doff)
-		return -1;
-	p->poff = (__u32)(t - (__u8 *)(long)skb->data) + doff;
-	p->plen = ip_payload - doff;
-	if (p->poff > skb->len)
-		return -1;
-	if (p->plen > skb->len - p->poff)
-		p->plen = skb->len - p->poff;
-	p->flow.sport = (__u16)t[0] << 8 | t[1];
-	p->flow.dport = (__u16)t[2] << 8 | t[3];
-	p->seq = (__u32)t[4] << 24 | (__u32)t[5] << 16 | (__u32)t[6] << 8 | t[7];
-	p->ack = (__u32)t[8] << 24 | (__u32)t[9] << 16 | (__u32)t[10] << 8 | t[11];
-	p->flags = t[13];
-	p->window = (__u16)t[14] << 8 | t[15];
-	return 1;
+	return tcp_fields(p, t, (__u32)(t - (__u8 *)(long)skb->data), ip_payload, skb->len) ? 1 : -1;
 }
 
 static __always_inline int tap(struct __sk_buff *skb, bool egress)

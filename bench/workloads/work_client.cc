@@ -36,6 +36,8 @@
 
 #include <work.hh>
 
+#include "rig.hh"
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -61,13 +63,6 @@ struct Row {
     std::string outcome;
 };
 
-long long now_ns()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
-
 [[noreturn]] void usage(const char* why)
 {
     if (why)
@@ -82,31 +77,13 @@ long long now_ns()
 
 unsigned long parse_num(const char* s, unsigned long max, const char* what)
 {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long v = std::strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > max) {
-        std::string msg = std::string("bad ") + what + " '" + s + "'";
-        usage(msg.c_str());
-    }
-    return v;
+    return rig::parse_num(s, max, what, usage);
 }
 
+// bounded: an IOR list of 4096 servers is well under 16 MiB
 std::string read_text(const std::string& path)
 {
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (!f) {
-        std::fprintf(stderr, "client: %s: %s\n", path.c_str(), std::strerror(errno));
-        std::exit(2);
-    }
-    std::string s;
-    char buf[4096];
-    size_t k;
-    // bounded: an IOR list of 4096 servers is well under 16 MiB
-    while ((k = std::fread(buf, 1, sizeof buf, f)) > 0 && s.size() < (16u << 20))
-        s.append(buf, k);
-    std::fclose(f);
-    return s;
+    return rig::read_file("client", path, 16u << 20);
 }
 
 std::vector<std::string> lines_of(const std::string& s)
@@ -277,7 +254,7 @@ std::string call_once(Work::Bench_ptr obj, const Config& cfg, const Payload& p, 
 {
     *ok = false;
     try {
-        *t0 = now_ns();
+        *t0 = rig::now_ns();
         CORBA::ULongLong stamp = static_cast<CORBA::ULongLong>(*t0);
         if (!cfg.twoway) {
             switch (cfg.kind) {
@@ -286,32 +263,32 @@ std::string call_once(Work::Bench_ptr obj, const Config& cfg, const Payload& p, 
             case K_RECU: obj->sendRecU(stamp, id, p.recu); break;
             case K_ANY: obj->sendAny(stamp, id, p.any); break;
             }
-            *t1 = now_ns();
+            *t1 = rig::now_ns();
             *ok = true;
             return "ONEWAY";
         }
         switch (cfg.kind) {
         case K_PRIMS: {
             Work::PrimsSeq_var r = obj->echoPrims(stamp, id, p.prims);
-            *t1 = now_ns();
+            *t1 = rig::now_ns();
             *ok = same_seq(r.in(), p.prims);
             break;
         }
         case K_RECA: {
             Work::RecASeq_var r = obj->echoRecA(stamp, id, p.reca);
-            *t1 = now_ns();
+            *t1 = rig::now_ns();
             *ok = same_seq(r.in(), p.reca);
             break;
         }
         case K_RECU: {
             Work::RecUSeq_var r = obj->echoRecU(stamp, id, p.recu);
-            *t1 = now_ns();
+            *t1 = rig::now_ns();
             *ok = same_seq(r.in(), p.recu);
             break;
         }
         case K_ANY: {
             CORBA::Any_var r = obj->echoAny(stamp, id, p.any);
-            *t1 = now_ns();
+            *t1 = rig::now_ns();
             const Work::Doubles* got = nullptr;
             const Work::Doubles* sent = nullptr;
             *ok = (r.in() >>= got) && (p.any >>= sent) && got->length() == sent->length();
@@ -322,7 +299,7 @@ std::string call_once(Work::Bench_ptr obj, const Config& cfg, const Payload& p, 
         }
         return *ok ? "NO_EXCEPTION" : "BAD_ECHO";
     } catch (const CORBA::SystemException& ex) {
-        *t1 = now_ns();
+        *t1 = rig::now_ns();
         return std::string("SYSTEM_EXCEPTION:") + ex._name();
     }
 }
@@ -394,13 +371,13 @@ int run_deferred(CORBA::ORB_ptr orb, const Config& cfg, std::vector<Row>* rows)
         one.length(1);
         for (size_t i = 0; i < n; ++i) {
             one[0] = CORBA::Request::_duplicate(reqs[i].in());
-            t0[i] = now_ns();
+            t0[i] = rig::now_ns();
             orb->send_multiple_requests_deferred(one);
         }
         for (size_t k = 0; k < n; ++k) {  // exactly n responses are outstanding
             CORBA::Request_var got;
             orb->get_next_response(got.out());
-            long long t1 = now_ns();
+            long long t1 = rig::now_ns();
             auto it = index.find(got.in());
             if (it == index.end()) {
                 std::fprintf(stderr, "client: get_next_response returned an unknown request\n");
@@ -445,28 +422,11 @@ int main(int argc, char** argv)
 {
     std::signal(SIGPIPE, SIG_IGN);
 
-    // Bounded calls unless the caller chose a timeout.
-    bool have_timeout = false;
-    for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "-ORBclientCallTimeOutPeriod") == 0)
-            have_timeout = true;
-    std::vector<char*> av(argv, argv + argc);
-    static char opt_to[] = "-ORBclientCallTimeOutPeriod";
-    static char val_to[] = "30000";
-    if (!have_timeout) {
-        av.push_back(opt_to);
-        av.push_back(val_to);
-    }
-    av.push_back(nullptr);
-    int ac = static_cast<int>(av.size()) - 1;
-
-    CORBA::ORB_var orb;
-    try {
-        orb = CORBA::ORB_init(ac, av.data());  // consumes the -ORB options
-    } catch (const CORBA::SystemException& ex) {
-        std::fprintf(stderr, "client: ORB_init: %s\n", ex._name());
+    std::vector<char*> av;
+    int ac = 0;
+    CORBA::ORB_var orb = rig::client_orb_init(argc, argv, &av, &ac);  // bounded calls
+    if (CORBA::is_nil(orb))
         return 2;
-    }
 
     Config cfg;
     for (int i = 1; i < ac; ++i) {

@@ -17,6 +17,8 @@
 
 #include <work.hh>
 
+#include "rig.hh"
+
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -82,40 +84,16 @@ public:
     std::exit(2);
 }
 
-bool write_file_atomic(const std::string& path, const std::string& text)
-{
-    std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(getpid()));
-    FILE* f = std::fopen(tmp.c_str(), "w");
-    if (!f) {
-        std::fprintf(stderr, "server: %s: %s\n", tmp.c_str(), std::strerror(errno));
-        return false;
-    }
-    bool ok = std::fputs(text.c_str(), f) >= 0 && std::fputc('\n', f) != EOF;
-    ok = (std::fclose(f) == 0) && ok;
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::fprintf(stderr, "server: cannot write %s: %s\n", path.c_str(), std::strerror(errno));
-        std::remove(tmp.c_str());
-        return false;
-    }
-    return true;
-}
-
 }  // namespace
 
 int main(int argc, char** argv)
 {
-    // Block the termination signals before the ORB starts its threads, so that they all
-    // inherit the mask and only sigwait() below sees the signal.
+    // before the ORB starts its threads: they all inherit the mask
     sigset_t stopset;
-    sigemptyset(&stopset);
-    sigaddset(&stopset, SIGTERM);
-    sigaddset(&stopset, SIGINT);
-    sigaddset(&stopset, SIGHUP);
-    if (pthread_sigmask(SIG_BLOCK, &stopset, nullptr) != 0) {
+    if (!rig::block_stop_signals(&stopset)) {
         std::perror("server: pthread_sigmask");
         return 1;
     }
-    std::signal(SIGPIPE, SIG_IGN);
 
     CORBA::ORB_var orb;
     try {
@@ -151,15 +129,13 @@ int main(int argc, char** argv)
         CORBA::Object_var ref = poa->id_to_reference(oid.in());
         CORBA::String_var ior = orb->object_to_string(ref);
         pman->activate();
-        if (!write_file_atomic(ior_file, ior.in()))
+        if (!rig::write_file_atomic("server", ior_file, ior.in()))
             return 1;
         if (!quiet)
             std::fprintf(stderr, "server: ready pid=%ld\n", static_cast<long>(getpid()));
 
         // omniORB serves requests on its own threads; main only waits for a stop signal.
-        int sig = 0;
-        while (sigwait(&stopset, &sig) != 0) {
-        }
+        rig::wait_stop_signal(&stopset);
         orb->destroy();  // shutdown(wait=true): lets calls in progress finish
     } catch (const CORBA::SystemException& ex) {
         std::fprintf(stderr, "server: CORBA system exception %s minor 0x%lx\n", ex._name(),

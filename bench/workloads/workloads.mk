@@ -15,6 +15,8 @@ WL_SRC_DIR   := bench/workloads
 WL_OUT       := $(BUILD)/bench/workloads
 WL_GEN       := $(WL_OUT)/gen
 WL_IDL       := $(WL_SRC_DIR)/work.idl
+# the helpers every omniORB program of the project shares (clocks, numbers, IOR files, signals)
+WL_RIG       := tests/orb/rig.hh
 
 WL_CXX       ?= $(CXX)
 WL_OMNIIDL   ?= omniidl
@@ -46,11 +48,11 @@ $(WL_GEN_SRCS) $(WL_GEN)/work.hh &: $(WL_IDL) $(WL_SRC_DIR)/workloads.mk
 $(WL_OUT)/%.o: $(WL_GEN)/%.cc $(WL_GEN)/work.hh
 	$(WL_CXX) $(WL_CXXFLAGS) $(WL_GEN_WARN) $(WL_PC_CFLAGS) -I$(WL_GEN) -c -o $@ $<
 
-$(WL_OUT)/work_server.o: $(WL_SRC_DIR)/work_server.cc $(WL_GEN)/work.hh
-	$(WL_CXX) $(WL_CXXFLAGS) $(WL_WARN) $(WL_PC_CFLAGS) -I$(WL_GEN) -c -o $@ $<
+$(WL_OUT)/work_server.o: $(WL_SRC_DIR)/work_server.cc $(WL_RIG) $(WL_GEN)/work.hh
+	$(WL_CXX) $(WL_CXXFLAGS) $(WL_WARN) $(WL_PC_CFLAGS) -I$(WL_GEN) -I$(dir $(WL_RIG)) -c -o $@ $<
 
-$(WL_OUT)/work_client.o: $(WL_SRC_DIR)/work_client.cc $(WL_GEN)/work.hh
-	$(WL_CXX) $(WL_CXXFLAGS) $(WL_WARN) $(WL_PC_CFLAGS) -I$(WL_GEN) -c -o $@ $<
+$(WL_OUT)/work_client.o: $(WL_SRC_DIR)/work_client.cc $(WL_RIG) $(WL_GEN)/work.hh
+	$(WL_CXX) $(WL_CXXFLAGS) $(WL_WARN) $(WL_PC_CFLAGS) -I$(WL_GEN) -I$(dir $(WL_RIG)) -c -o $@ $<
 
 $(WL_SERVER): $(WL_OUT)/work_server.o $(WL_GEN_OBJS)
 	$(WL_CXX) $(WL_LDFLAGS) -o $@ $^ $(WL_PC_LIBS)

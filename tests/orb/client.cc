@@ -36,6 +36,8 @@
 
 #include <bench.hh>
 
+#include "rig.hh"
+
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -98,13 +100,6 @@ public:
     }
 };
 
-long long now_ns()
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
-}
-
 [[noreturn]] void usage(const char* why)
 {
     if (why)
@@ -118,32 +113,12 @@ long long now_ns()
 
 unsigned long parse_num(const char* s, unsigned long max, const char* what)
 {
-    char* end = nullptr;
-    errno = 0;
-    unsigned long v = std::strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v > max) {
-        std::string msg = std::string("bad ") + what + " '" + s + "'";
-        usage(msg.c_str());
-    }
-    return v;
+    return rig::parse_num(s, max, what, usage);
 }
 
 std::string read_ior(const std::string& path)
 {
-    FILE* f = std::fopen(path.c_str(), "r");
-    if (!f) {
-        std::fprintf(stderr, "client: %s: %s\n", path.c_str(), std::strerror(errno));
-        std::exit(2);
-    }
-    std::string s;
-    char buf[4096];
-    size_t k;
-    while ((k = std::fread(buf, 1, sizeof buf, f)) > 0 && s.size() < (1u << 20))
-        s.append(buf, k);
-    std::fclose(f);
-    while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' '))
-        s.pop_back();
-    return s;
+    return rig::trim_right(rig::read_file("client", path, 1u << 20));
 }
 
 // One call; returns the outcome and sets *ok to whether it was the expected one.
@@ -250,9 +225,9 @@ void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench
         else if (op == OP_NONEXIST)
             size = 0;
         bool ok = false;
-        long long t0 = now_ns();
+        long long t0 = rig::now_ns();
         std::string outcome = do_call(echo, dead, cb, op, size, seq, &ok);
-        long long t1 = now_ns();
+        long long t1 = rig::now_ns();
         rows->push_back(Row{seq, op, size, t0, t1, outcome});
         ++g_calls;
         if (ok) {
@@ -276,28 +251,11 @@ int main(int argc, char** argv)
 {
     std::signal(SIGPIPE, SIG_IGN);
 
-    // Bounded calls unless the caller chose a timeout.
-    bool have_timeout = false;
-    for (int i = 1; i < argc; ++i)
-        if (std::strcmp(argv[i], "-ORBclientCallTimeOutPeriod") == 0)
-            have_timeout = true;
-    std::vector<char*> av(argv, argv + argc);
-    static char opt_to[] = "-ORBclientCallTimeOutPeriod";
-    static char val_to[] = "30000";
-    if (!have_timeout) {
-        av.push_back(opt_to);
-        av.push_back(val_to);
-    }
-    av.push_back(nullptr);
-    int ac = static_cast<int>(av.size()) - 1;
-
-    CORBA::ORB_var orb;
-    try {
-        orb = CORBA::ORB_init(ac, av.data());  // consumes the -ORB options
-    } catch (const CORBA::SystemException& ex) {
-        std::fprintf(stderr, "client: ORB_init: %s\n", ex._name());
+    std::vector<char*> av;
+    int ac = 0;
+    CORBA::ORB_var orb = rig::client_orb_init(argc, argv, &av, &ac);  // bounded calls
+    if (CORBA::is_nil(orb))
         return 2;
-    }
 
     Config cfg;
     for (int i = 1; i < ac; ++i) {

@@ -43,10 +43,10 @@ $(ORB_GEN)/benchSK.cc $(ORB_GEN)/bench.hh &: $(ORB_IDL)
 $(ORB_OUT)/benchSK.o: $(ORB_GEN)/benchSK.cc $(ORB_GEN)/bench.hh
 	$(ORB_CXX) $(ORB_CXXFLAGS) $(ORB_GEN_WARN) $(ORB_PC_CFLAGS) -I$(ORB_GEN) -c -o $@ $<
 
-$(ORB_OUT)/server.o: $(ORB_SRC_DIR)/server.cc $(ORB_GEN)/bench.hh
+$(ORB_OUT)/server.o: $(ORB_SRC_DIR)/server.cc $(ORB_SRC_DIR)/rig.hh $(ORB_GEN)/bench.hh
 	$(ORB_CXX) $(ORB_CXXFLAGS) $(ORB_WARN) $(ORB_PC_CFLAGS) -I$(ORB_GEN) -c -o $@ $<
 
-$(ORB_OUT)/client.o: $(ORB_SRC_DIR)/client.cc $(ORB_GEN)/bench.hh
+$(ORB_OUT)/client.o: $(ORB_SRC_DIR)/client.cc $(ORB_SRC_DIR)/rig.hh $(ORB_GEN)/bench.hh
 	$(ORB_CXX) $(ORB_CXXFLAGS) $(ORB_WARN) $(ORB_PC_CFLAGS) -I$(ORB_GEN) -c -o $@ $<
 
 $(ORB_SERVER): $(ORB_OUT)/server.o $(ORB_OUT)/benchSK.o

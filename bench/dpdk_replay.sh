@@ -8,7 +8,7 @@
 # tests/data/corpus/v01_giop12_echo2000.pcap, each on client ports of its own
 # (bench/dpdk_bigcap.py): 401 100 packets, 200 100 calls, 65 MB, read from the page cache.
 # Arms, interleaved RUNS times (default 7) so that a load change hits all of them alike;
-# medians reported (see ../shared/benchmarking.md: timings drift, compare within one run):
+# medians reported (docs/benchmarks.md, "Measuring on these machines": timings drift, compare within one run):
 #   read          giopscope read BIG                                  (summary)
 #   dpdk          giopscope dpdk --vdev net_pcap0,rx_pcap=BIG          (summary)
 #   read --pairs  giopscope read BIG --pairs -o /dev/null

@@ -420,10 +420,23 @@ def header(r):
         "",
         "Machine at the last write of this header (%s): %d × %s (nproc %d; model name from "
         "`/proc/cpuinfo`), %.1f GiB RAM, Linux %s. These are noisy 2-vCPU virtual machines "
-        "shared with other work (`../shared/benchmarking.md`): trust ratios measured in one run "
-        "and instruction counts more than single wall times." % (
+        "shared with other work: trust ratios measured in one run and instruction counts more "
+        "than single wall times (below)." % (
             time.strftime("%Y-%m-%d"), m["nproc"], m["cpu_model"], m["nproc"],
             m["mem_total_kb"] / 1048576.0, m["kernel"]),
+        "",
+        "### Measuring on these machines",
+        "",
+        "- Wall times drift from run to run with the other work on the host: every part runs its "
+        "arms interleaved (A B C, then B C A, ...), takes medians over rounds, and states ratios "
+        "measured within one round. `valgrind --tool=callgrind` instruction counts repeat whatever "
+        "the machine does: they are the figure for per-packet cost.",
+        "- Idle states: a process woken for every packet keeps the vCPUs out of their idle "
+        "states, and the wake-up latency of an idle vCPU is a large part of a sub-100 µs round "
+        "trip (an omniORB echo across a veth: p50 about 55 µs with idle vCPUs, about 17 µs while "
+        "`tcpdump --immediate-mode` runs on the same veth). A benchmark of a probe's overhead "
+        "must hold the idle state equal in every arm (the same SCHED_IDLE spinner per vCPU in "
+        "every arm, or report both ways), or it measures the CPUs, not the probe.",
         HEADER_END,
         ""])
 

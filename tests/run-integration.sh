@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
 # Runs every integration test script (tests/integration/*.sh, tests/bad/run.sh).
-# A script exits 0 (pass), 77 (skipped: not root, no namespaces...) or anything else (fail).
+# A script exits 0 (pass), 77 (skipped: not root, no namespaces...) or anything else (fail);
+# a script that skips only some of its scenarios says so in a line starting with "SKIP".
+#
+# GIOPSCOPE_STRICT=1 (what `make check` sets: it has just installed every dependency and
+# runs as root): a skip is a failure -- a test that did not run proves nothing, and on the
+# machine make check prepared nothing should be missing.
 set -u
 cd "$(dirname "$0")/.."
+STRICT=${GIOPSCOPE_STRICT:-0}
 pass=0 fail=0 skip=0
+out=$(mktemp /tmp/gs-integration.XXXXXX) || exit 2
+trap 'rm -f "$out"' EXIT
 for t in tests/bad/run.sh tests/integration/*.sh; do
 	[ -x "$t" ] || continue
 	echo "=== $t"
 	start=$(date +%s)
-	"$t"
-	rc=$?
+	"$t" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
 	echo "=== $t: exit $rc in $(( $(date +%s) - start )) s"
+	skipped_parts=$(grep -c '^SKIP\|: SKIP' "$out")
+	if [ "$STRICT" = 1 ] && { [ "$rc" -eq 77 ] || [ "$skipped_parts" -gt 0 ]; }; then
+		echo "=== $t: FAIL: skipped with GIOPSCOPE_STRICT=1 (make check installed every dependency; see the SKIP lines above)"
+		rc=1
+	fi
 	case $rc in
 	0) pass=$((pass + 1)) ;;
 	77) skip=$((skip + 1)) ;;

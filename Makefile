@@ -46,6 +46,8 @@ help:
 	@echo "  make check-golden    the shipped captures against their expected calls"
 	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
 	@echo "  make check-asan      unit, golden, bad-input and tap stop/clean-up tests under ASan+UBSan"
+	@echo "  make check-minimal   the build without DPDK and eBPF (DPDK=0 EBPF=0): golden captures,"
+	@echo "                       and dpdk/attach refusing with exit 2"
 	@echo "  make fuzz            each libFuzzer harness for FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-short      each harness briefly on its seeds (part of make check)"
 	@echo "  make bench           benchmarks (offline vs tshark and a bare libpcap loop, memory, and"
@@ -87,7 +89,23 @@ check: deps
 	$(MAKE) check-integration GIOPSCOPE_STRICT=1
 	$(MAKE) check-asan
 	$(MAKE) fuzz-short
+	$(MAKE) check-minimal
 	@echo "make check: all passed"
+
+# The build a machine without DPDK or eBPF gets (DPDK=0 EBPF=0): it must build, pass the
+# golden captures, and have `dpdk` and `attach` refuse in one line with exit 2.
+.PHONY: check-minimal
+check-minimal:
+	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 build/minimal/giopscope
+	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 check-golden
+	@for cmd in "dpdk --vdev net_null0" "attach --pid 1"; do \
+		build/minimal/giopscope $$cmd >/dev/null 2>build/minimal/refusal.txt; rc=$$?; \
+		lines=$$(wc -l <build/minimal/refusal.txt); \
+		if [ $$rc -ne 2 ] || [ $$lines -ne 1 ]; then \
+			echo "check-minimal: giopscope $$cmd: exit $$rc, $$lines stderr lines (want 2 and 1):"; \
+			cat build/minimal/refusal.txt; exit 1; fi; \
+		echo "check-minimal: giopscope $$cmd -> exit 2: $$(cat build/minimal/refusal.txt)"; \
+	done
 
 check-unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)

@@ -156,6 +156,7 @@ struct gs_engine {
 	uint64_t ooo_total;
 	/* message logs (struct gs_msglog) allocated, at most max_flows/8 (256 at least) */
 	uint32_t mlogs;
+	uint32_t rtx_lists;      /* directions holding a list of retransmitted ranges (bounded like mlogs) */
 	/* retransmitted ranges charged by a call's first..last span although its
 	 * messages there are interleaved with others' (no log, or its entries were
 	 * gone): such a charge may be wrong */
@@ -192,6 +193,14 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 void gs_flow_touch(struct gs_engine *e, struct gs_flow *f);
 void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted);
 void gs_flow_reset_dirs(struct gs_engine *e, struct gs_flow *f);
+/* How many directions may hold a side table at once (a message log, a list of
+ * retransmitted ranges): like the head pool, an eighth of the flow table, at
+ * least 256. Past it a direction goes without, and what that costs is counted. */
+static inline uint32_t gs_side_tables_max(const struct gs_engine *e)
+{
+	return e->cfg.max_flows / 8 < 256 ? 256 : e->cfg.max_flows / 8;
+}
+
 static inline uint32_t gs_flow_no(const struct gs_engine *e, const struct gs_flow *f)
 {
 	return (uint32_t)(f - e->flows);

@@ -272,6 +272,12 @@ void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uin
 			dr->rtx[k++] = dr->rtx[i];
 	}
 	dr->rtx_n = k;
+	if (!k && dr->rtx) {
+		/* drained: the list's slot goes back to the bounded pool */
+		free(dr->rtx);
+		dr->rtx = NULL;
+		e->rtx_lists--;
+	}
 }
 
 /* Logs the current message's extent and call (see struct gs_msglog).  The
@@ -282,8 +288,7 @@ static void log_message(struct gs_engine *e, struct gs_dir *dr)
 	struct gs_msglog *lg = dr->mlog;
 	struct gs_msg_ext *x;
 	if (!lg) {
-		uint32_t cap = e->cfg.max_flows / 8 < 256 ? 256 : e->cfg.max_flows / 8;
-		if (e->mlogs >= cap || !(lg = malloc(sizeof *lg)))
+		if (e->mlogs >= gs_side_tables_max(e) || !(lg = malloc(sizeof *lg)))
 			return;
 		e->mlogs++;
 		lg->from = dr->msg_start;

@@ -99,9 +99,18 @@ static bool held(const struct gs_dir *dr, uint64_t off, uint64_t end)
  * they are (gs_pair_held_retransmits). */
 static void hold_rtx(struct gs_engine *e, struct gs_dir *dr, uint64_t off0, uint64_t off1, int64_t ts)
 {
-	if (!dr->rtx)
-		dr->rtx = malloc(GS_RTX_PENDING * sizeof *dr->rtx);
-	if (!dr->rtx || dr->rtx_n >= GS_RTX_PENDING) {
+	if (!dr->rtx) {
+		/* Bounded like the message logs: a peer that retransmits into held
+		 * bytes on every connection must not cost GS_RTX_PENDING ranges per
+		 * direction of the whole flow table. The list goes when it drains. */
+		if (e->rtx_lists >= gs_side_tables_max(e) ||
+		    !(dr->rtx = malloc(GS_RTX_PENDING * sizeof *dr->rtx))) {
+			e->cnt.rtx_not_charged++;
+			return;
+		}
+		e->rtx_lists++;
+	}
+	if (dr->rtx_n >= GS_RTX_PENDING) {
 		e->cnt.rtx_not_charged++;
 		return;
 	}
@@ -424,8 +433,11 @@ void gs_pending_expire_all(struct gs_engine *e)
 
 void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr)
 {
-	free(dr->rtx);
-	dr->rtx = NULL;
+	if (dr->rtx) {
+		free(dr->rtx);
+		dr->rtx = NULL;
+		e->rtx_lists--;
+	}
 	dr->rtx_n = 0;
 	if (dr->mlog) {
 		free(dr->mlog);

@@ -110,8 +110,9 @@ check-minimal:
 check-unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
 
-check-golden: $(BUILD)/giopscope
+check-golden: $(BUILD)/giopscope $(BUILD)/bench/giopgen
 	@GIOPSCOPE=$(BUILD)/giopscope tests/golden/run.sh
+	@GIOPSCOPE=$(BUILD)/giopscope GIOPGEN=$(BUILD)/bench/giopgen tests/golden/summary_vs_pairs.sh
 
 check-integration: $(BUILD)/giopscope orb-apps $(BUILD)/bench/giopgen
 	@GIOPSCOPE=$(BUILD)/giopscope BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/run-integration.sh

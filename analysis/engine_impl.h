@@ -106,6 +106,7 @@ struct gs_dir {
 	uint32_t done_rid, done_op;
 	int64_t done_t_req_first, done_t_rep_last;
 	bool done_valid;
+	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
 	uint32_t last_op;        /* interned operation of the last request: most repeat it */
 	uint32_t last_key;       /* ... and object key */
 	uint32_t open_n;         /* open calls whose request went this way */

@@ -105,17 +105,35 @@ void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, u
 	}
 }
 
-/* On a connection carrying several calls at once, a reply that came right
- * after another call's reply, for a request sent while that call was open,
- * waited behind it. */
+/* On a connection carrying several calls at once, a call waited behind
+ * another (the culprit) when
+ *   - its request was sent while the culprit was open (the culprit's request
+ *     began first, its reply ended after this request's last byte),
+ *   - its reply is the next one on the connection, and came right after the
+ *     culprit's: the time from the culprit's reply to this one is less than
+ *     half the wait, so most of this call was the wait, not its own service,
+ *   - and the far side answers this connection in order.
+ * Without the last two, reply order proves nothing: two calls served at the
+ * same time, both slow, also end one after the other (the second would be
+ * "queued" behind the first), and so does a call that waited and then took
+ * long itself (its own time then shows as `server`).  In order means no reply
+ * so far came for a request sent after one still unanswered: once one has,
+ * the server serves the connection's calls concurrently, and no call on it
+ * is tagged from then on. */
 void gs_evidence_queued(struct gs_flow *f, struct gs_call *c)
 {
 	struct gs_dir *rq = &f->dir[c->dir];
-	if (rq->done_valid && rq->done_t_req_first < c->t_request_last &&
+	if (rq->done_valid && rq->done_t_req_first > c->t_request_first)
+		rq->served_concurrently = true;
+	if (rq->done_valid && !rq->served_concurrently && rq->done_t_req_first < c->t_request_first &&
 	    rq->done_t_rep_last > c->t_request_last && rq->done_t_rep_last <= c->t_reply_first) {
-		c->queued_ns = rq->done_t_rep_last - c->t_request_last;
-		c->queued_rid = rq->done_rid;
-		c->queued_op = rq->done_op;
+		int64_t wait = rq->done_t_rep_last - c->t_request_last;
+		int64_t after = c->t_reply_first - rq->done_t_rep_last;
+		if (after * 2 < wait) {
+			c->queued_ns = wait;
+			c->queued_rid = rq->done_rid;
+			c->queued_op = rq->done_op;
+		}
 	}
 	rq->done_valid = true;
 	rq->done_rid = c->request_id;
@@ -123,4 +141,3 @@ void gs_evidence_queued(struct gs_flow *f, struct gs_call *c)
 	rq->done_t_req_first = c->t_request_first;
 	rq->done_t_rep_last = c->t_reply_last;
 }
-

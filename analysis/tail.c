@@ -65,6 +65,12 @@ static void printable(char *dst, size_t len, const char *s, size_t n)
 
 void gs_tail_add(struct gs_tail *t, const struct gs_engine *e, const struct gs_call *c)
 {
+	gs_tail_add_times(t, e, c, NULL);
+}
+
+void gs_tail_add_times(struct gs_tail *t, const struct gs_engine *e, const struct gs_call *c,
+		       const struct gs_call_times *times)
+{
 	struct gs_tail_entry *slot;
 	const char *s;
 	size_t n;
@@ -78,6 +84,11 @@ void gs_tail_add(struct gs_tail *t, const struct gs_engine *e, const struct gs_c
 		slot = &t->v[t->n++];
 	}
 	slot->call = *c;
+	slot->has_times = times != NULL;
+	if (times)
+		slot->times = *times;
+	else
+		memset(&slot->times, 0, sizeof slot->times);
 	s = gs_intern_get(gs_engine_strings(e), c->op, &n);
 	printable(slot->op, sizeof slot->op, s, n);
 	slot->queued_op[0] = '\0';
@@ -165,6 +176,49 @@ unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *b
 	return tags;
 }
 
+bool gs_tail_network_ns(const struct gs_call *c, int64_t *ns)
+{
+	/* a message cut short (connection or capture ended in it) has no last
+	 * byte: its crossing, and so the network share, is unknown */
+	if ((c->flags & (GS_CF_REQ_DONE | GS_CF_REP_DONE)) != (GS_CF_REQ_DONE | GS_CF_REP_DONE))
+		return false;
+	*ns = total(c) - (c->t_reply_first - c->t_request_last);
+	return true;
+}
+
+bool gs_tail_server_process_ns(const struct gs_tail_entry *en, int64_t *ns)
+{
+	if (!en->has_times || !en->times.server_recv || !en->times.server_send)
+		return false;
+	*ns = en->times.server_send - en->times.server_recv;
+	return true;
+}
+
+bool gs_tail_client_syscall_ns(const struct gs_tail_entry *en, int64_t *ns)
+{
+	if (!en->has_times || !en->times.client_send || !en->times.client_recv)
+		return false;
+	*ns = en->times.client_recv - en->times.client_send;
+	return true;
+}
+
+/* A figure of the split: microseconds, or "-" (text) / null (JSON) when not known. */
+static void split_text(FILE *out, bool known, int64_t ns)
+{
+	if (known)
+		fprintf(out, " %12.3f", us(ns));
+	else
+		fprintf(out, " %12s", "-");
+}
+
+static void split_json(FILE *out, const char *key, bool known, int64_t ns)
+{
+	if (known)
+		fprintf(out, ",\"%s\":%.3f", key, us(ns));
+	else
+		fprintf(out, ",\"%s\":null", key);
+}
+
 static int by_total_desc(const void *a, const void *b)
 {
 	int64_t x = total(&((const struct gs_tail_entry *)a)->call);
@@ -178,21 +232,41 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 	static const char *const names[] = { "server", "network", "retransmission", "queued",
 					     "nagle", "zero-window", "capture-loss" };
 	char reasons[512], cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+	bool attach = false;
 	qsort(t->v, t->n, sizeof *t->v, by_total_desc);
-	if (!jsonl)
-		fprintf(out, "\nslowest %u calls\n%12s %12s  %-20s %-44s %10s  %s\n", t->n, "total_us",
-			"server_us", "operation", "client -> server", "request", "reasons");
+	/* the process columns only when the calls came from attach: elsewhere
+	 * they would be "-" on every line */
+	for (uint32_t i = 0; i < t->n; i++)
+		attach |= t->v[i].has_times;
+	if (!jsonl) {
+		fprintf(out, "\nslowest %u calls\n%12s %12s %12s", t->n, "total_us", "server_us", "network_us");
+		if (attach)
+			fprintf(out, " %17s %17s", "server_process_us", "client_syscall_us");
+		fprintf(out, "  %-20s %-44s %10s  %s\n", "operation", "client -> server", "request", "reasons");
+	}
 	for (uint32_t i = 0; i < t->n; i++) {
-		const struct gs_call *c = &t->v[i].call;
-		unsigned tags = gs_call_reasons(c, t->v[i].queued_op, reasons, sizeof reasons);
+		const struct gs_tail_entry *en = &t->v[i];
+		const struct gs_call *c = &en->call;
+		unsigned tags = gs_call_reasons(c, en->queued_op, reasons, sizeof reasons);
 		char conn[2 * GS_ENDPOINT_STRLEN + 8];
+		int64_t net = 0, proc = 0, sys = 0;
+		bool net_k = gs_tail_network_ns(c, &net);
+		bool proc_k = gs_tail_server_process_ns(en, &proc);
+		bool sys_k = gs_tail_client_syscall_ns(en, &sys);
 		gs_endpoint_str(&c->client, cl, sizeof cl);
 		gs_endpoint_str(&c->server, sv, sizeof sv);
 		snprintf(conn, sizeof conn, "%s -> %s", cl, sv);
 		if (!jsonl) {
-			fprintf(out, "%12.3f %12.3f  %-20.20s %-44s %10u  %s\n", us(total(c)),
-				us(c->t_reply_first - c->t_request_last), c->kind == GS_KIND_REQUEST ? t->v[i].op : "(LocateRequest)",
-				conn, c->request_id, reasons);
+			fprintf(out, "%12.3f %12.3f", us(total(c)), us(c->t_reply_first - c->t_request_last));
+			split_text(out, net_k, net);
+			if (attach) {
+				fputs("     ", out); /* the 17-wide headers */
+				split_text(out, proc_k, proc);
+				fputs("     ", out);
+				split_text(out, sys_k, sys);
+			}
+			fprintf(out, "  %-20.20s %-44s %10u  %s\n",
+				c->kind == GS_KIND_REQUEST ? en->op : "(LocateRequest)", conn, c->request_id, reasons);
 			continue;
 		}
 		fputs("{\"type\":\"tail\",\"rank\":", out);
@@ -201,9 +275,15 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 		fputs(",\"server\":", out);
 		gs_json_str(out, sv);
 		fprintf(out, ",\"request_id\":%u,\"operation\":", c->request_id);
-		gs_json_str(out, t->v[i].op);
-		fprintf(out, ",\"total_us\":%.3f,\"server_us\":%.3f,\"tags\":[", us(total(c)),
+		gs_json_str(out, en->op);
+		fprintf(out, ",\"total_us\":%.3f,\"server_us\":%.3f", us(total(c)),
 			us(c->t_reply_first - c->t_request_last));
+		split_json(out, "network_us", net_k, net);
+		if (en->has_times) {
+			split_json(out, "server_process_us", proc_k, proc);
+			split_json(out, "client_syscall_us", sys_k, sys);
+		}
+		fputs(",\"tags\":[", out);
 		for (unsigned k = 0, first = 1; k < 7; k++)
 			if (tags & (1u << k)) {
 				fprintf(out, "%s\"%s\"", first ? "" : ",", names[k]);

@@ -9,6 +9,9 @@
  *   nagle           a message's last segment was held until an ACK (delayed-ACK stall)
  *   zero-window     a receiver stopped reading
  *   capture-loss    the capture missed bytes of the call: its figures are bounds
+ * The split: total_us, server_us, network_us (total - server, where both
+ * messages were seen whole) and, under attach, server_process_us and
+ * client_syscall_us (docs/output.md).
  */
 #ifndef GS_TAIL_H
 #define GS_TAIL_H
@@ -17,11 +20,15 @@
 #include <stdio.h>
 #include "call.h"
 #include "engine.h"
+#include "sink_pairs.h"
 
 struct gs_tail_entry {
 	struct gs_call call;
 	char op[64];
 	char queued_op[64];
+	/* attach's syscall instants (0: not seen); has_times: the call came with them */
+	struct gs_call_times times;
+	bool has_times;
 };
 
 struct gs_tail {
@@ -33,6 +40,19 @@ int gs_tail_init(struct gs_tail *t, uint32_t max);
 void gs_tail_free(struct gs_tail *t);
 /* Keeps the call if it is among the slowest answered ones so far. */
 void gs_tail_add(struct gs_tail *t, const struct gs_engine *e, const struct gs_call *c);
+/* The same, with attach's syscall instants of the call (NULL: none, as
+ * gs_tail_add): the tail then shows server_process_us and client_syscall_us. */
+void gs_tail_add_times(struct gs_tail *t, const struct gs_engine *e, const struct gs_call *c,
+		       const struct gs_call_times *times);
+/* The split of a call (ns; false when not known):
+ *   network: total - server, the request's and the reply's own crossing of
+ *            the capture point (first to last byte of each), known when both
+ *            were seen to their last byte;
+ *   server_process: t5 - t4 (attach, server followed);
+ *   client_syscall: t8 - t1 (attach, client followed). */
+bool gs_tail_network_ns(const struct gs_call *c, int64_t *ns);
+bool gs_tail_server_process_ns(const struct gs_tail_entry *en, int64_t *ns);
+bool gs_tail_client_syscall_ns(const struct gs_tail_entry *en, int64_t *ns);
 /* Reasons as text ("server 5001.2 us (99%); queued ..."); returns the tags as a
  * bit set (GS_TAG_*). */
 enum {

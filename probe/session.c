@@ -113,7 +113,7 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 	const struct gs_engine *e = s->e;
 	s->calls++;
 	gs_stats_add_call(&s->stats, gs_engine_strings(e), c);
-	gs_tail_add(&s->tail, e, c);
+	gs_tail_add_times(&s->tail, e, c, t);
 	if (s->opt.interval_ns)
 		gs_interval_add(&s->interval, c);
 	if (s->report) {

@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Runs every integration test script (tests/integration/*.sh, tests/bad/run.sh).
+# Runs every integration test script (tests/integration/*.sh, tests/bad/run.sh), then the
+# scripts of tests/integration/after/ (they check what the others left: the captures kept
+# with tests/lib/keep_capture.sh into GIOPSCOPE_KEEP_CAPTURES, a fresh directory made here
+# and removed at the end, are replayed through `giopscope dpdk` by dpdk_replay_kept.sh).
 # A script exits 0 (pass), 77 (skipped: not root, no namespaces...) or anything else (fail);
 # a script that skips only some of its scenarios says so in a line starting with "SKIP".
 #
@@ -11,8 +14,11 @@ cd "$(dirname "$0")/.."
 STRICT=${GIOPSCOPE_STRICT:-0}
 pass=0 fail=0 skip=0
 out=$(mktemp /tmp/gs-integration.XXXXXX) || exit 2
-trap 'rm -f "$out"' EXIT
-for t in tests/bad/run.sh tests/integration/*.sh; do
+GIOPSCOPE_KEEP_CAPTURES=$(mktemp -d /tmp/gs-kept.XXXXXX) || exit 2
+export GIOPSCOPE_KEEP_CAPTURES
+trap 'rm -f "$out"; rm -rf "$GIOPSCOPE_KEEP_CAPTURES"' EXIT
+# tests/integration/*.sh does not match after/: those run last, once every capture is kept
+for t in tests/bad/run.sh tests/integration/*.sh tests/integration/after/*.sh; do
 	[ -x "$t" ] || continue
 	echo "=== $t"
 	start=$(date +%s)

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # Golden tests as data: each line of tests/golden/cases.txt is
-#   capture | options | expected pairs CSV | exit code
-# A capture written as -FILE is fed on stdin ('giopscope read -').
-# The output is compared call for call with tests/oracle/compare_pairs.py.
+#   capture | options | expected | exit code
+# A capture written as -FILE is fed on stdin ('giopscope read -'); several captures
+# separated by spaces are read in that order ('giopscope read A B C').
+# With --pairs, the output is compared call for call with tests/oracle/compare_pairs.py.
+# Otherwise it is a summary (--format csv, --by, --interval): it must equal the expected
+# file, and the expected file must agree with the calls of the capture's own pairs case
+# (tests/oracle/summary_oracle.py golden: counts exact, percentiles within the histogram's
+# error of the exact ones).
 set -u
 cd "$(dirname "$0")/../.."
 GS=${GIOPSCOPE:-build/giopscope}
@@ -15,21 +20,28 @@ while IFS='|' read -r cap opts exp code; do
 	cap=$(trim "$cap"); opts=$(trim "$opts"); exp=$(trim "$exp"); code=$(trim "$code")
 	n=$((n + 1))
 	out="$tmp/out$n.csv"
+	read -r -a caps <<< "$cap"
 	if [ "${cap#-}" != "$cap" ]; then
 		# shellcheck disable=SC2086
 		"$GS" read $opts - < "${cap#-}" > "$out" 2> "$tmp/err$n"
 	else
 		# shellcheck disable=SC2086
-		"$GS" read $opts "$cap" > "$out" 2> "$tmp/err$n"
+		"$GS" read $opts "${caps[@]}" > "$out" 2> "$tmp/err$n"
 	fi
 	rc=$?
-	name="$(basename "${cap#-}") $opts"
+	name=""
+	for c in "${caps[@]}"; do name="$name$(basename "${c#-}") "; done
+	name="$name$opts"
 	if [ "$rc" != "$code" ]; then
 		echo "FAIL $name: exit $rc, expected $code: $(head -c 300 "$tmp/err$n")"
 		fail=$((fail + 1))
 		continue
 	fi
-	if python3 tests/oracle/compare_pairs.py "$exp" "$out" > "$tmp/cmp$n" 2>&1; then
+	case " $opts " in
+	*" --pairs "*) cmp=(python3 tests/oracle/compare_pairs.py "$exp" "$out") ;;
+	*) cmp=(python3 tests/oracle/summary_oracle.py golden "$cap" "$opts" "$exp" "$out") ;;
+	esac
+	if "${cmp[@]}" > "$tmp/cmp$n" 2>&1; then
 		echo "PASS $name ($(tail -n 1 "$tmp/cmp$n"))"
 		pass=$((pass + 1))
 	else

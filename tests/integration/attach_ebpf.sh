@@ -72,6 +72,7 @@ done
 [ -n "$WANT" ] || WANT=$ALL
 
 . tests/lib/netns.sh
+. tests/lib/keep_capture.sh
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -237,6 +238,8 @@ scenario_netns() {
         sleep 0.3
         ns_stop "$TD_PID" INT 15
         ns_stop "$SRV_PID" TERM 20
+        # the reference capture is also replayed through giopscope dpdk afterwards
+        keep_capture "$SC_DIR/cap.pcap" attach_ebpf-netns
         "$GIOPSCOPE" read "$SC_DIR/cap.pcap" --pairs --format csv -o "$SC_DIR/read.csv" 2>"$SC_DIR/read.log" ||
             err "giopscope read of the capture failed" "$(tail -2 "$SC_DIR/read.log")"
         if [ -s "$SC_DIR/attach.csv" ] && [ -s "$SC_DIR/read.csv" ]; then

@@ -22,81 +22,19 @@
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/../.." || exit 2
+# the replay and comparison functions (ok, bad, dpdk, same, replay, replay_capture) are shared
+# with tests/integration/after/dpdk_replay_kept.sh
+. tests/lib/dpdk_replay.sh
 G=${GIOPSCOPE:-build/giopscope}
-COMPARE=tests/oracle/compare_pairs.py
-TMO=${DPDK_TIMEOUT:-60}
-
-skip() { echo "SKIP: $*"; exit 77; }
-[ -x "$G" ] || skip "$G not built"
-"$G" dpdk --help >/dev/null 2>&1 || skip "giopscope built without DPDK ($("$G" dpdk 2>&1 | head -1))"
-[ "$(id -u)" = 0 ] || skip "not root (the DPDK EAL wants /var/run/dpdk and locked memory)"
-command -v python3 >/dev/null || skip "python3 not installed"
+dr_require
 
 tmp=$(mktemp -d /tmp/gs-dpdk-replay.XXXXXX) || exit 2
 trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+dr_init "$tmp"
 start=$(date +%s)
 
-ok() { echo "PASS $1${2:+: $2}"; pass=$((pass + 1)); }
-bad() {
-	echo "FAIL $1: $2"
-	shift 2
-	local l
-	for l in "$@"; do printf '%s\n' "$l" | head -12 | sed 's/^/    /'; done
-	fail=$((fail + 1))
-}
-
-# dpdk NAME OUT.csv ARGS...: giopscope dpdk ARGS --pairs under a timeout; stderr to NAME.err
-dpdk() {
-	local name=$1 out=$2
-	shift 2
-	timeout -k 5 "$TMO" "$G" dpdk "$@" --pairs >"$out" 2>"$tmp/$name.err"
-}
-
-# same NAME EXPECTED OURS [compare options]: compare_pairs, PASS/FAIL with its last line
-same() {
-	local name=$1 exp=$2 ours=$3
-	shift 3
-	if python3 "$COMPARE" "$exp" "$ours" "$@" >"$tmp/cmp" 2>&1; then
-		ok "$name" "$(tail -n 1 "$tmp/cmp")"
-	else
-		bad "$name" "$(tail -n 1 "$tmp/cmp")" "$(head -n 10 "$tmp/cmp")"
-	fi
-}
-
-# replay NAME FILE [dpdk options]: read vs dpdk on FILE
-replay() {
-	local name=$1 cap=$2 rc
-	shift 2
-	"$G" read "$cap" --pairs >"$tmp/read.csv" 2>/dev/null
-	dpdk "$name" "$tmp/dpdk.csv" --vdev "net_pcap0,rx_pcap=$cap" "$@"
-	rc=$?
-	if [ "$rc" != 0 ]; then
-		bad "$name" "exit $rc" "$(cat "$tmp/$name.err")"
-		return 1
-	fi
-	same "$name" "$tmp/read.csv" "$tmp/dpdk.csv"
-}
-
-have_editcap=0
-command -v editcap >/dev/null && have_editcap=1
-[ "$have_editcap" = 1 ] || echo "NOTE: editcap not installed: exact time stamp checks skipped"
-
 for cap in tests/data/corpus/*.pcap tests/data/omniorb_demo.pcap; do
-	base=$(basename "$cap" .pcap)
-	replay "$base" "$cap" --summary || continue
-	# the summary (on stderr with --pairs --summary) names the time source
-	if grep -q "\[time stamps: capture file (net_pcap, us)\]" "$tmp/$base.err" &&
-	   grep -q "stopped: end of the capture file" "$tmp/$base.err"; then
-		ok "$base-says-time-source" "$(grep -o '\[time stamps: [^]]*\]' "$tmp/$base.err")"
-	else
-		bad "$base-says-time-source" "no time source or end in the summary" "$(cat "$tmp/$base.err")"
-	fi
-	if [ "$have_editcap" = 1 ]; then
-		editcap -F pcap "$cap" "$tmp/usec.pcap" >/dev/null 2>&1
-		"$G" read "$tmp/usec.pcap" --pairs >"$tmp/read_us.csv" 2>/dev/null
-		same "$base-exact-times" "$tmp/read_us.csv" "$tmp/dpdk.csv" --tolerance-ns 0
-	fi
+	replay_capture "$(basename "$cap" .pcap)" "$cap"
 done
 
 # link types, IPv6, capture disorder, pcapng: net_pcap hands over the bytes, the file says what they are

@@ -95,6 +95,7 @@ done
 [ -n "$WANT" ] || WANT=$ALL_SCENARIOS
 
 . tests/lib/netns.sh
+. tests/lib/keep_capture.sh
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -571,6 +572,8 @@ check_capture() {
     client) RX_COLS=t_reply_first,t_reply_last ;;
     server) RX_COLS=t_request_first,t_request_last ;;
     esac
+    keep_capture "$SC_DIR/td.pcap" "live_vs_tcpdump-$SC-td"
+    [ -f "$SC_DIR/live.pcap" ] && keep_capture "$SC_DIR/live.pcap" "live_vs_tcpdump-$SC-live"
     "$GIOPSCOPE" read "$SC_DIR/td.pcap" --pairs --format csv >"$SC_DIR/td.csv" 2>"$SC_DIR/td.err" ||
         err "giopscope read of tcpdump's file: exit status $?" "$(head -3 "$SC_DIR/td.err")"
     compare "$SC_DIR/td.csv" "$SC_DIR/live.csv" "live vs read(tcpdump)" "$SEND_TOL_NS"

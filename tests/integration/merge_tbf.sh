@@ -56,6 +56,7 @@ SLEEP_US=5000
 SIZE=12000
 
 . tests/lib/netns.sh
+. tests/lib/keep_capture.sh
 
 for tool in tcpdump tc python3 timeout; do
     command -v "$tool" >/dev/null 2>&1 || ns_skip "$tool not installed (scripts/install-deps.sh check)"
@@ -160,6 +161,8 @@ fi
 for f in client server; do
     grep -q "^0 packets dropped by kernel" "$WORK/$f.pcap.log" ||
         fail capture "$f tcpdump dropped packets: $(grep dropped "$WORK/$f.pcap.log")"
+    # both vantage points are also replayed through giopscope dpdk afterwards
+    keep_capture "$WORK/$f.pcap" "merge_tbf-$f"
 done
 
 # ---------------------------------------------------------------- merge

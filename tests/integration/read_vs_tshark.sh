@@ -62,6 +62,7 @@ done
 [ -n "$WANT" ] || WANT=$ALL_SCENARIOS
 
 . tests/lib/netns.sh
+. tests/lib/keep_capture.sh
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -301,6 +302,8 @@ fragments_seen() {
 check_capture() {
     local cap=$1 name=$2
     local exp=$SC_DIR/$name.expected.csv ours=$SC_DIR/$name.ours.csv
+    # every capture checked here is also replayed through giopscope dpdk afterwards
+    keep_capture "$cap" "read_vs_tshark-$SC-$name"
     if ! python3 "$ORACLE" "$cap" -o "$exp" >"$SC_DIR/$name.oracle.log" 2>&1; then
         err "oracle failed on $name" "$(tail -3 "$SC_DIR/$name.oracle.log")"
         return 1

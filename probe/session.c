@@ -190,6 +190,16 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		fprintf(stderr, "giopscope %s: cannot set up the report: %s\n", cmd, strerror(err));
 		return 2;
 	}
+	if (o->report) {
+		/* The report is written when the run ends, maybe hours from now: a path
+		 * that cannot be written is said now, before anything is captured. */
+		int fd = open(o->report, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->report, strerror(errno));
+			return 2;
+		}
+		close(fd);
+	}
 	if (o->trace && (err = gs_trace_open(&s->trace, o->trace, NULL)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->trace, strerror(err));
 		return 2;

@@ -880,6 +880,12 @@ scenario_bad_start() {
     rc=$?
     [ "$rc" = 2 ] || err "time stamp type the veth lacks: exit status $rc"
     expect_one_line "unsupported --tstamp-type" "$SC_DIR/d.out" "$SC_DIR/d.err" "does not offer time stamp type 'adapter'"
+    # a --report path that cannot be written is said at the start, not when the run ends
+    ip netns exec "$NS_SRV" timeout 10 "$GIOPSCOPE" live -i "$NS_VETH_SRV" --duration 5 \
+        --report "$SC_DIR/no-such-dir/r.html" >"$SC_DIR/g.out" 2>"$SC_DIR/g.err"
+    rc=$?
+    [ "$rc" = 2 ] || err "unwritable --report: exit status $rc (wanted 2 at once)"
+    expect_one_line "unwritable --report" "$SC_DIR/g.out" "$SC_DIR/g.err" "cannot write $SC_DIR/no-such-dir/r.html"
     # --list-tstamp-types: the veth offers at least host (the kernel's stamp); exit 0
     ip netns exec "$NS_SRV" "$GIOPSCOPE" live -i "$NS_VETH_SRV" --list-tstamp-types >"$SC_DIR/e.out" 2>"$SC_DIR/e.err"
     rc=$?

@@ -93,10 +93,14 @@ int64_t gs_hist_quantile(const struct gs_hist *h, double q)
 		return h->min;
 	if (q >= 1)
 		return h->max;
-	/* the smallest value with at least ceil(q * total) values at or below it */
-	rank = (uint64_t)((long double)q * (long double)h->total);
-	if ((long double)rank < (long double)q * (long double)h->total)
-		rank++;
+	/* The smallest value with at least ceil(q * total) values at or below it,
+	 * in integers: q in parts per billion first, since 0.9 as a double is a
+	 * hair above 0.9 and ceil(0.9 * 10) in floating point gives 10, not 9. */
+	{
+		unsigned __int128 ppb = (unsigned __int128)(q * 1e9 + 0.5);
+		unsigned __int128 num = ppb * h->total;
+		rank = (uint64_t)(num / 1000000000u) + (num % 1000000000u != 0);
+	}
 	if (rank == 0)
 		rank = 1;
 	for (uint32_t i = 0; i < h->n_buckets; i++) {

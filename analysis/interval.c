@@ -84,6 +84,21 @@ void gs_interval_write(struct gs_interval *iv, FILE *out, int fmt)
 	for (uint32_t i = 0; i < iv->n; i++) {
 		const struct gs_interval_row *r = &iv->rows[i];
 		long long s = (long long)(r->start / 1000000000), ns = (long long)(r->start % 1000000000);
+		if (!r->answered) {
+			/* no reply in the window: no latency, as a summary group without one
+			 * prints it (-, empty fields, null), never a latency of 0 */
+			if (fmt == 0)
+				fprintf(out, "%11lld.%09lld %8llu %6llu %10s %10s %10s %10s\n", s, ns,
+					(unsigned long long)r->calls, (unsigned long long)r->errors, "-", "-", "-", "-");
+			else if (fmt == 1)
+				fprintf(out, "%lld.%09lld,%llu,%llu,0,,,,\n", s, ns, (unsigned long long)r->calls,
+					(unsigned long long)r->errors);
+			else
+				fprintf(out, "{\"type\":\"interval\",\"start\":\"%lld.%09lld\",\"calls\":%llu,"
+					"\"errors\":%llu,\"answered\":0,\"total_us\":null}\n", s, ns,
+					(unsigned long long)r->calls, (unsigned long long)r->errors);
+			continue;
+		}
 		if (fmt == 0)
 			fprintf(out, "%11lld.%09lld %8llu %6llu %10.1f %10.1f %10.1f %10.1f\n", s, ns,
 				(unsigned long long)r->calls, (unsigned long long)r->errors, (double)r->p50 / 1e3,

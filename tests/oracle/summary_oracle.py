@@ -56,16 +56,6 @@ QUANTILES = [("p50", Fraction(50, 100)), ("p90", Fraction(90, 100)), ("p99", Fra
              ("p999", Fraction(999, 1000))]
 REL_ERR = Fraction(1, 128)   # 1 / 2^(GS_HIST_SUB_BITS - 1)
 
-# Deviations of giopscope found by this oracle and reported, not yet fixed (analysis/ is
-# not this test's to change).  Each is accepted only in its exact form and printed as a
-# "KNOWN BUG" line; SUMMARY_ORACLE_STRICT=1 makes them failures (what they should be once
-# fixed: then delete the entry).
-#   hist-rank: gs_hist_quantile computes ceil(q*n) in floating point with q a double: 0.9
-#     is 0.9000000000000000222, so for n a multiple of 10 the p90 rank is one too high
-#     (p90 of the 10 values 10,20,...,100 ns is 100, not 90).
-#   empty-window: an --interval window whose calls got no reply (oneways only) prints
-#     0.000 for p50/p90/p99/max, where a group prints nothing ("no answered call").
-STRICT = os.environ.get("SUMMARY_ORACLE_STRICT") == "1"
 
 
 class Unusable(Exception):
@@ -206,13 +196,6 @@ class Checker:
         self.problems = []
         self.checked_pct = 0
         self.worst = Fraction(0)
-        self.known = []
-
-    def known_bug(self, tag, msg):
-        if STRICT:
-            self.bad("%s (known bug %s)" % (msg, tag))
-        else:
-            self.known.append("KNOWN BUG %s: %s: %s" % (tag, self.what, msg))
 
     def bad(self, msg):
         self.problems.append("%s: %s" % (self.what, msg))
@@ -226,10 +209,6 @@ class Checker:
     def hist(self, label, got, values, prefix, names):
         values = sorted(values)
         if not values:
-            cols = ["%s_%s_us" % (prefix, n) for n in names + ["max"]]
-            if label.startswith("window ") and all(got.get(c) == "0.000" for c in cols):
-                self.known_bug("empty-window", "%s: 0.000 for a window with no answered call" % label)
-                return
             for n in names + ["max"]:
                 if got.get("%s_%s_us" % (prefix, n), "") != "":
                     self.bad("%s: %s_%s_us %r with no answered call" % (label, prefix, n,
@@ -253,17 +232,6 @@ class Checker:
             if x <= p <= hi and x:
                 self.worst = max(self.worst, Fraction(p - x, x))
             if not (x <= p <= hi):
-                # hist-rank: the rank ceil(double(q) * n) instead of ceil(q * n)
-                n_ = len(values)
-                r_bug = -((-Fraction(float(q)) * n_).__floor__())
-                r_ok = max(1, -((-q.numerator * n_) // q.denominator))
-                if r_bug != r_ok and 1 <= r_bug <= n_:
-                    xb = values[r_bug - 1]
-                    if xb <= p <= min(vmax, xb + xb * REL_ERR):
-                        self.known_bug("hist-rank", "%s: %s %.3f is the value of rank %d (%.3f), "
-                                       "ceil(%s * %d) = %d gives %.3f" % (
-                                           label, col, p / 1000, r_bug, xb / 1000, n, n_, r_ok, x / 1000))
-                        continue
                 self.bad("%s: %s %.3f, exact %.3f: outside [%.3f, %.3f] (histogram error 1/128)"
                          % (label, col, p / 1000, x / 1000, x / 1000, float(hi) / 1000))
 
@@ -384,17 +352,12 @@ def pairs_case_of(cases, capture):
 
 
 def report(ck, ok_extra=""):
-    for p in ck.known[:10]:
-        print(p)
-    if len(ck.known) > 10:
-        print("... %d more KNOWN BUG lines" % (len(ck.known) - 10))
     for p in ck.problems[:40]:
         print(p)
     if len(ck.problems) > 40:
         print("... %d more" % (len(ck.problems) - 40))
-    print("summary: %d groups, %d windows, %d percentiles checked (worst in bounds +%.3f%%)%s%s%s" % (
+    print("summary: %d groups, %d windows, %d percentiles checked (worst in bounds +%.3f%%)%s%s" % (
         ck.n_groups, ck.n_windows, ck.checked_pct, float(ck.worst) * 100, ok_extra,
-        ", %d known-bug deviations" % len(ck.known) if ck.known else "",
         "" if not ck.problems else ", %d problems" % len(ck.problems)))
     return 0 if not ck.problems else 1
 

@@ -94,6 +94,7 @@ struct gs_dpdk {
 	int64_t last_pcap_ts;         /* GS_TS_PCAP: the latest stamp (a replay's "now") */
 	int64_t last_tsc_ns;          /* GS_TS_TSC: never handed out backwards */
 	bool stopped_by_signal;
+	bool replay_held;             /* a replay ended, /metrics served until --duration */
 	const char *end_reason;
 };
 

@@ -163,12 +163,21 @@ static bool housekeeping(struct gs_dpdk *d, uint64_t now, uint64_t *next_cal)
 	}
 	if (gs_session_done(&d->session)) {
 		d->end_reason = d->session.opt.count && d->session.calls >= d->session.opt.count ?
-				"--count reached" : "--duration reached";
+				"--count reached" : d->replay_held ? "end of the capture file, then --duration reached" :
+				"--duration reached";
 		return false;
 	}
-	if (replay_ended(d, now)) {
-		d->end_reason = "end of the capture file";
-		return false;
+	if (!d->replay_held && replay_ended(d, now)) {
+		if (!d->session.metrics || !d->session.opt.duration_ns) {
+			d->end_reason = "end of the capture file";
+			return false;
+		}
+		/* --metrics and --duration: the replay's final figures stay on
+		 * /metrics until --duration (or a signal) ends the run; every call
+		 * is ended now, as at the end of `read`, so that a scrape sees them
+		 * all (gs_session_close's own finish then has nothing left) */
+		gs_engine_finish(d->session.e);
+		d->replay_held = true;
 	}
 	return true;
 }

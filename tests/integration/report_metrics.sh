@@ -10,6 +10,7 @@
 #               0.0.4; histogram buckets never decrease and +Inf equals _count
 #   counts      per operation: giopscope_calls_total = rows of the pairs CSV, the histogram's
 #               _count = rows with a reply, giopscope_call_errors_total = error rows
+#               (format, buckets and counts: tests/lib/prom_check.py)
 #   http        404 for another path, 405 for POST
 #   refuse      --metrics localhost:9464 (a name) is refused (exit 2, one line)
 #   outputs     after SIGINT: exit 0, the trace parses as JSON with one span per row, the report
@@ -86,57 +87,8 @@ code404=$(ip netns exec "$NS_SRV" curl -s -m 5 -o /dev/null -w '%{http_code}' "h
 code405=$(ip netns exec "$NS_SRV" curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$MPORT/metrics")
 if [ "$code404" = 404 ] && [ "$code405" = 405 ]; then pass http "404 and 405"; else fail http "got $code404 and $code405"; fi
 
-python3 - "$WORK/scrape.txt" "$WORK/pairs.at_scrape.csv" >"$WORK/check.txt" 2>&1 <<'PY'
-import csv, re, sys
-from collections import Counter, defaultdict
-text = open(sys.argv[1]).read()
-rows = list(csv.DictReader(open(sys.argv[2], newline="")))
-name = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
-sample = re.compile(r'^(%s)(\{(%s="(\\[\\"n]|[^"\\])*")(,%s="(\\[\\"n]|[^"\\])*")*\})? (\S+)$' % (name, name, name))
-bad, vals = [], {}
-for line in text.splitlines():
-    if line.startswith("# HELP ") or re.match(r"^# TYPE %s (counter|gauge|histogram)$" % name, line):
-        continue
-    m = sample.match(line)
-    if not m:
-        bad.append(line)
-        continue
-    try:
-        float(line.rsplit(" ", 1)[1].replace("+Inf", "inf"))
-    except ValueError:
-        bad.append(line)
-    vals[line.rsplit(" ", 1)[0]] = float(line.rsplit(" ", 1)[1])
-print("FORMAT %s %d lines, %d bad%s" % ("ok" if text and not bad else "bad", len(text.splitlines()), len(bad),
-      (": " + bad[0]) if bad else ""))
-# buckets cumulative, +Inf = _count
-cum_bad = []
-series = defaultdict(list)
-for k, v in vals.items():
-    m = re.match(r'^(giopscope_\w+_seconds)_bucket\{operation="(.*)",le="([^"]+)"\}$', k)
-    if m:
-        series[(m.group(1), m.group(2))].append((float(m.group(3).replace("+Inf", "inf")), v))
-for (metric, op), b in series.items():
-    b.sort()
-    if any(b[i][1] > b[i + 1][1] for i in range(len(b) - 1)) or b[-1][1] != vals.get('%s_count{operation="%s"}' % (metric, op)):
-        cum_bad.append((metric, op))
-print("BUCKETS %s %d histograms%s" % ("ok" if series and not cum_bad else "bad", len(series), cum_bad[:2]))
-# counts against the pairs rows
-label = lambda r: "(LocateRequest)" if r["kind"] == "LocateRequest" else (r["operation"] or "(unknown)")
-calls = Counter(label(r) for r in rows)
-answered = Counter(label(r) for r in rows if r["total_us"] != "")
-errs = Counter(label(r) for r in rows if r["status"] in ("USER_EXCEPTION", "SYSTEM_EXCEPTION", "UNKNOWN_OBJECT",
-                                                           "LOC_SYSTEM_EXCEPTION", "NO_REPLY"))
-diff = []
-for op in sorted(set(calls) | {re.search(r'operation="(.*)"', k).group(1) for k in vals if k.startswith("giopscope_calls_total{")}):
-    got = (vals.get('giopscope_calls_total{operation="%s"}' % op, 0),
-           vals.get('giopscope_call_duration_seconds_count{operation="%s"}' % op, 0),
-           vals.get('giopscope_call_errors_total{operation="%s"}' % op, 0))
-    want = (calls[op], answered[op], errs[op])
-    if got != want:
-        diff.append("%s: scrape %s, pairs %s" % (op, got, want))
-print("COUNTS %s %d rows, %d operations%s" % ("ok" if rows and not diff else "bad", len(rows), len(calls),
-      ("; " + "; ".join(diff[:3])) if diff else ""))
-PY
+# the format, bucket and count checks are shared with dpdk_counters.sh
+python3 tests/lib/prom_check.py "$WORK/scrape.txt" "$WORK/pairs.at_scrape.csv" >"$WORK/check.txt" 2>&1
 for k in FORMAT BUCKETS COUNTS; do
     line=$(grep "^$k " "$WORK/check.txt")
     case "$line" in

@@ -85,7 +85,7 @@ struct gs_call {
 	/* engine bookkeeping */
 	uint32_t flow, flow_gen;
 	uint32_t flow_prev, flow_next;
-	uint32_t heap_pos;
+	uint32_t heap_pos;     /* place in the open calls' heap (open calls only) */
 	uint32_t serial;       /* creation order: stable tie-break */
 	uint8_t where;         /* free, open, queued */
 	/* bit 0: the request's messages are not contiguous (a Fragment came after

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { W_FREE = 0, W_OPEN = 1, W_QUEUED = 2 };
+enum { W_FREE = GS_CALL_FREE, W_OPEN = 1, W_QUEUED = 2 };
 
 /* ---- keys ---------------------------------------------------------------- */
 
@@ -36,25 +36,39 @@ static uint32_t call_hash(const struct gs_call *c)
 
 static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b);
 
-/* Output order: t_request_first, then the client as text, then request id. */
-static bool out_before(const struct gs_call *a, const struct gs_call *b)
+/* Heap entries (struct gs_heap_ent) carry the start time and serial of their
+ * call: most comparisons end there, without reading two call records (each in
+ * cache lines of its own). */
+
+/* Output order: t_request_first, then the client as text, then request id;
+ * the rare tie on the time out of line. */
+static __attribute__((noinline)) bool out_tie(const struct gs_engine *e, const struct gs_heap_ent *x,
+					      const struct gs_heap_ent *y)
 {
-	int c;
-	if (a->t_request_first != b->t_request_first)
-		return a->t_request_first < b->t_request_first;
-	c = endpoint_str_cmp(&a->client, &b->client);
+	const struct gs_call *a = &e->calls[x->idx], *b = &e->calls[y->idx];
+	int c = endpoint_str_cmp(&a->client, &b->client);
 	if (c)
 		return c < 0;
 	if (a->request_id != b->request_id)
 		return a->request_id < b->request_id;
-	return a->serial < b->serial;
+	return x->serial < y->serial;
 }
 
-static bool wm_before(const struct gs_call *a, const struct gs_call *b)
+static inline bool out_before(const struct gs_engine *e, const struct gs_heap_ent *x,
+			      const struct gs_heap_ent *y)
 {
-	if (a->t_request_first != b->t_request_first)
-		return a->t_request_first < b->t_request_first;
-	return a->serial < b->serial;
+	if (x->t != y->t)
+		return x->t < y->t;
+	return out_tie(e, x, y);
+}
+
+static inline bool wm_before(const struct gs_engine *e, const struct gs_heap_ent *x,
+			     const struct gs_heap_ent *y)
+{
+	(void)e;
+	if (x->t != y->t)
+		return x->t < y->t;
+	return x->serial < y->serial;
 }
 
 #include "endpoint.h"
@@ -71,66 +85,105 @@ static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoin
 	return strcmp(sa, sb);
 }
 
-/* ---- heaps (arrays of call indices; calls remember their position) -------- */
+/* ---- heaps --------------------------------------------------------------- */
 
-typedef bool (*before_fn)(const struct gs_call *, const struct gs_call *);
+/* Four children a node: half the levels of a binary heap, and a node's
+ * children are one cache line of entries.  Both orders are total (the serial
+ * breaks every tie), so the calls come off in the same order whatever the
+ * heap's shape.  The open calls' heap tracks each call's position (a reply
+ * takes its call out from anywhere); the queue of ended calls does not: they
+ * leave from the top, and every write to a call record is a cache line. */
+#define HEAP_D 4
 
-static void heap_set(struct gs_engine *e, uint32_t *h, uint32_t i, uint32_t idx)
+typedef bool (*before_fn)(const struct gs_engine *, const struct gs_heap_ent *,
+			  const struct gs_heap_ent *);
+
+static inline void heap_set(struct gs_engine *e, struct gs_heap_ent *h, uint32_t i,
+			    struct gs_heap_ent v, bool track)
 {
-	h[i] = idx;
-	e->calls[idx].heap_pos = i;
+	h[i] = v;
+	if (track)
+		e->calls[v.idx].heap_pos = i;
 }
 
-static void sift_up(struct gs_engine *e, uint32_t *h, uint32_t i, before_fn before)
+static inline void sift_up(struct gs_engine *e, struct gs_heap_ent *h, uint32_t i, before_fn before,
+			   bool track)
 {
-	uint32_t idx = h[i];
+	struct gs_heap_ent v = h[i];
 	while (i > 0) {
-		uint32_t p = (i - 1) / 2;
-		if (!before(&e->calls[idx], &e->calls[h[p]]))
+		uint32_t p = (i - 1) / HEAP_D;
+		if (!before(e, &v, &h[p]))
 			break;
-		heap_set(e, h, i, h[p]);
+		heap_set(e, h, i, h[p], track);
 		i = p;
 	}
-	heap_set(e, h, i, idx);
+	heap_set(e, h, i, v, track);
 }
 
-static void sift_down(struct gs_engine *e, uint32_t *h, uint32_t n, uint32_t i, before_fn before)
+static inline void sift_down(struct gs_engine *e, struct gs_heap_ent *h, uint32_t n, uint32_t i,
+			     before_fn before, bool track)
 {
-	uint32_t idx = h[i];
+	struct gs_heap_ent v = h[i];
 	for (;;) {
-		uint32_t l = 2 * i + 1, r = l + 1, m = i;
-		const struct gs_call *best = &e->calls[idx];
-		if (l < n && before(&e->calls[h[l]], best)) {
-			m = l;
-			best = &e->calls[h[l]];
-		}
-		if (r < n && before(&e->calls[h[r]], best))
-			m = r;
-		if (m == i)
+		uint32_t c = HEAP_D * i + 1, end, best;
+		if (c >= n)
 			break;
-		heap_set(e, h, i, h[m]);
-		i = m;
+		end = n - c > HEAP_D ? c + HEAP_D : n;
+		best = c;
+		for (uint32_t k = c + 1; k < end; k++)
+			if (before(e, &h[k], &h[best]))
+				best = k;
+		if (!before(e, &h[best], &v))
+			break;
+		heap_set(e, h, i, h[best], track);
+		i = best;
 	}
-	heap_set(e, h, i, idx);
+	heap_set(e, h, i, v, track);
 }
 
-static void heap_push(struct gs_engine *e, uint32_t *h, uint32_t *n, uint32_t idx, before_fn before)
+static inline void heap_push(struct gs_engine *e, struct gs_heap_ent *h, uint32_t *n, uint32_t idx,
+			     before_fn before, bool track)
 {
-	heap_set(e, h, *n, idx);
+	const struct gs_call *c = &e->calls[idx];
+	struct gs_heap_ent v = { .t = c->t_request_first, .serial = c->serial, .idx = idx };
+	h[*n] = v;
 	(*n)++;
-	sift_up(e, h, *n - 1, before);
+	sift_up(e, h, *n - 1, before, track);
 }
 
-static void heap_remove(struct gs_engine *e, uint32_t *h, uint32_t *n, uint32_t pos, before_fn before)
+static inline void heap_remove(struct gs_engine *e, struct gs_heap_ent *h, uint32_t *n, uint32_t pos,
+			       before_fn before, bool track)
 {
 	(*n)--;
 	if (pos == *n)
 		return;
-	heap_set(e, h, pos, h[*n]);
-	if (pos > 0 && before(&e->calls[h[pos]], &e->calls[h[(pos - 1) / 2]]))
-		sift_up(e, h, pos, before);
+	h[pos] = h[*n];
+	if (pos > 0 && before(e, &h[pos], &h[(pos - 1) / HEAP_D]))
+		sift_up(e, h, pos, before, track);
 	else
-		sift_down(e, h, *n, pos, before);
+		sift_down(e, h, *n, pos, before, track);
+}
+
+/* The open calls by start time, positions tracked. */
+static void wm_push(struct gs_engine *e, uint32_t idx)
+{
+	heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before, true);
+}
+
+static void wm_remove(struct gs_engine *e, uint32_t idx)
+{
+	heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before, true);
+}
+
+/* The ended calls in output order. */
+static void out_push(struct gs_engine *e, uint32_t idx)
+{
+	heap_push(e, e->out_heap, &e->out_n, idx, out_before, false);
+}
+
+static void out_remove_at(struct gs_engine *e, uint32_t pos)
+{
+	heap_remove(e, e->out_heap, &e->out_n, pos, out_before, false);
 }
 
 /* ---- open index (linear probing, backward-shift deletion) ------------------ */
@@ -174,7 +227,7 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 		dr->open_n++;
 		dr->last_call = idx;
 	}
-	heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before);
+	wm_push(e, idx);
 }
 
 static void open_remove(struct gs_engine *e, uint32_t idx)
@@ -206,19 +259,10 @@ done:
 		if (c->flow != GS_NONE && e->flows[c->flow].in_use && e->flows[c->flow].gen == c->flow_gen)
 			e->flows[c->flow].dir[c->dir].open_n--;
 	}
-	heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before);
+	wm_remove(e, idx);
 }
 
 /* ---- life of a call ------------------------------------------------------- */
-
-struct gs_call *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial)
-{
-	struct gs_call *c;
-	if (idx >= e->n_calls)
-		return NULL;
-	c = &e->calls[idx];
-	return (c->where != W_FREE && c->serial == serial) ? c : NULL;
-}
 
 void gs_call_release(struct gs_engine *e, uint32_t idx)
 {
@@ -241,10 +285,18 @@ void gs_call_release(struct gs_engine *e, uint32_t idx)
 /* Drops an open call without writing it (a parked reply that found no request). */
 void gs_call_discard(struct gs_engine *e, uint32_t idx)
 {
-	if (e->calls[idx].where == W_OPEN)
+	if (e->calls[idx].where == W_OPEN) {
 		open_remove(e, idx);
-	else if (e->calls[idx].where == W_QUEUED)
-		heap_remove(e, e->out_heap, &e->out_n, e->calls[idx].heap_pos, out_before);
+	} else if (e->calls[idx].where == W_QUEUED) {
+		/* the queue does not track positions: look for it (no caller drops a
+		 * queued call today; this stays correct if one does) */
+		for (uint32_t pos = 0; pos < e->out_n; pos++) {
+			if (e->out_heap[pos].idx == idx) {
+				out_remove_at(e, pos);
+				break;
+			}
+		}
+	}
 	gs_call_release(e, idx);
 }
 
@@ -252,16 +304,16 @@ void gs_call_discard(struct gs_engine *e, uint32_t idx)
 void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t)
 {
 	struct gs_call *c = &e->calls[idx];
-	heap_remove(e, e->wm_heap, &e->wm_n, c->heap_pos, wm_before);
+	wm_remove(e, idx);
 	c->t_request_first = t;
-	heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before);
+	wm_push(e, idx);
 }
 
 static void emit_top(struct gs_engine *e)
 {
-	uint32_t idx = e->out_heap[0];
+	uint32_t idx = e->out_heap[0].idx;
 	struct gs_call *c = &e->calls[idx];
-	heap_remove(e, e->out_heap, &e->out_n, 0, out_before);
+	out_remove_at(e, 0);
 	if (e->cfg.ordered && c->t_request_first < e->last_emitted_t)
 		e->cnt.rows_out_of_order++; /* only an ordered output can be out of order */
 	else
@@ -288,7 +340,7 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 	c->outcome = (uint8_t)how;
 	c->t_done = e->now;
 	c->where = W_QUEUED;
-	heap_push(e, e->out_heap, &e->out_n, idx, out_before);
+	out_push(e, idx);
 }
 
 /* A queued call may still gain retransmissions until the other side has
@@ -313,7 +365,7 @@ static bool settled(const struct gs_engine *e, const struct gs_call *c)
 void gs_calls_drain(struct gs_engine *e, bool all)
 {
 	while (e->out_n > 0) {
-		const struct gs_call *top = &e->calls[e->out_heap[0]];
+		const struct gs_call *top = &e->calls[e->out_heap[0].idx];
 		if (!all) {
 			/* differences, not sums: hostile time stamps must not overflow */
 			if (e->now - top->t_done < e->cfg.linger_ns && !settled(e, top))
@@ -321,8 +373,7 @@ void gs_calls_drain(struct gs_engine *e, bool all)
 			/* past the window, memory matters more than order: a call
 			 * that never ends must not hold every later one */
 			if (e->cfg.ordered && e->out_n <= e->cfg.order_window) {
-				if (e->wm_n > 0 &&
-				    e->calls[e->wm_heap[0]].t_request_first <= top->t_request_first)
+				if (e->wm_n > 0 && e->wm_heap[0].t <= top->t_request_first)
 					break;
 				if (e->pend_count && gs_pending_min(e) <= top->t_request_first)
 					break;
@@ -342,7 +393,7 @@ uint32_t gs_call_alloc(struct gs_engine *e)
 	if (e->call_free == GS_NONE) {
 		if (e->out_n == 0 && e->wm_n > 0) {
 			/* every slot holds an open call: the oldest gives way */
-			uint32_t old = e->wm_heap[0];
+			uint32_t old = e->wm_heap[0].idx;
 			e->cnt.open_calls_evicted++;
 			if (e->calls[old].flags & GS_CF_PARKED) {
 				/* a reply still waiting for its request: nothing to write */

@@ -152,8 +152,10 @@ static bool port_wanted(const struct gs_engine *e, uint16_t port)
 	return (e->cfg.port_bitmap[port >> 3] >> (port & 7)) & 1;
 }
 
-static void packet(struct gs_engine *e, const struct gs_packet *pk, const struct gs_piece *pc,
-		   uint32_t npc, bool sparse);
+/* Inlined into both callers: one call less per packet, and the decoded
+ * packet stays on gs_engine_frame's stack without being passed by pointer. */
+static inline __attribute__((always_inline)) void packet(struct gs_engine *e, const struct gs_packet *pk,
+							  const struct gs_piece *pc, uint32_t npc, bool sparse);
 
 void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *data,
 		     uint32_t caplen, uint32_t wirelen)
@@ -187,8 +189,8 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *da
 
 /* A decoded segment; when `sparse` (gs_engine_segment), `pc` lists the payload
  * bytes there are. */
-static void packet(struct gs_engine *e, const struct gs_packet *pk, const struct gs_piece *pc, uint32_t npc,
-		   bool sparse)
+static inline __attribute__((always_inline)) void packet(struct gs_engine *e, const struct gs_packet *pk,
+							  const struct gs_piece *pc, uint32_t npc, bool sparse)
 {
 	struct gs_flow *f;
 	int d;
@@ -251,7 +253,8 @@ static void packet(struct gs_engine *e, const struct gs_packet *pk, const struct
 		e->last_expire_scan = e->now;
 		gs_pending_expire_all(e);
 	}
-	gs_calls_drain(e, false);
+	if (e->out_n) /* a call per packet at most: skip the call when none waits */
+		gs_calls_drain(e, false);
 }
 
 void gs_engine_segment(struct gs_engine *e, int64_t ts, const struct gs_segment *s)
@@ -294,7 +297,7 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 		e->now = now;
 	if (e->cfg.reply_timeout_ns > 0) {
 		while (e->wm_n > 0) {
-			uint32_t idx = e->wm_heap[0];
+			uint32_t idx = e->wm_heap[0].idx;
 			struct gs_call *c = &e->calls[idx];
 			if (e->now - c->t_request_first < e->cfg.reply_timeout_ns)
 				break;

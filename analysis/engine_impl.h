@@ -130,6 +130,13 @@ struct gs_flow {
 	struct gs_dir dir[2];
 };
 
+/* An entry of the call heaps: the call and its first keys (calls.c). */
+struct gs_heap_ent {
+	int64_t t;          /* the call's t_request_first */
+	uint32_t serial;    /* ... and its serial */
+	uint32_t idx;
+};
+
 struct gs_engine {
 	struct gs_config cfg;
 	gs_call_fn emit;
@@ -147,6 +154,11 @@ struct gs_engine {
 	uint32_t flow_free;         /* free list through lru_next */
 	uint32_t flow_hwm;          /* slots ever used: the rest was never touched */
 	uint32_t lru_head, lru_tail;/* least recently active first */
+	/* flow number + 1 by the low bits of the hash, a hint checked before the
+	 * index: 4 KiB that stay in cache while the packets stream through it,
+	 * where the index (8 bytes a flow allowed) does not */
+#define GS_FLOW_FRONT 1024
+	uint32_t flow_front[GS_FLOW_FRONT];
 	uint32_t active_flows;
 
 	/* message heads that span segments */
@@ -179,9 +191,9 @@ struct gs_engine {
 	uint32_t *open_index;       /* (flow, gen, dir, request id) -> call + 1 */
 	uint32_t open_mask;
 	uint32_t open_count;
-	uint32_t *wm_heap;          /* open calls by t_request_first */
+	struct gs_heap_ent *wm_heap;   /* open calls by t_request_first */
 	uint32_t wm_n;
-	uint32_t *out_heap;         /* ended calls waiting for output order */
+	struct gs_heap_ent *out_heap;  /* ended calls waiting for output order */
 	uint32_t out_n;
 	uint32_t serial;
 	int64_t last_emitted_t;
@@ -191,7 +203,6 @@ struct gs_engine {
 /* flows.c */
 struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
 			       bool *created);
-void gs_flow_touch(struct gs_engine *e, struct gs_flow *f);
 void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted);
 void gs_flow_reset_dirs(struct gs_engine *e, struct gs_flow *f);
 /* How many directions may hold a side table at once (a message log, a list of
@@ -205,6 +216,43 @@ static inline uint32_t gs_side_tables_max(const struct gs_engine *e)
 static inline uint32_t gs_flow_no(const struct gs_engine *e, const struct gs_flow *f)
 {
 	return (uint32_t)(f - e->flows);
+}
+
+/* The LRU list of flows (flows.c), inline: every packet moves its flow last. */
+static inline void gs_lru_unlink(struct gs_engine *e, uint32_t n)
+{
+	struct gs_flow *f = &e->flows[n];
+	if (f->lru_prev != GS_NONE)
+		e->flows[f->lru_prev].lru_next = f->lru_next;
+	else
+		e->lru_head = f->lru_next;
+	if (f->lru_next != GS_NONE)
+		e->flows[f->lru_next].lru_prev = f->lru_prev;
+	else
+		e->lru_tail = f->lru_prev;
+	f->lru_prev = f->lru_next = GS_NONE;
+}
+
+static inline void gs_lru_append(struct gs_engine *e, uint32_t n)
+{
+	struct gs_flow *f = &e->flows[n];
+	f->lru_next = GS_NONE;
+	f->lru_prev = e->lru_tail;
+	if (e->lru_tail != GS_NONE)
+		e->flows[e->lru_tail].lru_next = n;
+	else
+		e->lru_head = n;
+	e->lru_tail = n;
+}
+
+/* The connection was active: last in the LRU order. */
+static inline void gs_flow_touch(struct gs_engine *e, struct gs_flow *f)
+{
+	uint32_t n = gs_flow_no(e, f);
+	if (e->lru_tail == n)
+		return;
+	gs_lru_unlink(e, n);
+	gs_lru_append(e, n);
 }
 
 /* reasm.c */
@@ -246,12 +294,29 @@ void gs_evidence_queued(struct gs_flow *f, struct gs_call *c);
 void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted);
 void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir);
-bool gs_dir_pending(const struct gs_dir *dr);
+/* True when the direction holds back output: bytes held out of order, a hole
+ * the peer acknowledged, or a head not decoded yet.  Tested for both
+ * directions of every packet: inline. */
+static inline bool gs_dir_pending(const struct gs_dir *dr)
+{
+	return dr->ooo || dr->acked_ts || (dr->fstate == GS_FR_MSG && !dr->decoded);
+}
 bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t);
 
 /* calls.c */
 uint32_t gs_call_alloc(struct gs_engine *e);
-struct gs_call *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial);
+/* A call slot's `where` when free (calls.c numbers the other states). */
+#define GS_CALL_FREE 0
+/* The call in slot idx if it is still the one with this serial, else NULL.
+ * Inline: every message end looks its call up so. */
+static inline struct gs_call *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial)
+{
+	struct gs_call *c;
+	if (idx >= e->n_calls)
+		return NULL;
+	c = &e->calls[idx];
+	return (c->where != GS_CALL_FREE && c->serial == serial) ? c : NULL;
+}
 struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);

@@ -16,17 +16,18 @@ static void endpoint_of(struct gs_endpoint *ep, const struct gs_ip *ip, bool src
 	ep->family = ip->family;
 }
 
-static bool ep_eq(const struct gs_endpoint *a, const struct gs_endpoint *b)
+static inline uint64_t load64(const uint8_t *p)
 {
-	return a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0;
+	uint64_t w;
+	memcpy(&w, p, 8);
+	return w;
 }
 
-static int ep_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b)
+/* Word compares: this runs for every packet, a memcmp call costs more. */
+static inline bool ep_is(const struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, uint8_t family)
 {
-	int c = memcmp(a->addr, b->addr, 16);
-	if (c)
-		return c;
-	return (int)a->port - (int)b->port;
+	return ep->port == port && ep->family == family &&
+	       load64(ep->addr) == load64(addr) && load64(ep->addr + 8) == load64(addr + 8);
 }
 
 static inline uint32_t mix32(uint32_t h)
@@ -39,64 +40,22 @@ static inline uint32_t mix32(uint32_t h)
 	return h;
 }
 
-static uint32_t ep_hash(uint32_t h, const struct gs_endpoint *ep)
+/* One end, mixed on its own (address and port together, not linearly: two
+ * connections that swap their ports between the same hosts hash apart). */
+static inline uint64_t end_hash(const uint8_t *addr, uint16_t port, uint8_t family)
 {
-	/* multiply-add over the words, one mix at the end: cheap per packet */
-	uint64_t acc = h;
-	for (int i = 0; i < 16; i += 8) {
-		uint64_t w;
-		memcpy(&w, ep->addr + i, 8);
-		acc = (acc ^ w) * 0x9e3779b97f4a7c15ULL;
-	}
-	acc ^= ((uint64_t)ep->port << 8) ^ ep->family;
-	acc *= 0xbf58476d1ce4e5b9ULL;
-	return mix32((uint32_t)(acc >> 32) ^ (uint32_t)acc);
+	uint64_t x = load64(addr) ^ (load64(addr + 8) * 0x9e3779b97f4a7c15ULL) ^
+		     ((uint64_t)port << 8 | family);
+	x *= 0xbf58476d1ce4e5b9ULL;
+	return x ^ (x >> 31);
 }
 
-static uint32_t flow_hash(const struct gs_endpoint *a, const struct gs_endpoint *b)
+/* The two ends summed: both directions hash alike without ordering the ends
+ * first (the slot only decides where the lookup starts, never an output). */
+static inline uint32_t flow_hash(const struct gs_ip *ip, uint16_t sport, uint16_t dport)
 {
-	/* order the two ends so both directions hash alike */
-	if (ep_cmp(a, b) > 0) {
-		const struct gs_endpoint *t = a;
-		a = b;
-		b = t;
-	}
-	return ep_hash(ep_hash(0x12345u, a), b);
-}
-
-static void lru_unlink(struct gs_engine *e, uint32_t n)
-{
-	struct gs_flow *f = &e->flows[n];
-	if (f->lru_prev != GS_NONE)
-		e->flows[f->lru_prev].lru_next = f->lru_next;
-	else
-		e->lru_head = f->lru_next;
-	if (f->lru_next != GS_NONE)
-		e->flows[f->lru_next].lru_prev = f->lru_prev;
-	else
-		e->lru_tail = f->lru_prev;
-	f->lru_prev = f->lru_next = GS_NONE;
-}
-
-static void lru_append(struct gs_engine *e, uint32_t n)
-{
-	struct gs_flow *f = &e->flows[n];
-	f->lru_next = GS_NONE;
-	f->lru_prev = e->lru_tail;
-	if (e->lru_tail != GS_NONE)
-		e->flows[e->lru_tail].lru_next = n;
-	else
-		e->lru_head = n;
-	e->lru_tail = n;
-}
-
-void gs_flow_touch(struct gs_engine *e, struct gs_flow *f)
-{
-	uint32_t n = gs_flow_no(e, f);
-	if (e->lru_tail == n)
-		return;
-	lru_unlink(e, n);
-	lru_append(e, n);
+	uint64_t x = end_hash(ip->src, sport, ip->family) + end_hash(ip->dst, dport, ip->family);
+	return mix32((uint32_t)(x >> 32) ^ (uint32_t)x);
 }
 
 static void index_remove(struct gs_engine *e, uint32_t n)
@@ -148,7 +107,7 @@ void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted)
 	gs_pair_flow_ended(e, f, evicted);
 	gs_flow_reset_dirs(e, f);
 	index_remove(e, n);
-	lru_unlink(e, n);
+	gs_lru_unlink(e, n);
 	f->in_use = false;
 	f->gen++;
 	f->lru_next = e->flow_free;
@@ -159,24 +118,40 @@ void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted)
 struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
 			       bool *created)
 {
-	struct gs_endpoint src, dst;
+	const struct gs_ip *ip = &pk->ip;
+	uint16_t sport = pk->tcp.sport, dport = pk->tcp.dport;
 	uint32_t h, i, n;
 	struct gs_flow *f;
 
-	endpoint_of(&src, &pk->ip, true, pk->tcp.sport);
-	endpoint_of(&dst, &pk->ip, false, pk->tcp.dport);
-	h = flow_hash(&src, &dst);
 	*created = false;
+	h = flow_hash(ip, sport, dport);
+	n = e->flow_front[h & (GS_FLOW_FRONT - 1)];
+	if (n) {
+		/* the one connection in use with these ends: what the index finds */
+		f = &e->flows[n - 1];
+		if (f->in_use && f->hash == h) {
+			if (ep_is(&f->ep[0], ip->src, sport, ip->family) && ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
+				*dir = 0;
+				return f;
+			}
+			if (ep_is(&f->ep[1], ip->src, sport, ip->family) && ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
+				*dir = 1;
+				return f;
+			}
+		}
+	}
 	for (i = h & e->flow_mask; e->flow_index[i]; i = (i + 1) & e->flow_mask) {
 		f = &e->flows[e->flow_index[i] - 1];
 		if (f->hash != h)
 			continue;
-		if (ep_eq(&f->ep[0], &src) && ep_eq(&f->ep[1], &dst)) {
+		if (ep_is(&f->ep[0], ip->src, sport, ip->family) && ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
 			*dir = 0;
+			e->flow_front[h & (GS_FLOW_FRONT - 1)] = e->flow_index[i];
 			return f;
 		}
-		if (ep_eq(&f->ep[1], &src) && ep_eq(&f->ep[0], &dst)) {
+		if (ep_is(&f->ep[1], ip->src, sport, ip->family) && ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
 			*dir = 1;
+			e->flow_front[h & (GS_FLOW_FRONT - 1)] = e->flow_index[i];
 			return f;
 		}
 	}
@@ -203,8 +178,8 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	}
 	f->in_use = true;
 	f->hash = h;
-	f->ep[0] = src;
-	f->ep[1] = dst;
+	endpoint_of(&f->ep[0], ip, true, sport);
+	endpoint_of(&f->ep[1], ip, false, dport);
 	f->calls = GS_NONE;
 	f->t_first = f->t_last = pk->ts_ns;
 	for (int d = 0; d < 2; d++) {
@@ -213,7 +188,8 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 		f->dir[d].frag_call = GS_NONE;
 	}
 	e->flow_index[i] = n + 1;
-	lru_append(e, n);
+	e->flow_front[h & (GS_FLOW_FRONT - 1)] = n + 1;
+	gs_lru_append(e, n);
 	e->active_flows++;
 	e->cnt.flows++;
 	*dir = 0;

@@ -268,7 +268,8 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 			dr->missing = false;
 			dr->head_len = 0;
 			dr->msg_call = GS_NONE;
-			break;
+			/* pos < cap <= len and the flow is in use: straight into the message */
+			/* fall through */
 		case GS_FR_MSG: {
 			uint64_t cur = off + pos;
 			uint32_t n;

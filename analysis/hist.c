@@ -7,25 +7,6 @@
 #define SUB (1u << GS_HIST_SUB_BITS)      /* exact range, and buckets of the first octave */
 #define HALF (SUB / 2)                     /* buckets per further octave */
 
-static unsigned bit_len(uint64_t v)
-{
-	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
-}
-
-uint32_t gs_hist_index(const struct gs_hist *h, uint64_t v)
-{
-	unsigned b;
-	uint32_t idx;
-	(void)h;
-	if (v < SUB)
-		return (uint32_t)v;
-	b = bit_len(v); /* > GS_HIST_SUB_BITS */
-	/* octave o = b - SUB_BITS (1..), keep the top SUB_BITS bits of v */
-	idx = SUB + (uint32_t)(b - GS_HIST_SUB_BITS - 1) * HALF +
-	      (uint32_t)((v >> (b - GS_HIST_SUB_BITS)) - HALF);
-	return idx;
-}
-
 uint64_t gs_hist_bucket_high(const struct gs_hist *h, uint32_t idx)
 {
 	uint32_t o, s;
@@ -57,31 +38,6 @@ void gs_hist_free(struct gs_hist *h)
 {
 	free(h->counts);
 	h->counts = NULL;
-}
-
-bool gs_hist_record(struct gs_hist *h, int64_t v)
-{
-	uint64_t u;
-	if (v < 0) /* a reply seen before its request ended: count it as 0 */
-		v = 0;
-	u = (uint64_t)v;
-	bool ok = true;
-	uint32_t idx;
-	if (u >> h->top_bits) {
-		u = ((uint64_t)1 << h->top_bits) - 1;
-		h->saturated++;
-		ok = false;
-	}
-	idx = gs_hist_index(h, u);
-	h->counts[idx]++;
-	h->total++;
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	/* integer, not long double: the x87 add was most of a record */
-	h->sum = (uint64_t)v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + (uint64_t)v;
-	return ok;
 }
 
 int64_t gs_hist_quantile(const struct gs_hist *h, double q)

@@ -27,15 +27,49 @@ struct gs_hist {
 /* top_bits: 8..62 (42 covers 73 minutes in ns).  Returns 0 or an errno value. */
 int gs_hist_init(struct gs_hist *h, unsigned top_bits);
 void gs_hist_free(struct gs_hist *h);
-/* Records one value (negative values count as 0).  False when clamped. */
-bool gs_hist_record(struct gs_hist *h, int64_t v);
 /* The value at quantile q (0..1): the highest value of the bucket holding it,
  * never above the largest value recorded.  0 when empty. */
 int64_t gs_hist_quantile(const struct gs_hist *h, double q);
 /* Adds b's counts to a (same top_bits). */
 void gs_hist_merge(struct gs_hist *a, const struct gs_hist *b);
-/* Bucket index of a value, and the highest value in a bucket (for tests). */
-uint32_t gs_hist_index(const struct gs_hist *h, uint64_t v);
+/* The highest value in a bucket (for tests). */
 uint64_t gs_hist_bucket_high(const struct gs_hist *h, uint32_t idx);
+
+/* Bucket index of a value.  Inline, with the record: four records a call. */
+static inline uint32_t gs_hist_index(const struct gs_hist *h, uint64_t v)
+{
+	unsigned b;
+	(void)h;
+	if (v < (1u << GS_HIST_SUB_BITS))
+		return (uint32_t)v;
+	b = 64u - (unsigned)__builtin_clzll(v); /* > GS_HIST_SUB_BITS */
+	/* octave o = b - SUB_BITS (1..), keep the top SUB_BITS bits of v */
+	return (1u << GS_HIST_SUB_BITS) + (uint32_t)(b - GS_HIST_SUB_BITS - 1) * (1u << (GS_HIST_SUB_BITS - 1)) +
+	       (uint32_t)((v >> (b - GS_HIST_SUB_BITS)) - (1u << (GS_HIST_SUB_BITS - 1)));
+}
+
+/* Records one value (negative values count as 0).  False when clamped. */
+static inline bool gs_hist_record(struct gs_hist *h, int64_t v)
+{
+	uint64_t u;
+	bool ok = true;
+	if (v < 0) /* a reply seen before its request ended: count it as 0 */
+		v = 0;
+	u = (uint64_t)v;
+	if (u >> h->top_bits) {
+		u = ((uint64_t)1 << h->top_bits) - 1;
+		h->saturated++;
+		ok = false;
+	}
+	h->counts[gs_hist_index(h, u)]++;
+	h->total++;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	/* integer, not long double: the x87 add was most of a record */
+	h->sum = (uint64_t)v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + (uint64_t)v;
+	return ok;
+}
 
 #endif

@@ -4,12 +4,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Eight bytes a step (operation names and object keys are 5 to 100 bytes, and
+ * each request's are hashed unless they repeat the connection's last ones).
+ * The hash only places a string in the table: ids go by first appearance. */
 static uint32_t hash_bytes(const uint8_t *p, size_t n)
 {
-	uint32_t h = 2166136261u; /* FNV-1a: strings here are short */
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ p[i]) * 16777619u;
-	return h;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ n;
+	size_t i = 0;
+	for (; n - i >= 8; i += 8) {
+		uint64_t w;
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+		h ^= h >> 29;
+	}
+	if (i < n) {
+		uint64_t w = 0;
+		for (unsigned k = 0; i < n; i++, k += 8)
+			w |= (uint64_t)p[i] << k;
+		h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+		h ^= h >> 29;
+	}
+	h *= 0x94d049bb133111ebULL;
+	return (uint32_t)(h >> 32) ^ (uint32_t)h;
 }
 
 int gs_intern_init(struct gs_intern *t, uint32_t max_count, size_t max_bytes)
@@ -54,14 +70,24 @@ uint32_t gs_intern(struct gs_intern *t, const void *p, size_t len)
 	uint32_t h = hash_bytes(p, len), i, id;
 	if (len == 0)
 		return GS_INTERN_EMPTY;
+	id = t->front[h & (GS_INTERN_FRONT - 1)];
+	if (id) {
+		/* a string has one id: a match here is what the table holds */
+		id--;
+		if (t->hash[id] == h && t->length[id] == len &&
+		    memcmp(t->chars + t->offset[id], p, len) == 0)
+			return id;
+	}
 	for (i = h & t->mask;; i = (i + 1) & t->mask) {
 		uint32_t s = t->slots[i];
 		if (s == 0)
 			break;
 		id = s - 1;
 		if (t->hash[id] == h && t->length[id] == len &&
-		    memcmp(t->chars + t->offset[id], p, len) == 0)
+		    memcmp(t->chars + t->offset[id], p, len) == 0) {
+			t->front[h & (GS_INTERN_FRONT - 1)] = id + 1;
 			return id;
+		}
 	}
 	if (t->count == t->max_count || len > t->max_bytes - t->used || len > UINT32_MAX) {
 		t->refused++;
@@ -74,6 +100,7 @@ uint32_t gs_intern(struct gs_intern *t, const void *p, size_t len)
 	t->hash[id] = h;
 	t->used += len;
 	t->slots[i] = id + 1;
+	t->front[h & (GS_INTERN_FRONT - 1)] = id + 1;
 	return id;
 }
 

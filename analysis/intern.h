@@ -23,6 +23,10 @@ struct gs_intern {
 	uint32_t count, max_count;
 	size_t used, max_bytes;
 	uint64_t refused;
+	/* id + 1 by the low bits of the hash: a hint checked before the table,
+	 * which is too large to stay in cache (8 bytes a string allowed) */
+#define GS_INTERN_FRONT 256
+	uint32_t front[GS_INTERN_FRONT];
 };
 
 /* Returns 0 or an errno value. */

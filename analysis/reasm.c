@@ -244,9 +244,11 @@ in_order:
 		deliver(e, f, d, data, cap, (uint32_t)(end - dr->next), pk->ts_ns);
 		if (!f->in_use)
 			return;
-		drain(e, f, d);
-		if (!f->in_use)
-			return;
+		if (dr->ooo) { /* held segments may follow on now */
+			drain(e, f, d);
+			if (!f->in_use)
+				return;
+		}
 	}
 fin:
 	if ((flags & GS_TCP_FIN) && dr->started && !dr->fin_seen) {
@@ -348,11 +350,6 @@ bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t)
 		if (o->ts <= t)
 			return true;
 	return false;
-}
-
-bool gs_dir_pending(const struct gs_dir *dr)
-{
-	return dr->ooo || dr->acked_ts || (dr->fstate == GS_FR_MSG && !dr->decoded);
 }
 
 void gs_pending_remove(struct gs_engine *e, struct gs_flow *f, int d)

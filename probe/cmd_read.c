@@ -28,6 +28,7 @@ struct read_ctx {
 	struct gs_pairs_cache cache;
 	struct gs_stats stats;
 	struct gs_tail tail;
+	bool has_tail;              /* --tail: gs_tail_add does nothing without */
 	struct gs_interval interval;
 	bool has_interval;
 	struct gs_report *report;   /* --report, NULL without */
@@ -38,7 +39,8 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 {
 	struct read_ctx *ctx = arg;
 	gs_stats_add_call(&ctx->stats, gs_engine_strings(e), c);
-	gs_tail_add(&ctx->tail, e, c);
+	if (ctx->has_tail)
+		gs_tail_add(&ctx->tail, e, c);
 	if (ctx->has_interval)
 		gs_interval_add(&ctx->interval, c);
 	if (ctx->report)
@@ -265,6 +267,7 @@ int gs_cmd_read(int argc, char **argv)
 	if (ctx.pairs && !ctx.pairs_text)
 		gs_pairs_header(ctx.out, ctx.pairs_fmt);
 	ctx.has_interval = interval_ns != 0;
+	ctx.has_tail = tail_n != 0;
 	prog.enabled = !quiet && isatty(STDERR_FILENO);
 
 	for (int i = optind; i < argc; i++) {

@@ -101,7 +101,14 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 			prog->packets += n & 0xffff;
 			return GS_READ_BAD_INPUT;
 		}
-		ts = sec * 1000000000 + (int64_t)((uint64_t)h->ts.tv_usec % 1000000000);
+		{
+			/* a 64-bit division per packet costs more than the rest of this
+			 * loop: only a broken file has a fraction of a second that big */
+			uint64_t ns = (uint64_t)h->ts.tv_usec;
+			if (ns >= 1000000000)
+				ns %= 1000000000;
+			ts = sec * 1000000000 + (int64_t)ns;
+		}
 		gs_engine_frame(e, dlt, ts, data, h->caplen, h->len);
 		n++;
 		if (prog->enabled && (n & 0xffff) == 0) {

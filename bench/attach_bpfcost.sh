@@ -12,7 +12,9 @@
 # accepted, gives what one rejection costs).
 #
 # usage: bench/attach_bpfcost.sh          (as root; not part of make check)
-# environment: CALLS (20000), GIOPSCOPE (build/giopscope), BUILD (build), PORT (2809)
+# environment: CALLS (20000), GIOPSCOPE (build/giopscope), BUILD (build), PORT (2809), ATTACH_OPTS
+#   (more options for attach, e.g. "--ring-size 1m"), IDLE (1; 0: no second run for the cost of a
+#   rejected syscall)
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 2
@@ -47,7 +49,7 @@ ns_wait_file "$WORK/echo.ior" 15 && ns_wait_port "$NS_SRV" "$PORT" 10 || { echo 
 
 # run PID LABEL: attach following PID while the client runs; prints "prog runs ns" lines
 run() {
-    "$GIOPSCOPE" attach --pid "$1" --pairs -o /dev/null -q 2>"$WORK/$2.log" &
+    "$GIOPSCOPE" attach --pid "$1" ${ATTACH_OPTS:-} --pairs -o /dev/null -q 2>"$WORK/$2.log" &
     ATT=$!
     ns_wait_grep "$WORK/$2.log" "^giopscope attach: following" 30 || { echo "attach did not start" >&2; exit 1; }
     bpftool -j prog show >"$WORK/$2.before.json"
@@ -58,7 +60,12 @@ run() {
     ATT=""
 }
 run "$SRV_PID" server
-run "$IDLE_PID" idle
+if [ "${IDLE:-1}" = 1 ]; then
+    run "$IDLE_PID" idle
+else
+    echo '[]' >"$WORK/idle.before.json"
+    echo '[]' >"$WORK/idle.after.json"
+fi
 
 python3 - "$WORK" "$CALLS" <<'PY'
 import json, os, sys

@@ -33,7 +33,8 @@
 #
 # usage: bench/attach_overhead.sh            (as root; not part of make check)
 # environment: ROUNDS (11), CALLS (50000), WARMUP (2000), SIZES ("32 256 4096"), SPIN (1),
-#   ARMS ("none live attach dpdk"; dpdk left out when giopscope has no DPDK), QUICK=1 (a try:
+#   ARMS ("none live attach dpdk"; dpdk left out when giopscope has no DPDK; attach_ref: attach
+#   run by GIOPSCOPE_REF, another build, e.g. before a change, interleaved with the rest), QUICK=1 (a try:
 #   ROUNDS 2, CALLS 5000, WARMUP 500 unless given), AFP_OPTS (net_af_packet's options after
 #   iface=, default framecnt=16384), GIOPSCOPE ($BENCH_BIN or $BUILD/giopscope), BUILD (build),
 #   PORT (2809), KEEP_DIR (keep latency CSVs and probe logs), BENCH_DOC (docs/benchmarks.md;
@@ -69,6 +70,9 @@ DOC=${BENCH_DOC:-docs/benchmarks.md}
 . tests/lib/netns.sh
 ns_require
 [ -x "$GIOPSCOPE" ] || { echo "attach_overhead: build giopscope first (make)" >&2; exit 2; }
+if [[ " $ARMS " == *" attach_ref "* ]]; then
+    [ -x "${GIOPSCOPE_REF:-}" ] || { echo "attach_overhead: the attach_ref arm wants GIOPSCOPE_REF (a giopscope)" >&2; exit 2; }
+fi
 [ -x "$SERVER" ] && [ -x "$CLIENT" ] || make -s BUILD="$BUILD" orb-apps >&2 || exit 2
 if [[ " $ARMS " == *" dpdk "* ]] && ! "$GIOPSCOPE" dpdk --help >/dev/null 2>&1; then
     echo "attach_overhead: $GIOPSCOPE was built without DPDK: no dpdk arm" >&2
@@ -92,6 +96,9 @@ NS_CLEANUP_HOOK=bench_cleanup
 ns_setup || exit 1
 # a private copy: a rebuild during the run must not swap the binary under an arm
 cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
+if [ -n "${GIOPSCOPE_REF:-}" ]; then
+    cp "$GIOPSCOPE_REF" "$WORK/giopscope_ref" && GIOPSCOPE_REF=$WORK/giopscope_ref
+fi
 # MTU-sized frames in every arm (see above); the same for all arms, so no arm is favoured
 if ! ip -n "$NS_SRV" link set dev "$NS_VETH_SRV" gso_max_segs 1 ||
     ! ip -n "$NS_CLI" link set dev "$NS_VETH_CLI" gso_max_segs 1; then
@@ -124,8 +131,10 @@ start_probe() {
                 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "listening on" 15 || return 1 ;;
-        attach)
-            "$GIOPSCOPE" attach --pid "$SRV_PID" --pairs -o /dev/null --summary 2>"$log" </dev/null &
+        attach|attach_ref)
+            local bin=$GIOPSCOPE
+            [ "$arm" = attach_ref ] && bin=$GIOPSCOPE_REF
+            "$bin" attach --pid "$SRV_PID" --pairs -o /dev/null --summary 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "^giopscope attach: following" 30 || return 1 ;;
         dpdk)

@@ -90,33 +90,45 @@ struct {
 	__type(value, struct gs_tap_iface);
 } ifaces SEC(".maps");
 
-/* Per thread of a followed process (task local storage: no hash to search,
- * nothing to delete): the recv between its entry and its return, and the
- * socket the thread last made known to the packet tap (a thread mostly loops
- * on one, and then the flows map is not looked at again). */
-struct thread_state {
-	__u64 ts_enter;
-	__u64 buf;
-	__u64 watched_sk;
-	__s32 fd;                 /* a recv in flight on it; -1: none */
-	__u32 call;
+/* Sockets a followed process was seen using, whose flows are in `flows`
+ * (direct-mapped by the connection's ports and addresses, the tag; the socket's
+ * address tells a later connection with the same tag apart): a send or
+ * recv on a known socket does not look at `flows` again.  And which threads
+ * send on it: reading the user buffer costs a send a quarter of a microsecond,
+ * and its first bytes are only needed where threads send on one connection at
+ * once (they enter send in one order and queue their bytes in another): a
+ * send by the thread that sent last on the socket, when no other thread has
+ * sent on it for SWITCH_QUIET_NS, does without them.  (Should another thread
+ * enter a send at that very moment, the other send has them, and user space
+ * finds the instant of this one by its sequence number, or not at all: an
+ * empty column, never a wrong one.) */
+struct watched {
+	__u64 sk;
+	__u64 tag;
+	__u32 last_tid;           /* the last thread that sent on it (0: none yet) */
+	__u32 pad;
+	__u64 switch_ns;          /* when a send by another thread than the last one came */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct thread_state);
-} threads SEC(".maps");
+#define SWITCH_QUIET_NS 1000000ull
 
-/* A segment record is built here before it is copied into the ring: it is
- * larger than a BPF stack.  tc programs do not nest on one CPU (egress runs
- * with bottom halves off, ingress in the softirq), so one per CPU is enough. */
+#define WATCHED_SLOTS 4096
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, WATCHED_SLOTS);
+	__type(key, __u32);
+	__type(value, struct watched);
+} watched SEC(".maps");
+
+/* A segment record with more than one message head is put together here
+ * before it is copied into the ring (the common ones are written straight into
+ * the ring).  tc programs do not nest on one CPU (egress runs with bottom
+ * halves off, ingress in the softirq), so one per CPU is enough. */
 struct scratch {
-	struct gs_tap_seg seg;
-	/* twice what is used: a length masked to a power of two stays inside */
-	__u8 data[2 * GS_TAP_DATA_MAX];
-	__u8 scan[64];
+	/* the record: header, heads, data (its offset depends on the number of
+	 * heads); room for masked offsets and lengths to stay inside */
+	__u8 rec[sizeof(struct gs_tap_seg) + GS_TAP_HEADS * sizeof(struct gs_tap_head) +
+		 2 * GS_TAP_DATA_MAX + GS_TAP_HEAD_MAX];
 };
 
 struct {
@@ -125,6 +137,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
+/* The first interfaces' l2_len + 1, as in `ifaces` (0: none). */
+const volatile __u32 ro_ifindex[GS_TAP_RODATA_IFACES] = {};
+const volatile __u32 ro_l2[GS_TAP_RODATA_IFACES] = {};
+const volatile bool ifaces_in_map = false;
+
+/* The socket file_operations (all sockets share them), learned from the first
+ * socket whose inode said so: then one comparison tells a socket. */
+__u64 sock_fops;
 
 __u64 counters[GS_TAP_MAX_CPUS][GS_TAP_CNT_ROW];
 
@@ -150,14 +171,25 @@ static __always_inline __u64 wake_flags(void)
 
 /* ------------------------------------------------------------------ framing */
 
-/* Appends payload bytes [pos, pos+k) as the next message head of the record. */
-static __always_inline void ship(struct __sk_buff *skb, struct scratch *sc, __u32 poff, __u32 pos,
-				 __u32 k, __u32 *used)
+/* Framing finds where the message heads of a segment lie; their bytes are
+ * loaded only when the record is written (straight into the ring). */
+struct frame_ctx {
+	struct __sk_buff *skb;
+	struct gs_tap_fstate *st;
+	__u32 seq, poff, plen;
+	__u32 used;               /* head bytes so far */
+	__u32 n;                  /* heads so far */
+	__u32 flags;              /* GS_SEG_* found */
+	int found;                /* scan: offset of the header, -1: none yet */
+	struct gs_tap_head heads[GS_TAP_HEADS];
+};
+
+/* Notes payload bytes [pos, pos+k) as the next message head of the record. */
+static __always_inline void ship(struct frame_ctx *c, __u32 pos, __u32 k)
 {
-	__u32 u = *used;
-	__u16 i = sc->seg.n_heads;
+	__u32 i = c->n;
 	if (i >= GS_TAP_HEADS) {
-		sc->seg.flags |= GS_SEG_HEADS_LOST;
+		c->flags |= GS_SEG_HEADS_LOST;
 		count(GS_CNT_HEADS_LOST);
 		return;
 	}
@@ -165,18 +197,10 @@ static __always_inline void ship(struct __sk_buff *skb, struct scratch *sc, __u3
 		return;
 	if (k > GS_TAP_HEAD_MAX)
 		k = GS_TAP_HEAD_MAX;
-	if (u > GS_TAP_DATA_MAX - GS_TAP_HEAD_MAX)
-		return;
-	barrier_var(k);
-	k &= 2 * GS_TAP_HEAD_MAX - 1;
-	if (k == 0 || k > GS_TAP_HEAD_MAX)
-		return;
-	if (bpf_skb_load_bytes(skb, poff + pos, sc->data + u, k))
-		return;
-	sc->seg.heads[i & (GS_TAP_HEADS - 1)].off = pos;
-	sc->seg.heads[i & (GS_TAP_HEADS - 1)].len = k;
-	sc->seg.n_heads = i + 1;
-	*used = u + k;
+	c->heads[i & (GS_TAP_HEADS - 1)].off = pos;
+	c->heads[i & (GS_TAP_HEADS - 1)].len = k;
+	c->n = i + 1;
+	c->used += k;
 }
 
 static __always_inline void lose_sync(struct gs_tap_fstate *st)
@@ -186,20 +210,10 @@ static __always_inline void lose_sync(struct gs_tap_fstate *st)
 	count(GS_CNT_RESYNC);
 }
 
-/* What the bpf_loop() callbacks below work on.  Loops with helper calls in
- * them are verified once as callbacks instead of once per unrolled turn. */
-struct frame_ctx {
-	struct __sk_buff *skb;
-	struct scratch *sc;
-	struct gs_tap_fstate *st;
-	__u32 seq, poff, plen;
-	__u32 used;               /* head bytes in sc->data */
-	int found;                /* scan: offset of the header, -1: none yet */
-};
-
 /* One SCAN_STEP of the payload searched for a plausible GIOP header. */
 static int scan_chunk(__u32 ci, struct frame_ctx *c)
 {
+	__u8 scan[SCAN_LOAD + 4];
 	__u32 base = ci * SCAN_STEP, k;
 	if (base + GIOP_HDR > c->plen)
 		return 1;
@@ -208,12 +222,12 @@ static int scan_chunk(__u32 ci, struct frame_ctx *c)
 		k = SCAN_LOAD;
 	barrier_var(k);
 	k &= 127;
-	if (k < GIOP_HDR || k > SCAN_LOAD || bpf_skb_load_bytes(c->skb, c->poff + base, c->sc->scan, k))
+	if (k < GIOP_HDR || k > SCAN_LOAD || bpf_skb_load_bytes(c->skb, c->poff + base, scan, k))
 		return 1;
 	for (__u32 j = 0; j < SCAN_STEP; j++) {
 		if (j + GIOP_HDR > k)
 			return 1;
-		if (c->sc->scan[j] == 'G' && giop_msg_len(c->sc->scan + j, max_message)) {
+		if (scan[j] == 'G' && giop_msg_len(scan + j, max_message)) {
 			c->found = (int)(base + j);
 			return 1;
 		}
@@ -223,21 +237,22 @@ static int scan_chunk(__u32 ci, struct frame_ctx *c)
 
 /* A header cut by the previous segment's end: its remaining bytes start this
  * one.  Returns the bytes of the payload it used. */
-static __always_inline __u32 finish_header(struct __sk_buff *skb, struct scratch *sc,
-					   struct gs_tap_fstate *st, __u32 seq, __u32 poff, __u32 plen)
+static __always_inline __u32 finish_header(struct __sk_buff *skb, struct gs_tap_fstate *st, __u32 seq,
+					   __u32 poff, __u32 plen)
 {
 	__u32 have = st->hdr_have, take = GIOP_HDR - have, len;
+	__u8 part[16];
 	if (have == 0 || have >= GIOP_HDR)
 		return 0;
 	if (take > plen)
 		take = plen;
 	barrier_var(take);
 	take &= 15;
-	if (take == 0 || take > GIOP_HDR || bpf_skb_load_bytes(skb, poff, sc->scan, take))
+	if (take == 0 || take > GIOP_HDR || bpf_skb_load_bytes(skb, poff, part, take))
 		return 0;
 	for (__u32 i = 0; i < GIOP_HDR; i++)
 		if (i >= have && i < have + take)
-			st->hdr[i] = sc->scan[(i - have) & 15];
+			st->hdr[i] = part[(i - have) & 15];
 	st->hdr_have = have + take;
 	if (have + take < GIOP_HDR) {
 		st->cont_seq = seq + plen;   /* a tiny segment: still not whole */
@@ -280,54 +295,21 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 		st->hdr_seq = st->next_hdr;
 		st->head_end = st->next_hdr + GS_TAP_HEAD_MAX;
 		st->cont_seq = c->seq + c->plen;
-		ship(c->skb, c->sc, c->poff, pos, n, &c->used);
+		ship(c, pos, n);
 		return 1;
 	}
-	if (c->sc->seg.n_heads < GS_TAP_HEADS && c->used <= GS_TAP_DATA_MAX - GS_TAP_HEAD_MAX) {
-		/* one load: the head as far as the segment and GS_TAP_HEAD_MAX go,
-		 * the header being its first 12 bytes */
-		__u32 u = c->used, n = c->sc->seg.n_heads;
-		__u8 *d;
-		k = c->plen - pos;
-		if (k > GS_TAP_HEAD_MAX)
-			k = GS_TAP_HEAD_MAX;
-		barrier_var(k);
-		k &= 2 * GS_TAP_HEAD_MAX - 1;
-		barrier_var(u);
-		u &= 2 * GS_TAP_DATA_MAX - 1;
-		if (k < GIOP_HDR || k > GS_TAP_HEAD_MAX || u > GS_TAP_DATA_MAX - GS_TAP_HEAD_MAX ||
-		    bpf_skb_load_bytes(c->skb, c->poff + pos, c->sc->data + u, k)) {
-			lose_sync(st);
-			return 1;
-		}
-		d = c->sc->data + u;
-		len = giop_msg_len(d, max_message);
-		if (!len) {
-			lose_sync(st);
-			return 1;
-		}
-		head = len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX;
-		if (k > head)
-			k = head; /* the rest was the next message's */
-		c->sc->seg.heads[n & (GS_TAP_HEADS - 1)].off = pos;
-		c->sc->seg.heads[n & (GS_TAP_HEADS - 1)].len = k;
-		c->sc->seg.n_heads = n + 1;
-		c->used = u + k;
-	} else {
-		/* no room for its head: framing goes on all the same */
-		if (bpf_skb_load_bytes(c->skb, c->poff + pos, h, GIOP_HDR)) {
-			lose_sync(st);
-			return 1;
-		}
-		len = giop_msg_len(h, max_message);
-		if (!len) {
-			lose_sync(st);
-			return 1;
-		}
-		head = len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX;
-		k = c->plen - pos < head ? c->plen - pos : head;
-		ship(c->skb, c->sc, c->poff, pos, k, &c->used); /* counts it lost */
+	if (bpf_skb_load_bytes(c->skb, c->poff + pos, h, GIOP_HDR)) {
+		lose_sync(st);
+		return 1;
 	}
+	len = giop_msg_len(h, max_message);
+	if (!len) {
+		lose_sync(st);
+		return 1;
+	}
+	head = len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX;
+	k = c->plen - pos < head ? c->plen - pos : head;
+	ship(c, pos, k);
 	if (k < head) {
 		st->head_end = st->next_hdr + head;
 		st->cont_seq = c->seq + c->plen;
@@ -337,23 +319,22 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 }
 
 /* Finds the GIOP messages that start in payload [0, plen) of sequence `seq`
- * and adds their heads to the record.  Returns the head bytes added. */
-static __always_inline __u32 frame(struct __sk_buff *skb, struct scratch *sc, struct gs_tap_fstate *st,
-				  __u32 seq, __u32 poff, __u32 plen)
+ * and notes their heads in c. */
+static __always_inline void frame(struct frame_ctx *c)
 {
-	struct frame_ctx c = { .skb = skb, .sc = sc, .st = st, .seq = seq, .poff = poff, .plen = plen };
-	__u32 used = 0;
+	struct gs_tap_fstate *st = c->st;
+	__u32 seq = c->seq, plen = c->plen;
 
 	/* the head of a message that began in the previous segment goes on here */
 	if (st->mode != GS_FS_UNSYNC && st->cont_seq == seq && seq_before(seq, st->head_end)) {
 		__u32 k;
 		if (st->mode == GS_FS_PARTIAL)
-			finish_header(skb, sc, st, seq, poff, plen);
+			finish_header(c->skb, st, seq, c->poff, plen);
 		if (st->mode != GS_FS_UNSYNC && seq_before(seq, st->head_end)) {
 			k = st->head_end - seq;
 			if (k > plen)
 				k = plen;
-			ship(skb, sc, poff, 0, k, &used);
+			ship(c, 0, k);
 			if (k == plen)
 				st->cont_seq = seq + plen;
 		}
@@ -362,24 +343,22 @@ static __always_inline __u32 frame(struct __sk_buff *skb, struct scratch *sc, st
 		lose_sync(st);
 	}
 	if (st->mode == GS_FS_PARTIAL)
-		return used;
+		return;
 	/* the expected header lies in bytes before this segment that never came */
 	if (st->mode == GS_FS_SYNC && seq_before(st->next_hdr, seq))
 		lose_sync(st);
 	if (st->mode == GS_FS_UNSYNC) {
-		c.found = -1;
-		bpf_loop(SCAN_CHUNKS, scan_chunk, &c, 0);
-		if (c.found < 0)
-			return used;
+		c->found = -1;
+		bpf_loop(SCAN_CHUNKS, scan_chunk, c, 0);
+		if (c->found < 0)
+			return;
 		st->mode = GS_FS_SYNC;
-		st->next_hdr = seq + (__u32)c.found;
-		sc->seg.flags |= GS_SEG_RESYNC;
+		st->next_hdr = seq + (__u32)c->found;
+		c->flags |= GS_SEG_RESYNC;
 	}
-	c.used = used;
 	/* mostly one message: no loop for it */
-	if (frame_step(0, &c) == 0)
-		bpf_loop(FRAME_STEPS, frame_step, &c, 0);
-	return c.used;
+	if (frame_step(0, c) == 0)
+		bpf_loop(FRAME_STEPS, frame_step, c, 0);
 }
 
 /* ------------------------------------------------------------------ packets */
@@ -515,22 +494,164 @@ static __always_inline int parse_direct(struct __sk_buff *skb, __u32 off, struct
 	return tcp_fields(p, t, (__u32)(t - (__u8 *)(long)skb->data), ip_payload, skb->len) ? 1 : -1;
 }
 
+/* 1 + the link-layer length of a tapped interface, 0 for the others. */
+static __always_inline __u32 iface_l2(__u32 ifindex)
+{
+	struct gs_tap_iface *ifc;
+	for (int i = 0; i < GS_TAP_RODATA_IFACES; i++)
+		if (ro_ifindex[i] && ro_ifindex[i] == ifindex)
+			return ro_l2[i];
+	if (!ifaces_in_map)
+		return 0;
+	ifc = bpf_map_lookup_elem(&ifaces, &ifindex);
+	return ifc ? ifc->l2_len : 0;
+}
+
+static __always_inline void seg_fill(struct gs_tap_seg *r, const struct pkt *p, __u64 now, __u32 ifindex,
+				     __u32 flags, __u32 n, __u32 used)
+{
+	r->kind = GS_REC_SEG;
+	r->ifindex = ifindex;
+	r->ts_ns = now;
+	r->flow = p->flow;
+	r->seq = p->seq;
+	r->ack = p->ack;
+	r->len = p->plen;
+	r->window = p->window;
+	r->tcp_flags = p->flags;
+	r->flags = (__u8)flags;
+	r->n_heads = (__u16)n;
+	r->data_len = (__u16)used;
+	r->pad = 0;
+}
+
+static __always_inline void submit(void *r)
+{
+	bpf_ringbuf_submit(r, wake_flags());
+}
+
+/* A record with one head of up to K bytes, written straight into the ring
+ * (no copy through a scratch area): a fixed size (the verifier wants one), the
+ * head loaded from the packet into it. */
+#define SEG_ONE(K)							\
+	struct seg_one_##K {						\
+		struct gs_tap_seg h;					\
+		struct gs_tap_head head;				\
+		__u8 data[K];						\
+	};								\
+	static __always_inline int seg_one_##K(struct __sk_buff *skb, const struct pkt *p, \
+					       const struct frame_ctx *c, __u64 now, __u32 ifindex) \
+	{								\
+		struct seg_one_##K *r;					\
+		__u32 k = c->heads[0].len;				\
+		r = bpf_ringbuf_reserve(&events, sizeof *r, 0);		\
+		if (!r)							\
+			return -1;					\
+		if (k == 0 || k > K ||					\
+		    bpf_skb_load_bytes(skb, p->poff + c->heads[0].off, r->data, k)) { \
+			/* the metadata all the same */			\
+			count(GS_CNT_HEADS_LOST);			\
+			seg_fill(&r->h, p, now, ifindex, c->flags | GS_SEG_HEADS_LOST, 0, 0); \
+			r->head.off = r->head.len = 0;			\
+			submit(r);					\
+			return 0;					\
+		}							\
+		seg_fill(&r->h, p, now, ifindex, c->flags, 1, k);	\
+		r->head = c->heads[0];					\
+		submit(r);						\
+		return 0;						\
+	}
+SEG_ONE(64)
+SEG_ONE(128)
+SEG_ONE(256)
+
+struct load_ctx {
+	struct __sk_buff *skb;
+	struct scratch *sc;
+	const struct frame_ctx *c;
+	__u32 data_off;           /* where the data starts in sc->rec */
+	__u32 used;
+	int err;
+};
+
+#define SC_HEADS sizeof(struct gs_tap_seg)
+
+/* Head i of a record put together in the scratch area. */
+static int load_head(__u32 i, struct load_ctx *l)
+{
+	const struct frame_ctx *c = l->c;
+	struct gs_tap_head *hd;
+	__u32 off, k, u = l->used, d = l->data_off, j;
+	if (i >= c->n || i >= GS_TAP_HEADS)
+		return 1;
+	j = i;
+	barrier_var(j);
+	j &= GS_TAP_HEADS - 1;
+	off = c->heads[j].off;
+	k = c->heads[j].len;
+	barrier_var(k);
+	k &= 2 * GS_TAP_HEAD_MAX - 1;
+	barrier_var(u);
+	u &= 2 * GS_TAP_DATA_MAX - 1;
+	barrier_var(d);
+	d &= 255;
+	if (k == 0 || k > GS_TAP_HEAD_MAX || u > GS_TAP_DATA_MAX - GS_TAP_HEAD_MAX ||
+	    bpf_skb_load_bytes(l->skb, c->poff + off, l->sc->rec + d + u, k)) {
+		l->err = 1;
+		return 1;
+	}
+	hd = (struct gs_tap_head *)(l->sc->rec + SC_HEADS + j * sizeof(*hd));
+	hd->off = off;
+	hd->len = k;
+	l->used = u + k;
+	return 0;
+}
+
+/* Several heads: put together in the scratch area (header, the heads, their
+ * bytes: contiguous as the record wants them), then copied into the ring. */
+static __always_inline int seg_many(struct __sk_buff *skb, const struct pkt *p, const struct frame_ctx *c,
+				    __u64 now, __u32 ifindex)
+{
+	__u32 zero = 0, n = c->n, size;
+	struct load_ctx l = { .skb = skb, .c = c };
+	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return -1;
+	if (n > GS_TAP_HEADS)
+		n = GS_TAP_HEADS;
+	l.sc = sc;
+	l.data_off = SC_HEADS + n * sizeof(struct gs_tap_head);
+	bpf_loop(GS_TAP_HEADS, load_head, &l, 0);
+	if (l.err) {
+		/* the metadata all the same */
+		count(GS_CNT_HEADS_LOST);
+		n = 0;
+		l.used = 0;
+	}
+	seg_fill((struct gs_tap_seg *)sc->rec, p, now, ifindex, c->flags | (l.err ? GS_SEG_HEADS_LOST : 0), n, l.used);
+	size = SC_HEADS + n * sizeof(struct gs_tap_head) + l.used;
+	barrier_var(size);
+	size &= 2 * GS_TAP_DATA_MAX - 1;
+	if (size > GS_TAP_SEG_MAX)
+		return -1;
+	return bpf_ringbuf_output(&events, sc->rec, size, wake_flags()) ? -1 : 0;
+}
+
 static __always_inline int tap(struct __sk_buff *skb, bool egress)
 {
 	/* first: the time stamp is as close to the wire as tc gets */
 	__u64 now = bpf_ktime_get_ns();
-	__u32 ifindex = skb->ifindex, zero = 0, size;
-	struct gs_tap_iface *ifc = bpf_map_lookup_elem(&ifaces, &ifindex);
+	__u32 ifindex = skb->ifindex, l2;
 	struct gs_tap_fstate *st;
-	struct scratch *sc;
+	struct frame_ctx c;
 	struct pkt p = {};
-
 	int r;
 
-	if (!ifc || !ifc->l2_len)
+	l2 = iface_l2(ifindex);
+	if (!l2)
 		return TCX_NEXT;
-	r = parse_direct(skb, ifc->l2_len - 1, &p);
-	if (r == 0 || (r < 0 && !parse(skb, ifc->l2_len - 1, &p)))
+	r = parse_direct(skb, l2 - 1, &p);
+	if (r == 0 || (r < 0 && !parse(skb, l2 - 1, &p)))
 		return TCX_NEXT;
 
 	st = bpf_map_lookup_elem(&flows, &p.flow);
@@ -559,31 +680,35 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		st->mode = GS_FS_SYNC;
 		st->next_hdr = p.seq + 1;
 	}
-	sc = bpf_map_lookup_elem(&scratch, &zero);
-	if (!sc)
-		return TCX_NEXT;
-	sc->seg.kind = GS_REC_SEG;
-	sc->seg.ifindex = ifindex;
-	sc->seg.ts_ns = now;
-	sc->seg.flow = p.flow;
-	sc->seg.seq = p.seq;
-	sc->seg.ack = p.ack;
-	sc->seg.len = p.plen;
-	sc->seg.window = p.window;
-	sc->seg.tcp_flags = p.flags;
-	sc->seg.flags = egress ? GS_SEG_EGRESS : 0;
-	sc->seg.n_heads = 0;
-	sc->seg.data_len = 0;
-	sc->seg.pad = 0;
-	if (p.plen)
-		sc->seg.data_len = (__u16)frame(skb, sc, st, p.seq + ((p.flags & TCP_SYN) ? 1 : 0), p.poff, p.plen);
-	size = sc->seg.data_len;
-	barrier_var(size);
-	size = sizeof(struct gs_tap_seg) + (size & (2 * GS_TAP_DATA_MAX - 1));
-	if (bpf_ringbuf_output(&events, sc, size, wake_flags()))
+	c.n = 0;
+	c.used = 0;
+	c.flags = egress ? GS_SEG_EGRESS : 0;
+	if (p.plen) {
+		c.skb = skb;
+		c.st = st;
+		c.seq = p.seq + ((p.flags & TCP_SYN) ? 1 : 0);
+		c.poff = p.poff;
+		c.plen = p.plen;
+		frame(&c);
+	}
+	if (c.n == 0) {
+		struct gs_tap_seg *rec = bpf_ringbuf_reserve(&events, sizeof *rec, 0);
+		if (rec) {
+			seg_fill(rec, &p, now, ifindex, c.flags, 0, 0);
+			submit(rec);
+			r = 0;
+		} else {
+			r = -1;
+		}
+	} else if (c.n == 1) {
+		__u32 k = c.heads[0].len;
+		r = k <= 64 ? seg_one_64(skb, &p, &c, now, ifindex) :
+		    k <= 128 ? seg_one_128(skb, &p, &c, now, ifindex) : seg_one_256(skb, &p, &c, now, ifindex);
+	} else {
+		r = seg_many(skb, &p, &c, now, ifindex);
+	}
+	if (r)
 		count(GS_CNT_RB_LOST);
-	else
-		count(GS_CNT_SEGMENTS);
 	return TCX_NEXT;
 }
 
@@ -695,14 +820,6 @@ static __always_inline void watch(const struct gs_tap_flow *out, bool giop_at, _
 	}
 }
 
-static __always_inline void emit_sys(struct gs_tap_sys *r)
-{
-	if (bpf_ringbuf_output(&events, r, sizeof *r, wake_flags()))
-		count(GS_CNT_RB_LOST);
-	else
-		count(GS_CNT_SYSCALLS);
-}
-
 /* The first buffer of an iovec array in user memory. */
 static __always_inline __u64 iov_first(__u64 iov)
 {
@@ -720,106 +837,153 @@ static __always_inline __u64 msg_first(__u64 msg)
 	return iov_first((__u64)m.msg_iov);
 }
 
-static __always_inline struct thread_state *thread(bool create)
+/* The slot of socket `sk` (connection `out`, the direction it sends) in
+ * `watched`; *known: it is there already. */
+static __always_inline struct watched *watched_slot(struct sock *sk, const struct gs_tap_flow *out, bool *known)
 {
-	return bpf_task_storage_get(&threads, bpf_get_current_task_btf(), 0,
-				    create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	__u64 p = (__u64)(long)sk;
+	const __u32 *a = (const __u32 *)out->saddr, *b = (const __u32 *)out->daddr;
+	__u64 tag = ((__u64)out->sport << 48 | (__u64)out->dport << 32 | out->family) ^
+		    ((__u64)(a[0] ^ a[3]) << 16) ^ (b[0] ^ b[3]);
+	/* the slot from the connection (a pointer may not be computed with) */
+	__u32 idx = ((__u32)(tag ^ (tag >> 32)) * 0x9E3779B1u) >> 20;
+	struct watched *w = bpf_map_lookup_elem(&watched, &idx);
+	*known = false;
+	if (!w)
+		return NULL;
+	if (w->sk == p && w->tag == tag) {
+		*known = true;
+	} else {
+		/* watch() comes next: from now on this slot is this socket's */
+		w->sk = p;
+		w->tag = tag;
+		w->last_tid = 0;
+		w->switch_ns = 0;
+	}
+	return w;
 }
 
-/* watch(), unless this thread did it for this socket last time */
-static __always_inline void watch_once(struct sock *sk, const struct gs_tap_flow *out, bool giop_at,
-				       __u32 seq)
+/* `arg`: the buffer (sendto, write), the msghdr (sendmsg), the iovec array
+ * (writev): user memory, read only when the head is wanted. */
+static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
 {
-	struct thread_state *ts = thread(true);
-	if (ts && ts->watched_sk == (__u64)(long)sk)
-		return;
-	watch(out, giop_at, seq);
-	if (ts)
-		ts->watched_sk = (__u64)(long)sk;
-}
-
-static __always_inline int on_send(int fd, __u64 buf, __u64 len, __u32 call)
-{
-	struct gs_tap_sys r = {};
+	struct gs_tap_sys *r;
+	struct gs_tap_flow fl;
+	struct watched *w;
 	struct sock *sk;
-	__u64 id;
+	bool known, head;
+	__u64 id, now, buf;
+	__u32 tid;
 
-	if (!wanted_task() || !(sk = fd_tcp_sock(fd)))
+	if (!wanted_task() || !(sk = fd_tcp_sock(fd, &sock_fops)))
 		return 0;
-	sock_flow(sk, &r.flow);
-	if (!wanted_flow(sk, &r.flow))
+	sock_flow(sk, &fl);
+	if (!wanted_flow(sk, &fl))
 		return 0;
 	id = bpf_get_current_pid_tgid();
-	r.kind = GS_REC_SEND;
-	r.tgid = id >> 32;
-	r.tid = (__u32)id;
-	r.ts_ns = bpf_ktime_get_ns();
-	/* the sequence number the first byte of this send will get */
-	r.seq = as_tcp(sk)->write_seq;
-	/* 0: not known at entry (sendmsg, writev: the sum of the iovec) */
-	r.len = len > 0xffffffffu ? 0xffffffffu : (__u32)len;
-	r.call = (__u16)call;
-	/* the message it starts with: threads sending on one connection enter in
-	 * one order and queue their bytes in another */
-	if (buf && bpf_probe_read_user(r.head, GS_TAP_USER_HEAD, (void *)buf) == 0)
-		r.head_len = len && len < GS_TAP_USER_HEAD ? (__u8)len : GS_TAP_USER_HEAD;
-	watch_once(sk, &r.flow, r.head_len >= 4 && r.head[0] == 'G' && r.head[1] == 'I' &&
-		   r.head[2] == 'O' && r.head[3] == 'P', r.seq);
-	emit_sys(&r);
-	return 0;
-}
-
-/* The entry only notes the fd: whether it is a TCP socket is looked at when
- * the recv returned data (a recv that finds nothing costs little). */
-static __always_inline int on_recv_enter(int fd, __u64 buf, __u32 call)
-{
-	struct thread_state *ts;
-	if (!wanted_task())
-		return 0;
-	ts = thread(true);
-	if (!ts) {
-		count(GS_CNT_INFLIGHT_FULL);
+	tid = (__u32)id;
+	now = bpf_ktime_get_ns();
+	w = watched_slot(sk, &fl, &known);
+	/* the buffer's first bytes: on a socket seen for the first time (where a
+	 * message starts tells the packet tap's framing), and where other
+	 * threads sent lately */
+	head = !known || !w || w->last_tid != tid || now - w->switch_ns < SWITCH_QUIET_NS;
+	if (w && w->last_tid != tid) {
+		if (w->last_tid)
+			w->switch_ns = now;
+		w->last_tid = tid;
+	}
+	/* without the head, the short form */
+	if (head)
+		r = bpf_ringbuf_reserve(&events, sizeof *r, 0);
+	else
+		r = bpf_ringbuf_reserve(&events, GS_TAP_SYS_SHORT, 0);
+	if (!r) {
+		count(GS_CNT_RB_LOST);
+		if (w && !known)
+			w->sk = 0; /* not watched yet: the next send tries again */
 		return 0;
 	}
-	ts->ts_enter = bpf_ktime_get_ns();
-	ts->buf = buf;
-	ts->fd = fd;
-	ts->call = call;
+	r->kind = GS_REC_SEND;
+	r->tgid = id >> 32;
+	r->tid = tid;
+	r->ts_ns = now;
+	r->ts_enter = 0;
+	r->flow = fl;
+	/* the sequence number the first byte of this send will get */
+	r->seq = as_tcp(sk)->write_seq;
+	/* 0: not known at entry (sendmsg, writev: the sum of the iovec) */
+	r->len = len > 0xffffffffu ? 0xffffffffu : (__u32)len;
+	r->call = (__u16)call;
+	r->pad = 0;
+	r->head_len = 0;
+	/* the message it starts with: threads sending on one connection enter in
+	 * one order and queue their bytes in another */
+	if (head) {
+		buf = call == GS_CALL_SENDMSG ? msg_first(arg) : call == GS_CALL_WRITEV ? iov_first(arg) : arg;
+		if (buf && bpf_probe_read_user(r->head, GS_TAP_USER_HEAD, (void *)buf) == 0)
+			r->head_len = len && len < GS_TAP_USER_HEAD ? (__u8)len : GS_TAP_USER_HEAD;
+		else
+			__builtin_memset(r->head, 0, GS_TAP_USER_HEAD);
+	}
+	if (!known)
+		watch(&fl, r->head_len >= 4 && r->head[0] == 'G' && r->head[1] == 'I' &&
+		      r->head[2] == 'O' && r->head[3] == 'P', r->seq);
+	bpf_ringbuf_submit(r, wake_flags());
 	return 0;
 }
 
-static __always_inline int on_recv_exit(long ret)
+/* A recv's return (the entry is not traced: the file descriptor and flags are
+ * still in the task's saved user registers, which the syscall does not
+ * change).  `flags_arg`: which argument holds the MSG_ flags (0: none). */
+static __always_inline int on_recv_exit(long ret, __u32 call, int flags_arg)
 {
-	struct thread_state *ts = thread(false);
-	struct gs_tap_sys r = {};
+	struct task_struct *task;
+	struct pt_regs *regs;
+	struct gs_tap_sys *r;
 	struct gs_tap_flow out;
 	struct sock *sk;
+	bool known;
 	__u64 id;
 	int fd;
 
-	/* threads of other processes have no state: nothing more to do */
-	if (!ts || ts->fd < 0)
+	if (ret <= 0 || !wanted_task())
 		return 0;
-	fd = ts->fd;
-	ts->fd = -1;
-	if (ret <= 0 || !(sk = fd_tcp_sock(fd)))
+	task = bpf_get_current_task_btf();
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	fd = (int)regs->di;
+	/* peeked bytes are read again later */
+	if ((flags_arg == 3 && (regs->dx & MSG_PEEK)) || (flags_arg == 4 && (regs->r10 & MSG_PEEK)))
+		return 0;
+	if (!(sk = fd_tcp_sock(fd, &sock_fops)))
 		return 0;
 	sock_flow(sk, &out);
 	if (!wanted_flow(sk, &out))
 		return 0;
+	r = bpf_ringbuf_reserve(&events, GS_TAP_SYS_SHORT, 0);
+	if (!r) {
+		count(GS_CNT_RB_LOST);
+		return 0;
+	}
 	id = bpf_get_current_pid_tgid();
-	r.kind = GS_REC_RECV;
-	r.tgid = id >> 32;
-	r.tid = (__u32)id;
-	r.ts_ns = bpf_ktime_get_ns();
-	r.ts_enter = ts->ts_enter;
-	r.len = ret > 0x7fffffff ? 0x7fffffff : (__u32)ret;
+	r->kind = GS_REC_RECV;
+	r->tgid = id >> 32;
+	r->tid = (__u32)id;
+	r->ts_ns = bpf_ktime_get_ns();
+	r->ts_enter = 0;
+	r->len = ret > 0x7fffffff ? 0x7fffffff : (__u32)ret;
 	/* read at the return: the bytes just copied end at copied_seq */
-	r.seq = as_tcp(sk)->copied_seq - r.len;
-	r.call = (__u16)ts->call;
-	reverse(&out, &r.flow);
-	watch_once(sk, &out, false, 0);
-	emit_sys(&r);
+	r->seq = as_tcp(sk)->copied_seq - r->len;
+	r->call = (__u16)call;
+	r->head_len = 0;
+	r->pad = 0;
+	reverse(&out, &r->flow);
+	watched_slot(sk, &out, &known);
+	if (!known)
+		watch(&out, false, 0);
+	bpf_ringbuf_submit(r, wake_flags());
 	return 0;
 }
 
@@ -838,65 +1002,37 @@ int sys_enter_write(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_enter_sendmsg")
 int sys_enter_sendmsg(struct trace_event_raw_sys_enter *ctx)
 {
-	return on_send((int)ctx->args[0], msg_first(ctx->args[1]), 0, GS_CALL_SENDMSG);
+	return on_send((int)ctx->args[0], ctx->args[1], 0, GS_CALL_SENDMSG);
 }
 
 SEC("tracepoint/syscalls/sys_enter_writev")
 int sys_enter_writev(struct trace_event_raw_sys_enter *ctx)
 {
-	return on_send((int)ctx->args[0], iov_first(ctx->args[1]), 0, GS_CALL_WRITEV);
-}
-
-SEC("tracepoint/syscalls/sys_enter_recvfrom")
-int sys_enter_recvfrom(struct trace_event_raw_sys_enter *ctx)
-{
-	if (ctx->args[3] & MSG_PEEK) /* peeked bytes are read again later */
-		return 0;
-	return on_recv_enter((int)ctx->args[0], ctx->args[1], GS_CALL_RECVFROM);
-}
-
-SEC("tracepoint/syscalls/sys_enter_recvmsg")
-int sys_enter_recvmsg(struct trace_event_raw_sys_enter *ctx)
-{
-	if (ctx->args[2] & MSG_PEEK)
-		return 0;
-	return on_recv_enter((int)ctx->args[0], msg_first(ctx->args[1]), GS_CALL_RECVMSG);
-}
-
-SEC("tracepoint/syscalls/sys_enter_read")
-int sys_enter_read(struct trace_event_raw_sys_enter *ctx)
-{
-	return on_recv_enter((int)ctx->args[0], ctx->args[1], GS_CALL_READ);
-}
-
-SEC("tracepoint/syscalls/sys_enter_readv")
-int sys_enter_readv(struct trace_event_raw_sys_enter *ctx)
-{
-	return on_recv_enter((int)ctx->args[0], iov_first(ctx->args[1]), GS_CALL_READV);
+	return on_send((int)ctx->args[0], ctx->args[1], 0, GS_CALL_WRITEV);
 }
 
 SEC("tracepoint/syscalls/sys_exit_recvfrom")
 int sys_exit_recvfrom(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_recv_exit(ctx->ret);
+	return on_recv_exit(ctx->ret, GS_CALL_RECVFROM, 4);
 }
 
 SEC("tracepoint/syscalls/sys_exit_recvmsg")
 int sys_exit_recvmsg(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_recv_exit(ctx->ret);
+	return on_recv_exit(ctx->ret, GS_CALL_RECVMSG, 3);
 }
 
 SEC("tracepoint/syscalls/sys_exit_read")
 int sys_exit_read(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_recv_exit(ctx->ret);
+	return on_recv_exit(ctx->ret, GS_CALL_READ, 0);
 }
 
 SEC("tracepoint/syscalls/sys_exit_readv")
 int sys_exit_readv(struct trace_event_raw_sys_exit *ctx)
 {
-	return on_recv_exit(ctx->ret);
+	return on_recv_exit(ctx->ret, GS_CALL_READV, 0);
 }
 
 char LICENSE[] SEC("license") = "GPL";

@@ -47,14 +47,14 @@ enum gs_tap_filter {
 
 /* Counters (a per-CPU array indexed by these). */
 enum gs_tap_counter {
-	GS_CNT_SEGMENTS,         /* segment records written */
-	GS_CNT_SYSCALLS,         /* syscall records written */
+	GS_CNT_SEGMENTS,         /* not counted in the kernel: user space counts the records */
+	GS_CNT_SYSCALLS,         /* (idem) */
 	GS_CNT_RB_LOST,          /* records the ring buffer had no room for */
 	GS_CNT_FLOWS_NEW,        /* framing states created */
 	GS_CNT_FLOWS_MIDSTREAM,  /* ... for a connection already running (no SYN seen) */
 	GS_CNT_HEADS_LOST,       /* message heads not shipped (GS_TAP_HEADS per segment) */
 	GS_CNT_RESYNC,           /* framing lost (hole, not GIOP) */
-	GS_CNT_INFLIGHT_FULL,    /* recv calls not followed: no thread storage (out of memory) */
+	GS_CNT_INFLIGHT_FULL,    /* unused (recv entries are no longer traced): always 0 */
 	GS_CNT_FLOW_MAP_FULL,    /* framing state could not be stored */
 	GS_CNT__MAX
 };
@@ -96,7 +96,12 @@ struct gs_tap_head {
 	__u32 len;               /* bytes of it shipped */
 };
 
-/* A segment: metadata, then `data_len` bytes, the heads one after another. */
+/* A segment: metadata, then `n_heads` struct gs_tap_head, then `data_len`
+ * bytes: the heads' bytes one after another.  Right-sized: a segment that
+ * starts no message (an ACK, the middle of a large message) is this header
+ * alone, 80 bytes (not 208 with room for 16 heads), written straight into the
+ * ring.  The record may be longer than that (the kernel reserves one of a few
+ * fixed sizes): what follows the data is not to be read. */
 struct gs_tap_seg {
 	__u32 kind;              /* GS_REC_SEG */
 	__u32 ifindex;
@@ -110,9 +115,10 @@ struct gs_tap_seg {
 	__u16 n_heads;
 	__u16 data_len;
 	__u32 pad;
-	struct gs_tap_head heads[GS_TAP_HEADS];
 };
-_Static_assert(sizeof(struct gs_tap_seg) == 208, "gs_tap_seg layout");
+_Static_assert(sizeof(struct gs_tap_seg) == 80, "gs_tap_seg layout");
+/* the largest segment record */
+#define GS_TAP_SEG_MAX (sizeof(struct gs_tap_seg) + GS_TAP_HEADS * sizeof(struct gs_tap_head) + GS_TAP_DATA_MAX)
 
 /* A send (at entry) or a recv (at return) by a followed process. */
 struct gs_tap_sys {
@@ -120,7 +126,7 @@ struct gs_tap_sys {
 	__u32 tgid, tid;
 	__u32 seq;               /* sequence number of the first byte handed over / returned */
 	__u64 ts_ns;             /* send: entry; recv: return (CLOCK_MONOTONIC) */
-	__u64 ts_enter;          /* recv: entry */
+	__u64 ts_enter;          /* 0 (the recv's entry is not traced) */
 	struct gs_tap_flow flow; /* the data's direction: send local->remote, recv remote->local */
 	__u32 len;               /* send: bytes asked; recv: bytes returned */
 	__u16 call;              /* enum gs_tap_call */
@@ -129,9 +135,15 @@ struct gs_tap_sys {
 	__u8 head[GS_TAP_USER_HEAD]; /* send: the first bytes of the user buffer */
 };
 _Static_assert(sizeof(struct gs_tap_sys) == 112, "gs_tap_sys layout");
+/* A record with head_len 0 ends before `head` (a recv, a send whose buffer
+ * was not read): 32 bytes less through the ring. */
+#define GS_TAP_SYS_SHORT 80
+_Static_assert(__builtin_offsetof(struct gs_tap_sys, head) == GS_TAP_SYS_SHORT, "gs_tap_sys short form");
 
 /* Per interface (an array by ifindex): 1 + how many link-layer bytes precede
- * the IP header on a tapped one, 0 on the others. */
+ * the IP header on a tapped one, 0 on the others.  The first GS_TAP_RODATA_IFACES
+ * are also in read-only data (no map lookup per packet). */
+#define GS_TAP_RODATA_IFACES 8
 #define GS_TAP_MAX_IFINDEX 65536
 struct gs_tap_iface {
 	__u32 l2_len;

@@ -24,8 +24,11 @@ static __always_inline struct sock *as_sock(__u64 p)
 }
 
 /* The TCP socket behind `fd` of the current task, or NULL (not a socket, not
- * TCP over IPv4/IPv6: MPTCP and the rest have no tcp_sock to read). */
-static __always_inline struct sock *fd_tcp_sock(int fd)
+ * TCP over IPv4/IPv6: MPTCP and the rest have no tcp_sock to read).
+ * `sock_fops`: the file operations every socket has, 0 until learned here
+ * from a socket's inode; once known, a file is told a socket by them (one
+ * line of the file instead of its inode's too). */
+static __always_inline struct sock *fd_tcp_sock(int fd, __u64 *sock_fops)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct fdtable *fdt = task->files->fdt;
@@ -33,6 +36,7 @@ static __always_inline struct sock *fd_tcp_sock(int fd)
 	struct file *f = NULL;
 	struct socket *so;
 	struct sock *sk;
+	__u64 fops, known;
 	__u16 family;
 
 	if (!fdt || fd < 0 || (unsigned int)fd >= fdt->max_fds)
@@ -42,14 +46,24 @@ static __always_inline struct sock *fd_tcp_sock(int fd)
 	if (bpf_probe_read_kernel(&f, sizeof f, &fds[fd]) || !f)
 		return NULL;
 	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
-	/* only sockets have a socket inode; private_data is then the socket */
-	if ((f->f_inode->i_mode & GS_S_IFMT) != GS_S_IFSOCK)
-		return NULL;
+	fops = (__u64)(long)f->f_op;
+	known = *sock_fops;
+	if (known) {
+		if (fops != known)
+			return NULL;
+	} else {
+		/* only sockets have a socket inode; private_data is then the socket */
+		if ((f->f_inode->i_mode & GS_S_IFMT) != GS_S_IFSOCK)
+			return NULL;
+		*sock_fops = fops;
+	}
 	so = bpf_rdonly_cast(f->private_data, bpf_core_type_id_kernel(struct socket));
-	if (so->type != GS_SOCK_STREAM)
-		return NULL;
 	sk = so->sk;
 	if (!sk)
+		return NULL;
+	/* the socket's type and protocol from the sock (the line read next
+	 * anyway), not from struct socket */
+	if (sk->sk_type != GS_SOCK_STREAM)
 		return NULL;
 	family = sk->__sk_common.skc_family;
 	if (family != GS_AF_INET && family != GS_AF_INET6)

@@ -133,6 +133,12 @@ static void set_rodata(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg
 		}
 	}
 	ro->start_tick_ns = cfg->pid_start ? cfg->start_tick_ns : 0;
+	/* the first interfaces in read-only data: no map lookup per packet */
+	for (uint32_t i = 0; i < cfg->n_ifaces && i < GS_TAP_RODATA_IFACES; i++) {
+		ro->ro_ifindex[i] = (uint32_t)cfg->ifaces[i].ifindex;
+		ro->ro_l2[i] = cfg->ifaces[i].l2_len + 1;
+	}
+	ro->ifaces_in_map = cfg->n_ifaces > GS_TAP_RODATA_IFACES;
 }
 
 static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *cfg, char *err, size_t errlen)

@@ -129,14 +129,18 @@ static void flush(void *arg)
 static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len)
 {
 	struct gs_segment seg;
-	const uint8_t *data = (const uint8_t *)(r + 1);
+	const struct gs_tap_head *heads = (const struct gs_tap_head *)(r + 1);
+	const uint8_t *data;
 	uint32_t used = 0;
 
-	if (len < sizeof *r || r->data_len > len - sizeof *r || r->n_heads > GS_TAP_HEADS ||
+	/* the header, n_heads heads, data_len bytes; the record may be longer */
+	if (len < sizeof *r || r->n_heads > GS_TAP_HEADS ||
+	    (size_t)r->n_heads * sizeof *heads + r->data_len > len - sizeof *r ||
 	    (r->flow.family != 4 && r->flow.family != 6)) {
 		f->bad_records++;
 		return;
 	}
+	data = (const uint8_t *)(heads + r->n_heads);
 	memset(&seg, 0, sizeof seg);
 	ep_of(&seg.src, r->flow.saddr, r->flow.sport, r->flow.family);
 	ep_of(&seg.dst, r->flow.daddr, r->flow.dport, r->flow.family);
@@ -146,14 +150,16 @@ static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len
 	seg.window = r->window;
 	seg.tcp_flags = r->tcp_flags;
 	for (uint32_t i = 0; i < r->n_heads; i++) {
-		if (r->heads[i].len > r->data_len - used) {
+		struct gs_tap_head h;
+		memcpy(&h, &heads[i], sizeof h);
+		if (h.len > r->data_len - used) {
 			f->bad_records++;
 			return;
 		}
-		f->pieces[i].off = r->heads[i].off;
-		f->pieces[i].len = r->heads[i].len;
+		f->pieces[i].off = h.off;
+		f->pieces[i].len = h.len;
 		f->pieces[i].data = data + used;
-		used += r->heads[i].len;
+		used += h.len;
 	}
 	seg.pieces = f->pieces;
 	seg.n_pieces = r->n_heads;
@@ -167,14 +173,16 @@ static void on_syscall(struct gs_feed *f, const struct gs_tap_sys *r, size_t len
 {
 	struct gs_endpoint src, dst;
 	struct gs_times_id id;
-	if (len < sizeof *r || r->head_len > GS_TAP_USER_HEAD || (r->flow.family != 4 && r->flow.family != 6)) {
+	/* the short form (GS_TAP_SYS_SHORT bytes) has no head */
+	if (len < GS_TAP_SYS_SHORT || r->head_len > GS_TAP_USER_HEAD ||
+	    (r->head_len && len < sizeof *r) || (r->flow.family != 4 && r->flow.family != 6)) {
 		f->bad_records++;
 		return;
 	}
 	ep_of(&src, r->flow.saddr, r->flow.sport, r->flow.family);
 	ep_of(&dst, r->flow.daddr, r->flow.dport, r->flow.family);
 	f->syscalls++;
-	id = gs_times_id_of(r->head, r->head_len);
+	id = gs_times_id_of(r->head_len ? r->head : NULL, r->head_len);
 	gs_times_add(&f->times, &src, &dst, r->kind == GS_REC_SEND, r->seq, r->len,
 		     (int64_t)r->ts_ns + f->mono_to_real, &id);
 	if (f->q_n && ++f->since_settle >= SETTLE_EVERY) {

@@ -274,6 +274,10 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 static void update_drops(struct attach_ctx *x)
 {
 	gs_attach_bpf_counters(x->bpf, x->cnt);
+	/* records written are counted where they are read (the kernel side no
+	 * longer updates a counter per record); every record written is read */
+	x->cnt[GS_CNT_SEGMENTS] = x->feed.segments;
+	x->cnt[GS_CNT_SYSCALLS] = x->feed.syscalls;
 	x->drops.kernel = x->cnt[GS_CNT_RB_LOST];
 	x->drops.iface = 0;
 	x->drops.other = x->cnt[GS_CNT_FLOW_MAP_FULL] + x->cnt[GS_CNT_INFLIGHT_FULL] + x->cnt[GS_CNT_HEADS_LOST];
@@ -327,12 +331,11 @@ static void report(const struct attach_ctx *x)
 	const uint64_t *c = x->cnt;
 	fprintf(stderr, "giopscope attach: kernel: %llu segments, %llu syscalls, %llu records lost (ring full), "
 		"%llu connection directions framed (%llu joined running), %llu framing resyncs, %llu message "
-		"heads not shipped, %llu flow map full, %llu recv not followed (no thread storage)\n",
+		"heads not shipped, %llu flow map full\n",
 		(unsigned long long)c[GS_CNT_SEGMENTS], (unsigned long long)c[GS_CNT_SYSCALLS],
 		(unsigned long long)c[GS_CNT_RB_LOST], (unsigned long long)c[GS_CNT_FLOWS_NEW],
 		(unsigned long long)c[GS_CNT_FLOWS_MIDSTREAM], (unsigned long long)c[GS_CNT_RESYNC],
-		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL],
-		(unsigned long long)c[GS_CNT_INFLIGHT_FULL]);
+		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL]);
 	if (x->feed.instants_missing || x->feed.queue_full || x->feed.bad_records || x->feed.times.replaced)
 		fprintf(stderr, "giopscope attach: %llu calls written without a syscall instant they waited "
 			"for, %llu written early (queue full), %llu bad records, %llu connection directions "

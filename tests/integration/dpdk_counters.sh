@@ -71,22 +71,13 @@ COMPARE=tests/oracle/compare_pairs.py
 TIMECOLS=t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us
 TMO=60
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ -x "$G" ] || skip "$G not built"
-"$G" dpdk --help >/dev/null 2>&1 || skip "giopscope built without DPDK ($("$G" dpdk 2>&1 | head -1))"
-[ "$(id -u)" = 0 ] || skip "not root (the DPDK EAL wants /var/run/dpdk and locked memory; namespaces)"
+# dr_require (skip unless root and giopscope has DPDK), ok and bad (PASS/FAIL lines)
+. tests/lib/dpdk_replay.sh
+dr_require
 
 . tests/lib/netns.sh
 
 pass=0 fail=0
-ok() { echo "PASS $1${2:+: $2}"; pass=$((pass + 1)); }
-bad() {
-	echo "FAIL $1: $2"
-	shift 2
-	local l
-	for l in "$@"; do printf '%s\n' "$l" | head -12 | sed 's/^/    /'; done
-	fail=$((fail + 1))
-}
 finish() {
 	echo "$pass passed, $fail failed ($(($(date +%s) - start)) s)"
 	[ "$fail" -eq 0 ]

@@ -17,7 +17,7 @@ LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 
 DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
-ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/endpoint.c analysis/flows.c \
+ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_file.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
             analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_prom.c \

@@ -4,13 +4,12 @@
 #include "report_impl.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "endpoint.h"
+#include "out_file.h"
 
 void rp_html_text(FILE *f, const char *s)
 {
@@ -326,23 +325,15 @@ int gs_report_write(const struct gs_report *r, const char *path, const char *tit
 		    const struct gs_counters *counters)
 {
 	FILE *f;
-	int fd, err;
+	int err;
 	if (strcmp(path, "-") == 0) {
 		err = gs_report_write_stream(r, stdout, title, counters);
 		if (fflush(stdout) != 0 && !err)
 			err = errno ? errno : EIO;
 		return err;
 	}
-	/* O_NOFOLLOW: never write through a symlink someone planted */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if (!(f = gs_out_open(path, 0644)))
 		return errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = errno;
-		close(fd);
-		return err;
-	}
 	err = gs_report_write_stream(r, f, title, counters);
 	if (fclose(f) != 0 && !err)
 		err = errno ? errno : EIO;

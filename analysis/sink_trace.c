@@ -5,15 +5,14 @@
 #include "sink_trace.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "endpoint.h"
 #include "sink_pairs.h"
+#include "out_file.h"
 
 struct tr_conn {
 	struct gs_endpoint a, b;   /* canonical order: a <= b */
@@ -137,20 +136,12 @@ int gs_trace_open_stream(struct gs_trace **out, FILE *f, const struct gs_trace_c
 int gs_trace_open(struct gs_trace **out, const char *path, const struct gs_trace_config *cfg)
 {
 	FILE *f;
-	int fd, err;
+	int err;
 	*out = NULL;
 	if (strcmp(path, "-") == 0)
 		return trace_init(out, stdout, false, cfg);
-	/* O_NOFOLLOW: never write through a symlink someone planted */
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
+	if (!(f = gs_out_open(path, 0644)))
 		return errno;
-	f = fdopen(fd, "w");
-	if (!f) {
-		err = errno;
-		close(fd);
-		return err;
-	}
 	err = trace_init(out, f, true, cfg);
 	if (err)
 		fclose(f);

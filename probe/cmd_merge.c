@@ -18,6 +18,7 @@
 #include "merge_out.h"
 #include "opts.h"
 #include "tap_pcap.h"
+#include "../analysis/out_file.h"
 
 struct merge_side {
 	struct gs_merge *m;
@@ -54,18 +55,6 @@ static void usage(FILE *f)
 }
 
 enum { O_PAIRS = 256, O_FORMAT, O_SUMMARY, O_REPORT, O_TRACE, O_PORTS, O_TOLERANCE, O_MAX_CALLS };
-
-static FILE *open_output(const char *path)
-{
-	/* O_NOFOLLOW: never write through a symlink someone planted */
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	FILE *f;
-	if (fd < 0)
-		return NULL;
-	if (!(f = fdopen(fd, "w")))
-		close(fd);
-	return f;
-}
 
 /* Reads one capture into the merge; 0, 1 (bad input, what was read is kept)
  * or 2 (cannot open). */
@@ -265,7 +254,7 @@ int gs_cmd_merge(int argc, char **argv)
 		fprintf(stderr, "giopscope merge: --format wants text, csv or jsonl, not '%s'\n", format);
 		return 2;
 	}
-	if (outpath && strcmp(outpath, "-") != 0 && !(out = open_output(outpath))) {
+	if (outpath && strcmp(outpath, "-") != 0 && !(out = gs_out_open(outpath, 0644))) {
 		fprintf(stderr, "giopscope merge: cannot write %s: %s\n", outpath, strerror(errno));
 		return 2;
 	}

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "tap_pcap.h"
+#include "../analysis/out_file.h"
 
 struct read_ctx {
 	FILE *out;
@@ -86,15 +87,6 @@ static void usage(FILE *f)
 
 enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO,
        O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE, O_ORDER_WINDOW };
-
-static FILE *open_output(const char *path)
-{
-	/* O_NOFOLLOW: never write through a symlink someone planted */
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return NULL;
-	return fdopen(fd, "w");
-}
 
 int gs_cmd_read(int argc, char **argv)
 {
@@ -233,7 +225,7 @@ int gs_cmd_read(int argc, char **argv)
 	}
 	ctx.out = stdout;
 	if (outpath && strcmp(outpath, "-") != 0) {
-		ctx.out = open_output(outpath);
+		ctx.out = gs_out_open(outpath, 0644);
 		if (!ctx.out) {
 			fprintf(stderr, "giopscope read: cannot write %s: %s\n", outpath, strerror(errno));
 			return 2;
@@ -258,6 +250,11 @@ int gs_cmd_read(int argc, char **argv)
 	}
 	if (report_path && (err = gs_report_new(&ctx.report, NULL)) != 0) {
 		fprintf(stderr, "giopscope read: cannot set up the report: %s\n", strerror(err));
+		return 2;
+	}
+	/* written at the end: a path that cannot be written is said before a long read */
+	if (report_path && (err = gs_out_check(report_path, 0644)) != 0) {
+		fprintf(stderr, "giopscope read: cannot write %s: %s\n", report_path, strerror(err));
 		return 2;
 	}
 	if (trace_path && (err = gs_trace_open(&ctx.trace, trace_path, NULL)) != 0) {

@@ -10,6 +10,7 @@
 #include "../analysis/summary.h"
 #include "metrics.h"
 #include "opts.h"
+#include "../analysis/out_file.h"
 
 int64_t gs_mono_ns(void)
 {
@@ -167,12 +168,8 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		return bad(cmd, "--format wants text, csv or jsonl");
 	s->out = stdout;
 	if (o->output && strcmp(o->output, "-") != 0) {
-		/* O_NOFOLLOW: never write through a symlink someone planted */
-		int fd = open(o->output, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0 || !(s->out = fdopen(fd, "w"))) {
+		if (!(s->out = gs_out_open(o->output, 0644))) {
 			fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->output, strerror(errno));
-			if (fd >= 0)
-				close(fd);
 			return 2;
 		}
 	}
@@ -190,15 +187,10 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		fprintf(stderr, "giopscope %s: cannot set up the report: %s\n", cmd, strerror(err));
 		return 2;
 	}
-	if (o->report) {
-		/* The report is written when the run ends, maybe hours from now: a path
-		 * that cannot be written is said now, before anything is captured. */
-		int fd = open(o->report, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-		if (fd < 0) {
-			fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->report, strerror(errno));
-			return 2;
-		}
-		close(fd);
+	/* the report is written when the run ends, maybe hours from now */
+	if (o->report && (err = gs_out_check(o->report, 0644)) != 0) {
+		fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->report, strerror(err));
+		return 2;
 	}
 	if (o->trace && (err = gs_trace_open(&s->trace, o->trace, NULL)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->trace, strerror(err));

@@ -2,7 +2,6 @@
 #include "pcapng_write.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <net/if.h>
 #include <pcap/pcap.h>
 #include <poll.h>
@@ -10,9 +9,9 @@
 #include <sys/ioctl.h>
 #include <time.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../decoders/link.h"
+#include "../analysis/out_file.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -106,15 +105,9 @@ int gs_live_save(struct gs_live *l, const char *path, char *err, size_t errlen)
 	if (strcmp(path, "-") == 0) {
 		l->dump_fp = stdout;
 	} else {
-		/* O_NOFOLLOW: never write through a symlink someone planted; 0600:
-		 * whole packets, payloads included, are nobody else's business */
-		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 || !(l->dump_fp = fdopen(fd, "wb"))) {
-			int e = errno;
-			if (fd >= 0)
-				close(fd);
-			return fail(err, errlen, "cannot write %s: %s", path, strerror(e));
-		}
+		/* 0600: whole packets, payloads included, are nobody else's business */
+		if (!(l->dump_fp = gs_out_open(path, 0600)))
+			return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
 	}
 	/* pcapng with nanosecond time stamps, by our own writer: libpcap 1.10
 	 * writes classic pcap only */

@@ -189,6 +189,37 @@ while IFS= read -r line || [ -n "$line" ]; do
 	fi
 done <"$cases_file"
 
+# Output files are never opened through a symbolic link (a link planted in a shared
+# directory must not make a root-run probe overwrite another file): -o, --report and
+# --trace each pointed at a link to a victim file: exit 2, one line saying why, the victim
+# unchanged. (live's -w goes through the same gs_out_open; tests/unit/test_out_file.c.)
+for opt in -o --report --trace; do
+	name=symlink_${opt#--}
+	name=${name/symlink_-o/symlink_o}
+	if [ $# -gt 0 ] && [[ $selected != *" $name "* ]]; then
+		continue
+	fi
+	echo "not yours" >"$tmp/victim.txt"
+	ln -sf "$tmp/victim.txt" "$tmp/$name.link"
+	timeout "$TMO" "$G" read tests/data/corpus/v13_oneway_exceptions.pcap --pairs "$opt" "$tmp/$name.link" \
+		>"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null
+	rc=$?
+	why=()
+	[ "$rc" = 2 ] || why+=("exit $rc, want 2")
+	[ "$(awk 'END { print NR }' "$tmp/$name.err")" = 1 ] || why+=("stderr is not one line: $(head -3 "$tmp/$name.err" | tr '\n' '|')")
+	grep -q "cannot write .*: Too many levels of symbolic links" "$tmp/$name.err" || why+=("reason: $(head -1 "$tmp/$name.err")")
+	[ "$(cat "$tmp/victim.txt")" = "not yours" ] || why+=("the file behind the link was written")
+	if [ ${#why[@]} -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "PASS $name ($(head -1 "$tmp/$name.err"))"
+	else
+		fail=$((fail + 1))
+		failed+=("$name")
+		msg=$(printf '%s; ' "${why[@]}")
+		echo "FAIL $name: ${msg%; }"
+	fi
+done
+
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

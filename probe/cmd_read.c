@@ -246,20 +246,24 @@ int gs_cmd_read(int argc, char **argv)
 	    (interval_ns && (err = gs_interval_init(&ctx.interval, interval_ns)) != 0) ||
 	    (err = gs_engine_new(&e, &cfg, on_call, &ctx)) != 0) {
 		fprintf(stderr, "giopscope read: cannot set up the tables: %s\n", strerror(err));
-		return 2;
+		status = 2;
+		goto out;
 	}
 	if (report_path && (err = gs_report_new(&ctx.report, NULL)) != 0) {
 		fprintf(stderr, "giopscope read: cannot set up the report: %s\n", strerror(err));
-		return 2;
+		status = 2;
+		goto out;
 	}
 	/* written at the end: a path that cannot be written is said before a long read */
 	if (report_path && (err = gs_out_check(report_path, 0644)) != 0) {
 		fprintf(stderr, "giopscope read: cannot write %s: %s\n", report_path, strerror(err));
-		return 2;
+		status = 2;
+		goto out;
 	}
 	if (trace_path && (err = gs_trace_open(&ctx.trace, trace_path, NULL)) != 0) {
 		fprintf(stderr, "giopscope read: cannot write %s: %s\n", trace_path, strerror(err));
-		return 2;
+		status = 2;
+		goto out;
 	}
 	if (ctx.pairs && !ctx.pairs_text)
 		gs_pairs_header(ctx.out, ctx.pairs_fmt);
@@ -333,13 +337,14 @@ int gs_cmd_read(int argc, char **argv)
 		fprintf(stderr, "giopscope: writing the output failed: %s\n", strerror(errno));
 		status = 2;
 	}
+out:
+	/* every set-up step above leaves zeroed or freeable state behind it */
 	if (ctx.out != stdout)
 		fclose(ctx.out);
 	gs_engine_free(e);
 	gs_stats_free(&ctx.stats);
 	gs_tail_free(&ctx.tail);
-	if (ctx.has_interval)
-		gs_interval_free(&ctx.interval);
+	gs_interval_free(&ctx.interval);
 	gs_report_free(ctx.report);
 	return status;
 }

@@ -170,7 +170,8 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	if (o->output && strcmp(o->output, "-") != 0) {
 		if (!(s->out = gs_out_open(o->output, 0644))) {
 			fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->output, strerror(errno));
-			return 2;
+			s->out = stdout;
+			goto fail;
 		}
 	}
 	/* each call is a line the moment it ends, also into a pipe */
@@ -181,26 +182,26 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	    (o->interval_ns && (err = gs_interval_init(&s->interval, o->interval_ns)) != 0) ||
 	    (err = gs_engine_new(&s->e, &s->opt.cfg, on_call, s)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
-		return 2;
+		goto fail;
 	}
 	if (o->report && (err = gs_report_new(&s->report, NULL)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot set up the report: %s\n", cmd, strerror(err));
-		return 2;
+		goto fail;
 	}
 	/* the report is written when the run ends, maybe hours from now */
 	if (o->report && (err = gs_out_check(o->report, 0644)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->report, strerror(err));
-		return 2;
+		goto fail;
 	}
 	if (o->trace && (err = gs_trace_open(&s->trace, o->trace, NULL)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->trace, strerror(err));
-		return 2;
+		goto fail;
 	}
 	if (o->metrics) {
 		char why[256];
 		if (gs_metrics_open(&s->metrics, o->metrics, why, sizeof why) != 0) {
 			fprintf(stderr, "giopscope %s: %s\n", cmd, why);
-			return 2;
+			goto fail;
 		}
 	}
 	if (s->opt.pairs && !s->text)
@@ -208,6 +209,19 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();
 	return 0;
+fail:
+	/* what was set up goes again (each step leaves zeroed or freeable state) */
+	gs_metrics_close(s->metrics);
+	gs_trace_close(s->trace);
+	gs_report_free(s->report);
+	gs_engine_free(s->e);
+	gs_stats_free(&s->stats);
+	gs_tail_free(&s->tail);
+	gs_interval_free(&s->interval);
+	if (s->out != stdout)
+		fclose(s->out);
+	memset(s, 0, sizeof *s);
+	return 2;
 }
 
 void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_t *data,

@@ -117,6 +117,24 @@ port_counter() {
 summary_drops() { sed -n 's/^problems: .*, kernel drops \([0-9]*\).*/\1/p' "$1" | head -1; }
 # lost_line LOG: the "packets lost before the decoder" line
 lost_line() { grep "packets lost before the decoder" "$1"; }
+
+# no_loss RC NAME PACKETS READ.csv [compare options]: the checks of a control run, into $why
+# (empty: passed) and $counters: exit 0, the port counters PACKETS received and nothing lost,
+# no loss line, no drops in the summary, and the calls of $W/NAME.csv those of READ.csv
+# (the comparison kept in $W/NAME.cmp).
+no_loss() {
+	local rc=$1 name=$2 packets=$3 ref=$4
+	shift 4
+	counters=$(grep -o "net_pcap0: ipackets.*" "$W/$name.err")
+	why=""
+	[ "$rc" = 0 ] || why="exit $rc"
+	[ -z "$why" ] && [ "$counters" != "net_pcap0: ipackets $packets, imissed 0, ierrors 0, rx_nombuf 0" ] &&
+		why="counters '$counters', expected ipackets $packets and no loss"
+	[ -z "$why" ] && lost_line "$W/$name.err" >/dev/null && why="a loss line: $(lost_line "$W/$name.err")"
+	[ -z "$why" ] && [ -n "$(summary_drops "$W/$name.err")" ] && why="the summary reports drops"
+	[ -z "$why" ] && ! python3 "$COMPARE" "$ref" "$W/$name.csv" "$@" >"$W/$name.cmp" 2>&1 &&
+		why="calls differ from read: $(tail -1 "$W/$name.cmp")"
+}
 # frames FILE: the records of a classic pcap file
 frames() {
 	python3 - "$1" <<'PY'
@@ -221,16 +239,7 @@ fi
 eal
 timeout -k 5 "$TMO" "$G" dpdk "${EAL[@]}" --vdev "net_pcap0,rx_pcap=$BIG" --burst 512 \
 	--pairs --summary -o "$W/normal.csv" 2>"$W/normal.err"
-rc=$?
-counters=$(grep -o "net_pcap0: ipackets.*" "$W/normal.err")
-why=""
-[ "$rc" = 0 ] || why="exit $rc"
-[ -z "$why" ] && [ "$counters" != "net_pcap0: ipackets $NBIG, imissed 0, ierrors 0, rx_nombuf 0" ] &&
-	why="counters '$counters', expected ipackets $NBIG and no loss"
-[ -z "$why" ] && lost_line "$W/normal.err" >/dev/null && why="a loss line: $(lost_line "$W/normal.err")"
-[ -z "$why" ] && [ -n "$(summary_drops "$W/normal.err")" ] && why="the summary reports drops"
-[ -z "$why" ] && ! python3 "$COMPARE" "$W/big.read.csv" "$W/normal.csv" >"$W/normal.cmp" 2>&1 &&
-	why="calls differ from read: $(tail -1 "$W/normal.cmp")"
+no_loss $? normal "$NBIG" "$W/big.read.csv"
 if [ -z "$why" ]; then
 	ok nombuf-normal-pool "$counters; $(tail -1 "$W/normal.cmp")"
 else
@@ -370,16 +379,8 @@ elif live_run fits; then
 		kill -s CONT "$GS_PID"
 		for _ in $(seq 1 30); do sleep 0.1; done   # drained at once; the counters every 20 ms
 		ns_stop "$GS_PID" INT 20
-		rc=$?
-		counters=$(grep -o "net_pcap0: ipackets.*" "$W/fits.err")
-		why=""
-		[ "$rc" = 0 ] || why="exit $rc after SIGINT"
-		[ -z "$why" ] && [ "$counters" != "net_pcap0: ipackets $FIT, imissed 0, ierrors 0, rx_nombuf 0" ] &&
-			why="counters '$counters' for $sent frames sent"
-		[ -z "$why" ] && lost_line "$W/fits.err" >/dev/null && why="a loss line: $(lost_line "$W/fits.err")"
-		[ -z "$why" ] && [ -n "$(summary_drops "$W/fits.err")" ] && why="the summary reports drops"
-		[ -z "$why" ] && ! python3 "$COMPARE" "$W/fit.read.csv" "$W/fits.csv" --no-order --ignore "$TIMECOLS" \
-			>"$W/fits.cmp" 2>&1 && why="calls differ from read: $(tail -1 "$W/fits.cmp")"
+		no_loss $? fits "$FIT" "$W/fit.read.csv" --no-order --ignore "$TIMECOLS"
+		[ -n "$why" ] && why="$why ($sent frames sent; after SIGINT)"
 		if [ -z "$why" ]; then
 			ok imissed-fits "$sent frames sent while stopped (the ring held $RING_HELD): $counters; $(tail -1 "$W/fits.cmp") (time columns ignored)"
 		else

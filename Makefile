@@ -85,7 +85,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h
 	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope.a -lcmocka $(LDFLAGS)
 
 check: deps
-	$(MAKE) all check-unit check-golden
+	$(MAKE) all check-unit check-golden GIOPSCOPE_STRICT=1
 	$(MAKE) check-integration GIOPSCOPE_STRICT=1
 	$(MAKE) check-asan
 	$(MAKE) fuzz-short
@@ -113,6 +113,7 @@ check-unit: $(UNIT_BINS)
 check-golden: $(BUILD)/giopscope $(BUILD)/bench/giopgen
 	@GIOPSCOPE=$(BUILD)/giopscope tests/golden/run.sh
 	@GIOPSCOPE=$(BUILD)/giopscope GIOPGEN=$(BUILD)/bench/giopgen tests/golden/summary_vs_pairs.sh
+	@GIOPSCOPE=$(BUILD)/giopscope GIOPGEN=$(BUILD)/bench/giopgen GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/golden/read_paths.sh
 
 check-integration: $(BUILD)/giopscope orb-apps $(BUILD)/bench/giopgen
 	@GIOPSCOPE=$(BUILD)/giopscope BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/run-integration.sh

@@ -68,6 +68,7 @@ AFP_OPTS=${AFP_OPTS:-framecnt=16384}
 DOC=${BENCH_DOC:-docs/benchmarks.md}
 
 . tests/lib/netns.sh
+. bench/tap_helpers.sh   # start_probe, stop_probe, seen, why, the spinners, MTU-sized frames
 ns_require
 [ -x "$GIOPSCOPE" ] || { echo "attach_overhead: build giopscope first (make)" >&2; exit 2; }
 if [[ " $ARMS " == *" attach_ref "* ]]; then
@@ -100,83 +101,13 @@ if [ -n "${GIOPSCOPE_REF:-}" ]; then
     cp "$GIOPSCOPE_REF" "$WORK/giopscope_ref" && GIOPSCOPE_REF=$WORK/giopscope_ref
 fi
 # MTU-sized frames in every arm (see above); the same for all arms, so no arm is favoured
-if ! ip -n "$NS_SRV" link set dev "$NS_VETH_SRV" gso_max_segs 1 ||
-    ! ip -n "$NS_CLI" link set dev "$NS_VETH_CLI" gso_max_segs 1; then
-    echo "attach_overhead: cannot set gso_max_segs on the veth" >&2
-    exit 1
-fi
+tap_veth_mtu_frames attach_overhead || exit 1
 
-if [ "$SPIN" = 1 ]; then
-    for cpu in $(seq 0 $(($(nproc) - 1))); do
-        # SCHED_IDLE: runs only when nothing else wants the CPU, yet the CPU never idles
-        taskset -c "$cpu" chrt --idle 0 bash -c 'while :; do :; done' &
-        SPINNERS="$SPINNERS $!"
-    done
-fi
+[ "$SPIN" = 1 ] && tap_spinners_start
 
 ns_start "$NS_SRV" "$WORK/server.log" "$SERVER" -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" -o "$WORK/echo.ior" -q
 SRV_PID=$NS_LAST_PID
 ns_wait_file "$WORK/echo.ior" 15 && ns_wait_port "$NS_SRV" "$PORT" 10 || { echo "server did not start" >&2; exit 1; }
-
-# every tap writes its pairs to /dev/null (the work of formatting them is done) and its
-# start line and summary to stderr (no -q: the progress line is for terminals only), whose
-# echoString row says how many calls it saw
-start_probe() {
-    local arm=$1 log=$2
-    PROBE_PID=""
-    case "$arm" in
-        none) return 0 ;;
-        live)
-            ip netns exec "$NS_SRV" "$GIOPSCOPE" live -i "$NS_VETH_SRV" --pairs -o /dev/null --summary \
-                2>"$log" </dev/null &
-            PROBE_PID=$!
-            ns_wait_grep "$log" "listening on" 15 || return 1 ;;
-        attach|attach_ref)
-            local bin=$GIOPSCOPE
-            [ "$arm" = attach_ref ] && bin=$GIOPSCOPE_REF
-            "$bin" attach --pid "$SRV_PID" --pairs -o /dev/null --summary 2>"$log" </dev/null &
-            PROBE_PID=$!
-            ns_wait_grep "$log" "^giopscope attach: following" 30 || return 1 ;;
-        dpdk)
-            # the ring holds framecnt frames while the poller is away (docs/dpdk.md); on a shared 2-CPU
-            # machine it is away for up to ~300 ms: 16384 frames of 2 KB (32 MiB) cover ~50k frames/s
-            ip netns exec "$NS_SRV" "$GIOPSCOPE" dpdk --vdev "net_af_packet0,iface=$NS_VETH_SRV,$AFP_OPTS" \
-                --no-huge --no-pci --pairs -o /dev/null --summary 2>"$log" </dev/null &
-            PROBE_PID=$!
-            ns_wait_grep "$log" "polling on lcore" 30 || return 1 ;;
-    esac
-    # settle: the tap is in place before the first SYN
-    sleep 0.5
-}
-
-# stop_probe: SIGINT (the probe writes its summary), bounded wait; returns 0 if it exited 0
-stop_probe() {
-    local rc=0
-    [ -n "$PROBE_PID" ] || return 0
-    sleep 0.3   # the last reply and the FIN reach the tap
-    kill -INT "$PROBE_PID" 2>/dev/null
-    for _ in $(seq 1 200); do ns_alive "$PROBE_PID" || break; sleep 0.1; done
-    if ns_alive "$PROBE_PID"; then
-        kill -KILL "$PROBE_PID" 2>/dev/null
-        rc=137
-    fi
-    wait "$PROBE_PID" 2>/dev/null || rc=$?
-    PROBE_PID=""
-    return $rc
-}
-
-# seen LOG: the echoString calls the probe answered (calls - errors of its summary row)
-seen() {
-    awk '$1 == "echoString" && $4 == "|" { n = $2 - $3 } END { print n + 0 }' "$1" 2>/dev/null
-}
-
-# why LOG: the probe's loss counters, one line ("lost before the decoder" counts, TCP gaps,
-# the dpdk poller's longest absence)
-why() {
-    sed -n 's/.*packets lost before the decoder: //p; s/.*\(capture gaps [0-9]*\).*/\1/p;
-        s/.*\(longest poll gap [0-9.]* ms\).*/\1/p; s/.*\([0-9][0-9]* records lost (ring full)\).*/\1/p' "$1" |
-        paste -sd';' - | sed 's/;/; /g'
-}
 
 N=$((WARMUP + CALLS))
 read -r -a arms <<<"$ARMS"

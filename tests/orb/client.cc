@@ -8,7 +8,7 @@
 //           callback
 //   -size   string length / octets / records / servant sleep usec (slow) / pings per call
 //           (callback) (default 32)
-//   -n      calls per thread (default 100, at most 10 000 000)
+//   -n      calls per thread (default 100, at most 100 000 000)
 //   -threads (or -t) client threads sharing the object reference (default 1, at most 256)
 //   -usecs  for slow: cycle through these sleep times (index = thread + seq) instead of -size
 //   -lat    write one CSV row per call:
@@ -27,6 +27,10 @@
 // needs a listening endpoint (-ORBendPoint giop:tcp:ADDR:PORT, reachable from the server,
 // unless bidirectional GIOP is used). Outcomes: NO_EXCEPTION, ONEWAY, USER_EXCEPTION:Busy,
 // SYSTEM_EXCEPTION:<NAME>, NON_EXISTENT=<0|1>, BAD_SUM=<sum> (callMeBack returned a wrong sum).
+//
+// SIGUSR1 ends the run early: every thread stops after its call in progress, and the CSV, the
+// summary line and the exit status are those of a run of that many calls (a benchmark runs
+// -n 100000000 and stops the client when it has what it wants; bench/attach_toggle.sh).
 //
 // A call is "bad" when its outcome is not the one expected for its op, or an echo came back
 // different. The client stops early after 20 bad calls in a row (e.g. the server went away),
@@ -65,12 +69,34 @@ const char* const kLatNames[kNumOps] = {"echoString", "echoOctets", "echoRecs", 
 const Op kMix[] = {OP_ECHOSTRING, OP_FIRE, OP_FAIL, OP_ECHOOCTETS, OP_FIRE, OP_DEAD, OP_SLOW,
                    OP_ECHORECS, OP_NONEXIST};
 
+// One call of the latency CSV, 32 bytes (a long run keeps tens of millions of them): the
+// outcome as an index into its thread's list of distinct outcomes (a handful).
 struct Row {
     unsigned seq;
-    Op op;
-    unsigned long size;
+    unsigned size;
+    unsigned short op;
+    unsigned short outcome;
     long long t0, t1;
-    std::string outcome;
+};
+
+struct Rows {
+    std::vector<Row> rows;
+    std::vector<std::string> outcomes;
+
+    unsigned short intern(const std::string& o)
+    {
+        for (size_t i = 0; i < outcomes.size(); ++i)
+            if (outcomes[i] == o)
+                return static_cast<unsigned short>(i);
+        if (outcomes.size() >= 65535)
+            return 65535;  // "OTHER" (below): 65 535 distinct outcomes is not a test run
+        outcomes.push_back(o);
+        return static_cast<unsigned short>(outcomes.size() - 1);
+    }
+    const char* name(unsigned short i) const
+    {
+        return i < outcomes.size() ? outcomes[i].c_str() : "OTHER";
+    }
 };
 
 struct Config {
@@ -208,9 +234,11 @@ std::string do_call(Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench::Callback_
 }
 
 void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench::Callback_ptr cb,
-            unsigned tid, std::vector<Row>* rows)
+            unsigned tid, Rows* rows)
 {
-    rows->reserve(cfg.n);
+    // grown outside the timed stub calls; reserved up to 1M (a run stopped by SIGUSR1 gives
+    // -n as a bound only)
+    rows->rows.reserve(cfg.n < (1ul << 20) ? cfg.n : (1ul << 20));
     while (!g_go.load())
         std::this_thread::yield();
     unsigned bad_in_row = 0;
@@ -228,7 +256,8 @@ void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench
         long long t0 = rig::now_ns();
         std::string outcome = do_call(echo, dead, cb, op, size, seq, &ok);
         long long t1 = rig::now_ns();
-        rows->push_back(Row{seq, op, size, t0, t1, outcome});
+        rows->rows.push_back(Row{seq, static_cast<unsigned>(size), static_cast<unsigned short>(op),
+                                 rows->intern(outcome), t0, t1});
         ++g_calls;
         if (ok) {
             bad_in_row = 0;
@@ -250,6 +279,19 @@ void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench
 int main(int argc, char** argv)
 {
     std::signal(SIGPIPE, SIG_IGN);
+    // SIGUSR1 (stop after the calls in progress): blocked here, before the ORB starts its
+    // threads, so that every thread inherits the mask and only the waiter below takes it (no
+    // EINTR in the ORB's or the calls' syscalls)
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, nullptr);
+    std::thread([usr1]() {
+        int sig = 0;
+        while (sigwait(&usr1, &sig) != 0) {
+        }
+        g_stop = true;
+    }).detach();
 
     std::vector<char*> av;
     int ac = 0;
@@ -286,7 +328,7 @@ int main(int argc, char** argv)
         } else if (a == "-size")
             cfg.size = parse_num(val(), 64ul * 1024 * 1024, "size");
         else if (a == "-n")
-            cfg.n = parse_num(val(), 10000000ul, "count");
+            cfg.n = parse_num(val(), 100000000ul, "count");
         else if (a == "-threads" || a == "-t")
             cfg.threads = static_cast<unsigned>(parse_num(val(), 256, "thread count"));
         else if (a == "-usecs") {
@@ -326,7 +368,7 @@ int main(int argc, char** argv)
         }
     }
 
-    std::vector<std::vector<Row>> rows(cfg.threads);
+    std::vector<Rows> rows(cfg.threads);
     int rc = 0;
     try {
         CORBA::Object_var obj = orb->string_to_object(read_ior(cfg.ior_file).c_str());
@@ -382,9 +424,9 @@ int main(int argc, char** argv)
     if (lat) {
         std::fprintf(lat, "thread,seq,op,size,t_start_ns,t_end_ns,latency_ns,outcome\n");
         for (unsigned t = 0; t < cfg.threads; ++t)
-            for (const Row& r : rows[t])
-                std::fprintf(lat, "%u,%u,%s,%lu,%lld,%lld,%lld,%s\n", t, r.seq, kLatNames[r.op],
-                             r.size, r.t0, r.t1, r.t1 - r.t0, r.outcome.c_str());
+            for (const Row& r : rows[t].rows)
+                std::fprintf(lat, "%u,%u,%s,%u,%lld,%lld,%lld,%s\n", t, r.seq, kLatNames[r.op],
+                             r.size, r.t0, r.t1, r.t1 - r.t0, rows[t].name(r.outcome));
         if (std::fclose(lat) != 0) {
             std::fprintf(stderr, "client: writing %s failed\n", cfg.lat_file.c_str());
             rc = 1;

@@ -1,0 +1,106 @@
+# shellcheck shell=bash
+# bench/tap_helpers.sh -- what bench/attach_overhead.sh and bench/attach_toggle.sh share: start
+# and stop a tap on the omniORB bench_server of a tests/lib/netns.sh pair, read its summary, the
+# SCHED_IDLE spinners, MTU-sized frames on the veth. Sourced after tests/lib/netns.sh and
+# ns_setup; the caller sets:
+#   GIOPSCOPE, GIOPSCOPE_REF (attach_ref), AFP_OPTS (dpdk), SRV_PID (the server), and may set
+#   TAP_SETTLE (sleep after the tap says it is ready, default 0.5 s), TAP_DRAIN (sleep before
+#   the SIGINT that stops it, default 0.3 s), TAP_ATTACH_OPTS (more options for attach).
+# start_probe sets PROBE_PID ("" for none); SPINNERS lists the spinners' pids; the caller's
+# cleanup kills both.
+
+: "${TAP_SETTLE:=0.5}"
+: "${TAP_DRAIN:=0.3}"
+: "${TAP_ATTACH_OPTS:=}"
+PROBE_PID=""
+SPINNERS=""
+
+# tap_spinners_start: one SCHED_IDLE busy loop per CPU (runs only when nothing else wants the
+# CPU, yet the CPU never idles: docs/benchmarks.md, "Measuring on these machines")
+tap_spinners_start() {
+    local cpu
+    for cpu in $(seq 0 $(($(nproc) - 1))); do
+        taskset -c "$cpu" chrt --idle 0 bash -c 'while :; do :; done' &
+        SPINNERS="$SPINNERS $!"
+    done
+}
+
+# tap_veth_mtu_frames WHO: gso_max_segs 1 on both veth ends (frames as a NIC carries them;
+# net_af_packet cuts frames larger than its ring slots)
+tap_veth_mtu_frames() {
+    if ! ip -n "$NS_SRV" link set dev "$NS_VETH_SRV" gso_max_segs 1 ||
+        ! ip -n "$NS_CLI" link set dev "$NS_VETH_CLI" gso_max_segs 1; then
+        echo "$1: cannot set gso_max_segs on the veth" >&2
+        return 1
+    fi
+}
+
+# start_probe ARM LOG: every tap writes its pairs to /dev/null (the work of formatting them is
+# done) and its start line and summary to LOG (no -q: the progress line is for terminals
+# only), whose echoString row says how many calls it saw. Returns once the tap says it is in
+# place (and TAP_SETTLE more); 1 if it did not say so in time.
+start_probe() {
+    local arm=$1 log=$2
+    PROBE_PID=""
+    case "$arm" in
+        none) return 0 ;;
+        live)
+            ip netns exec "$NS_SRV" "$GIOPSCOPE" live -i "$NS_VETH_SRV" --pairs -o /dev/null --summary \
+                2>"$log" </dev/null &
+            PROBE_PID=$!
+            ns_wait_grep "$log" "listening on" 15 || return 1 ;;
+        attach|attach_ref)
+            local bin=$GIOPSCOPE
+            [ "$arm" = attach_ref ] && bin=$GIOPSCOPE_REF
+            # shellcheck disable=SC2086
+            "$bin" attach --pid "$SRV_PID" --pairs -o /dev/null --summary $TAP_ATTACH_OPTS 2>"$log" </dev/null &
+            PROBE_PID=$!
+            ns_wait_grep "$log" "^giopscope attach: following" 30 || return 1 ;;
+        dpdk)
+            # the ring holds framecnt frames while the poller is away (docs/dpdk.md); on a shared 2-CPU
+            # machine it is away for up to ~300 ms: 16384 frames of 2 KB (32 MiB) cover ~50k frames/s
+            ip netns exec "$NS_SRV" "$GIOPSCOPE" dpdk --vdev "net_af_packet0,iface=$NS_VETH_SRV,$AFP_OPTS" \
+                --no-huge --no-pci --pairs -o /dev/null --summary 2>"$log" </dev/null &
+            PROBE_PID=$!
+            ns_wait_grep "$log" "polling on lcore" 30 || return 1 ;;
+    esac
+    # settle: the tap is in place before the first SYN
+    sleep "$TAP_SETTLE"
+}
+
+# stop_probe: SIGINT (the probe writes its summary), bounded wait; returns 0 if it exited 0
+stop_probe() {
+    local rc=0
+    [ -n "$PROBE_PID" ] || return 0
+    sleep "$TAP_DRAIN"   # the last reply and the FIN reach the tap
+    kill -INT "$PROBE_PID" 2>/dev/null
+    for _ in $(seq 1 200); do ns_alive "$PROBE_PID" || break; sleep 0.1; done
+    if ns_alive "$PROBE_PID"; then
+        kill -KILL "$PROBE_PID" 2>/dev/null
+        rc=137
+    fi
+    wait "$PROBE_PID" 2>/dev/null || rc=$?
+    PROBE_PID=""
+    return $rc
+}
+
+# seen LOG: the echoString calls the probe answered (calls - errors of its summary row)
+seen() {
+    awk '$1 == "echoString" && $4 == "|" { n = $2 - $3 } END { print n + 0 }' "$1" 2>/dev/null
+}
+
+# why LOG: the probe's loss counters, one line ("lost before the decoder" counts, TCP gaps,
+# the dpdk poller's longest absence)
+why() {
+    sed -n 's/.*packets lost before the decoder: //p; s/.*\(capture gaps [0-9]*\).*/\1/p;
+        s/.*\(longest poll gap [0-9.]* ms\).*/\1/p; s/.*\([0-9][0-9]* records lost (ring full)\).*/\1/p' "$1" |
+        paste -sd';' - | sed 's/;/; /g'
+}
+
+# tap_machine: M_CPU, M_NPROC, M_KERNEL for a report's machine line
+# shellcheck disable=SC2034
+tap_machine() {
+    M_CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+    M_NPROC=$(nproc)
+    M_KERNEL=$(uname -r)
+}

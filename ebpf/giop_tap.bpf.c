@@ -91,34 +91,31 @@ struct {
 } ifaces SEC(".maps");
 
 /* Sockets a followed process was seen using, whose flows are in `flows`
- * (direct-mapped by the connection's ports and addresses, the tag; the socket's
- * address tells a later connection with the same tag apart): a send or
- * recv on a known socket does not look at `flows` again.  And which threads
- * send on it: reading the user buffer costs a send a quarter of a microsecond,
- * and its first bytes are only needed where threads send on one connection at
- * once (they enter send in one order and queue their bytes in another): a
- * send by the thread that sent last on the socket, when no other thread has
- * sent on it for SWITCH_QUIET_NS, does without them.  (Should another thread
- * enter a send at that very moment, the other send has them, and user space
- * finds the instant of this one by its sequence number, or not at all: an
- * empty column, never a wrong one.) */
-struct watched {
-	__u64 sk;
-	__u64 tag;
-	__u32 last_tid;           /* the last thread that sent on it (0: none yet) */
-	__u32 pad;
-	__u64 switch_ns;          /* when a send by another thread than the last one came */
-};
-
+ * (struct gs_tap_watch in giop_tap.h, direct-mapped by the connection's ports
+ * and addresses, the tag; the socket's address tells a later connection with
+ * the same tag apart): a send or recv on a known socket does not look at
+ * `flows` again.  Which threads send on it: reading the user buffer costs a
+ * send a quarter of a microsecond, and its first bytes are only needed where
+ * threads send on one connection at once (they enter send in one order and
+ * queue their bytes in another): a send by the thread that sent last on the
+ * socket, when no other thread has sent on it for SWITCH_QUIET_NS, does
+ * without them.  (Should another thread enter a send at that very moment, the
+ * other send has them, and user space finds the instant of this one by its
+ * sequence number, or not at all: an empty column, never a wrong one.)
+ *
+ * And the send waiting for its segment: a send without head is not written
+ * into the ring at once (a ring record costs 0.3-0.5 us) but left in its
+ * socket's slot; the packet tap that sees the segment carrying its first byte
+ * takes it into that segment's record.  Sends that are not taken so (nothing
+ * sent yet when the next send comes, data leaving by an interface not tapped,
+ * the slot wanted by another socket) become GS_REC_SEND records as before:
+ * at the next send on the socket, when the slot changes hands, or read out of
+ * this table by user space at each poll (it is in .bss: mapped).  Either way
+ * a send reaches user space before the segment that carries its first byte,
+ * as when it had a record of its own. */
 #define SWITCH_QUIET_NS 1000000ull
 
-#define WATCHED_SLOTS 4096
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, WATCHED_SLOTS);
-	__type(key, __u32);
-	__type(value, struct watched);
-} watched SEC(".maps");
+struct gs_tap_watch watch_tab[GS_TAP_WATCH_SLOTS] __attribute__((aligned(64)));
 
 /* A segment record with more than one message head is put together here
  * before it is copied into the ring (the common ones are written straight into
@@ -142,6 +139,8 @@ struct {
 const volatile __u32 ro_ifindex[GS_TAP_RODATA_IFACES] = {};
 const volatile __u32 ro_l2[GS_TAP_RODATA_IFACES] = {};
 const volatile bool ifaces_in_map = false;
+/* the syscall probes are loaded: sends may wait in watch_tab for the packet tap */
+const volatile bool fold_sends = false;
 
 /* The socket file_operations (all sockets share them), learned from the first
  * socket whose inode said so: then one comparison tells a socket. */
@@ -167,6 +166,143 @@ static __always_inline __u64 wake_flags(void)
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
+}
+
+/* ------------------------------------------------------------ waiting sends */
+
+/* The tag of a connection (direction local -> remote) and its slot in
+ * watch_tab (from the connection: a pointer may not be computed with). */
+static __always_inline struct gs_tap_watch *watch_of(const struct gs_tap_flow *out, __u64 *tag)
+{
+	const __u32 *a = (const __u32 *)out->saddr, *b = (const __u32 *)out->daddr;
+	__u64 t = ((__u64)out->sport << 48 | (__u64)out->dport << 32 | out->family) ^
+		  ((__u64)(a[0] ^ a[3]) << 16) ^ (b[0] ^ b[3]);
+	__u32 idx = ((__u32)(t ^ (t >> 32)) * 0x9E3779B1u) >> 20;
+	*tag = t;
+	return &watch_tab[idx & (GS_TAP_WATCH_SLOTS - 1)];
+}
+
+static __always_inline bool flow_eq(const struct gs_tap_flow *x, const struct gs_tap_flow *y)
+{
+	const __u64 *a = (const __u64 *)x, *b = (const __u64 *)y;
+	for (int i = 0; i < (int)(sizeof *x / 8); i++)
+		if (a[i] != b[i])
+			return false;
+	return true;
+}
+
+/* A waiting syscall as the GS_REC_SEND/GS_REC_RECV record it stands for (no
+ * head: only syscalls without one wait in watch_tab); `fl`: the socket's
+ * connection, local -> remote.  0, or -1: the ring is full (not counted here:
+ * the caller may keep it waiting). */
+static __always_inline int sys_rec(const struct gs_tap_fold_ev *ev, const struct gs_tap_flow *fl, bool send)
+{
+	struct gs_tap_sys *r = bpf_ringbuf_reserve(&events, GS_TAP_SYS_SHORT, 0);
+	if (!r)
+		return -1;
+	r->kind = send ? GS_REC_SEND : GS_REC_RECV;
+	r->tgid = ev->tgid;
+	r->tid = ev->tid;
+	r->seq = ev->seq;
+	r->ts_ns = ev->ts_ns;
+	r->ts_enter = 0;
+	if (send) {
+		r->flow = *fl;
+	} else {
+		__builtin_memcpy(r->flow.saddr, fl->daddr, 16);
+		__builtin_memcpy(r->flow.daddr, fl->saddr, 16);
+		r->flow.sport = fl->dport;
+		r->flow.dport = fl->sport;
+		r->flow.family = fl->family;
+		r->flow.pad[0] = r->flow.pad[1] = r->flow.pad[2] = 0;
+	}
+	r->len = ev->len;
+	r->call = ev->call;
+	r->head_len = 0;
+	r->pad = 0;
+	bpf_ringbuf_submit(r, wake_flags());
+	return 0;
+}
+
+/* Holds the slot (GS_PEND_BUSY) unless another CPU does: true with what was
+ * waiting in *was.  The holder ends with settle(). */
+static __always_inline bool hold(struct gs_tap_watch *w, __u64 *was)
+{
+	__u64 o = w->state;
+	if (o & GS_PEND_BUSY)
+		return false;
+	if (__sync_val_compare_and_swap(&w->state, o, o | GS_PEND_BUSY) != o)
+		return false;
+	*was = o;
+	return true;
+}
+
+/* Lets go of a held slot: `state`, what waits in it now. */
+static __always_inline void settle(struct gs_tap_watch *w, __u64 state)
+{
+	__sync_lock_test_and_set(&w->state, state);
+}
+
+/* A held slot's waiting syscalls of the kinds in `which` as records of their
+ * own (in the order they happened); returns what is left waiting. */
+static __always_inline __u64 flush_held(struct gs_tap_watch *w, __u64 was, __u64 which)
+{
+	bool send = (was & which & GS_PEND_SEND) != 0, recv = (was & which & GS_PEND_RECV) != 0;
+	struct gs_tap_flow fl;
+	if (!send && !recv)
+		return was;
+	fl = w->flow;
+	if (recv && send && w->send.ts_ns < w->recv.ts_ns) {
+		if (sys_rec(&w->send, &fl, true))
+			count(GS_CNT_RB_LOST);
+		send = false;
+	}
+	if (recv && sys_rec(&w->recv, &fl, false))
+		count(GS_CNT_RB_LOST);
+	if (send && sys_rec(&w->send, &fl, true))
+		count(GS_CNT_RB_LOST);
+	return was & ~which;
+}
+
+/* The packet tap, for a segment the socket of direction `fl` sends (payload
+ * [seq, seq + plen)): the send whose first byte it carries and the recv
+ * that came before it, if they wait.  Returns the slot, held, with the fold
+ * in *fold and what stays waiting in *left (settle() it to that once the
+ * record is written, to what was there if it was not); NULL: nothing taken. */
+static __always_inline struct gs_tap_watch *claim(const struct gs_tap_flow *fl, __u32 seq, __u32 plen,
+						  struct gs_tap_seg_fold *fold, __u64 *was, __u64 *left)
+{
+	__u64 tag, o, take = 0;
+	struct gs_tap_watch *w = watch_of(fl, &tag);
+	/* plain reads first: most segments find nothing waiting */
+	o = w->state;
+	if (!(o & (GS_PEND_SEND | GS_PEND_RECV)) || (o & GS_PEND_BUSY) || w->tag != tag)
+		return NULL;
+	if (!(o & GS_PEND_RECV) && w->send.seq - seq >= plen)
+		return NULL;
+	if (!hold(w, &o))
+		return NULL;
+	/* held now: what was read before may have changed under us */
+	if (w->tag != tag || !flow_eq(&w->flow, fl)) {
+		settle(w, o);
+		return NULL;
+	}
+	fold->send.call = fold->recv.call = 0;
+	if ((o & GS_PEND_SEND) && w->send.seq - seq < plen) {
+		fold->send = w->send;
+		take |= GS_PEND_SEND;
+	}
+	if (o & GS_PEND_RECV) {
+		fold->recv = w->recv;
+		take |= GS_PEND_RECV;
+	}
+	if (!take) {
+		settle(w, o);
+		return NULL;
+	}
+	*was = o;
+	*left = o & ~take;
+	return w;
 }
 
 /* ------------------------------------------------------------------ framing */
@@ -522,7 +658,7 @@ static __always_inline void seg_fill(struct gs_tap_seg *r, const struct pkt *p, 
 	r->flags = (__u8)flags;
 	r->n_heads = (__u16)n;
 	r->data_len = (__u16)used;
-	r->pad = 0;
+	r->sys_off = 0;
 }
 
 static __always_inline void submit(void *r)
@@ -532,32 +668,48 @@ static __always_inline void submit(void *r)
 
 /* A record with one head of up to K bytes, written straight into the ring
  * (no copy through a scratch area): a fixed size (the verifier wants one), the
- * head loaded from the packet into it. */
+ * head loaded from the packet into it; with syscalls taken (`fold`), those
+ * after the head's room. */
 #define SEG_ONE(K)							\
 	struct seg_one_##K {						\
 		struct gs_tap_seg h;					\
 		struct gs_tap_head head;				\
 		__u8 data[K];						\
 	};								\
+	struct seg_one_##K##_fold {					\
+		struct seg_one_##K r;					\
+		struct gs_tap_seg_fold s;				\
+	};								\
 	static __always_inline int seg_one_##K(struct __sk_buff *skb, const struct pkt *p, \
-					       const struct frame_ctx *c, __u64 now, __u32 ifindex) \
+					       const struct frame_ctx *c, __u64 now, __u32 ifindex, \
+					       const struct gs_tap_seg_fold *fold) \
 	{								\
 		struct seg_one_##K *r;					\
 		__u32 k = c->heads[0].len;				\
-		r = bpf_ringbuf_reserve(&events, sizeof *r, 0);		\
-		if (!r)							\
-			return -1;					\
+		if (fold) {						\
+			struct seg_one_##K##_fold *rs =			\
+				bpf_ringbuf_reserve(&events, sizeof *rs, 0); \
+			if (!rs)					\
+				return -1;				\
+			rs->s = *fold;					\
+			r = &rs->r;					\
+		} else {						\
+			r = bpf_ringbuf_reserve(&events, sizeof *r, 0);	\
+			if (!r)						\
+				return -1;				\
+		}							\
 		if (k == 0 || k > K ||					\
 		    bpf_skb_load_bytes(skb, p->poff + c->heads[0].off, r->data, k)) { \
 			/* the metadata all the same */			\
 			count(GS_CNT_HEADS_LOST);			\
 			seg_fill(&r->h, p, now, ifindex, c->flags | GS_SEG_HEADS_LOST, 0, 0); \
 			r->head.off = r->head.len = 0;			\
-			submit(r);					\
-			return 0;					\
+		} else {						\
+			seg_fill(&r->h, p, now, ifindex, c->flags, 1, k); \
+			r->head = c->heads[0];				\
 		}							\
-		seg_fill(&r->h, p, now, ifindex, c->flags, 1, k);	\
-		r->head = c->heads[0];					\
+		if (fold)						\
+			r->h.sys_off = sizeof *r;			\
 		submit(r);						\
 		return 0;						\
 	}
@@ -641,17 +793,21 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 {
 	/* first: the time stamp is as close to the wire as tc gets */
 	__u64 now = bpf_ktime_get_ns();
-	__u32 ifindex = skb->ifindex, l2;
+	__u32 ifindex = skb->ifindex, l2, l2v;
 	struct gs_tap_fstate *st;
+	struct gs_tap_watch *w = NULL;
+	struct gs_tap_seg_fold fold;
+	__u64 was = 0, left = 0;
 	struct frame_ctx c;
 	struct pkt p = {};
 	int r;
 
-	l2 = iface_l2(ifindex);
-	if (!l2)
+	l2v = iface_l2(ifindex);
+	if (!l2v)
 		return TCX_NEXT;
-	r = parse_direct(skb, l2 - 1, &p);
-	if (r == 0 || (r < 0 && !parse(skb, l2 - 1, &p)))
+	l2 = (l2v & GS_TAP_IF_L2_MASK) - 1;
+	r = parse_direct(skb, l2, &p);
+	if (r == 0 || (r < 0 && !parse(skb, l2, &p)))
 		return TCX_NEXT;
 
 	st = bpf_map_lookup_elem(&flows, &p.flow);
@@ -691,24 +847,57 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		c.plen = p.plen;
 		frame(&c);
 	}
+	/* the syscalls of a followed process waiting for this segment (its
+	 * socket sends it: it leaves here, or comes back in on loopback): their
+	 * records are this one's */
+	if (fold_sends && (egress || (l2v & GS_TAP_IF_CLAIM_IN)))
+		w = claim(&p.flow, p.seq + ((p.flags & TCP_SYN) ? 1 : 0), p.plen, &fold, &was, &left);
 	if (c.n == 0) {
-		struct gs_tap_seg *rec = bpf_ringbuf_reserve(&events, sizeof *rec, 0);
-		if (rec) {
-			seg_fill(rec, &p, now, ifindex, c.flags, 0, 0);
-			submit(rec);
-			r = 0;
+		if (w) {
+			struct {
+				struct gs_tap_seg h;
+				struct gs_tap_seg_fold s;
+			} *rs = bpf_ringbuf_reserve(&events, sizeof *rs, 0);
+			if (rs) {
+				seg_fill(&rs->h, &p, now, ifindex, c.flags, 0, 0);
+				rs->h.sys_off = sizeof rs->h;
+				rs->s = fold;
+				submit(rs);
+				r = 0;
+			} else {
+				r = -1;
+			}
 		} else {
-			r = -1;
+			struct gs_tap_seg *rec = bpf_ringbuf_reserve(&events, sizeof *rec, 0);
+			if (rec) {
+				seg_fill(rec, &p, now, ifindex, c.flags, 0, 0);
+				submit(rec);
+				r = 0;
+			} else {
+				r = -1;
+			}
 		}
 	} else if (c.n == 1) {
 		__u32 k = c.heads[0].len;
-		r = k <= 64 ? seg_one_64(skb, &p, &c, now, ifindex) :
-		    k <= 128 ? seg_one_128(skb, &p, &c, now, ifindex) : seg_one_256(skb, &p, &c, now, ifindex);
+		const struct gs_tap_seg_fold *fp = w ? &fold : NULL;
+		r = k <= 64 ? seg_one_64(skb, &p, &c, now, ifindex, fp) :
+		    k <= 128 ? seg_one_128(skb, &p, &c, now, ifindex, fp) :
+		    seg_one_256(skb, &p, &c, now, ifindex, fp);
 	} else {
+		/* rare (several messages start here): records of their own
+		 * first, as they would have come */
+		if (w) {
+			settle(w, flush_held(w, was, was & ~left));
+			w = NULL;
+		}
 		r = seg_many(skb, &p, &c, now, ifindex);
 	}
 	if (r)
 		count(GS_CNT_RB_LOST);
+	/* what was taken went with the record; the record was lost: it waits
+	 * on (the next syscall of its kind, or user space, writes it) */
+	if (w)
+		settle(w, r ? was : left);
 	return TCX_NEXT;
 }
 
@@ -838,41 +1027,68 @@ static __always_inline __u64 msg_first(__u64 msg)
 }
 
 /* The slot of socket `sk` (connection `out`, the direction it sends) in
- * `watched`; *known: it is there already. */
-static __always_inline struct watched *watched_slot(struct sock *sk, const struct gs_tap_flow *out, bool *known)
+ * watch_tab; *known: it is there already.  NULL: the slot is held by another
+ * CPU at this very moment (a syscall is handed over there): do without it. */
+static __always_inline struct gs_tap_watch *watched_slot(struct sock *sk, const struct gs_tap_flow *out,
+							 bool *known)
 {
-	__u64 p = (__u64)(long)sk;
-	const __u32 *a = (const __u32 *)out->saddr, *b = (const __u32 *)out->daddr;
-	__u64 tag = ((__u64)out->sport << 48 | (__u64)out->dport << 32 | out->family) ^
-		    ((__u64)(a[0] ^ a[3]) << 16) ^ (b[0] ^ b[3]);
-	/* the slot from the connection (a pointer may not be computed with) */
-	__u32 idx = ((__u32)(tag ^ (tag >> 32)) * 0x9E3779B1u) >> 20;
-	struct watched *w = bpf_map_lookup_elem(&watched, &idx);
-	*known = false;
-	if (!w)
+	__u64 p = (__u64)(long)sk, tag, was;
+	struct gs_tap_watch *w = watch_of(out, &tag);
+
+	*known = w->sk == p && w->tag == tag;
+	if (*known)
+		return w;
+	/* watch() comes next: from now on this slot is this socket's.  Its
+	 * owner changes while the slot is held, and what still waits in it for
+	 * the previous owner goes out first, as records of their own. */
+	if (!hold(w, &was))
 		return NULL;
-	if (w->sk == p && w->tag == tag) {
-		*known = true;
-	} else {
-		/* watch() comes next: from now on this slot is this socket's */
-		w->sk = p;
-		w->tag = tag;
-		w->last_tid = 0;
-		w->switch_ns = 0;
-	}
+	flush_held(w, was, GS_PEND_SEND | GS_PEND_RECV);
+	w->sk = p;
+	w->tag = tag;
+	w->flow = *out;
+	w->last_tid = 0;
+	w->switch_ns = 0;
+	settle(w, 0);
 	return w;
+}
+
+/* A send without head or a recv, left in its socket's slot for the packet tap
+ * to take into a segment record (see watch_tab).  False: the slot is held
+ * elsewhere or changed hands meanwhile; the caller writes the record itself. */
+static __always_inline bool sys_wait(struct gs_tap_watch *w, struct sock *sk, const struct gs_tap_flow *fl,
+				     const struct gs_tap_fold_ev *ev, bool send)
+{
+	__u64 kind = send ? GS_PEND_SEND : GS_PEND_RECV, was;
+	if (!hold(w, &was))
+		return false;
+	if (w->sk != (__u64)(long)sk || !flow_eq(&w->flow, fl)) {
+		settle(w, was);
+		return false;
+	}
+	/* the previous one of its kind was not taken (a send: nothing of it
+	 * went out yet, or not by a tapped interface; a recv: the socket sent
+	 * nothing since): its record first, in the order they came */
+	was = flush_held(w, was, kind);
+	if (send)
+		w->send = *ev;
+	else
+		w->recv = *ev;
+	settle(w, was | kind);
+	return true;
 }
 
 /* `arg`: the buffer (sendto, write), the msghdr (sendmsg), the iovec array
  * (writev): user memory, read only when the head is wanted. */
 static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
 {
-	struct gs_tap_sys *r;
+	struct gs_tap_fold_ev snd;
 	struct gs_tap_flow fl;
-	struct watched *w;
+	struct gs_tap_sys *r;
+	struct gs_tap_watch *w;
 	struct sock *sk;
 	bool known, head;
-	__u64 id, now, buf;
+	__u64 id, now, buf, was;
 	__u32 tid;
 
 	if (!wanted_task() || !(sk = fd_tcp_sock(fd, &sock_fops)))
@@ -893,6 +1109,21 @@ static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
 			w->switch_ns = now;
 		w->last_tid = tid;
 	}
+	snd.ts_ns = now;
+	/* the sequence number the first byte of this send will get */
+	snd.seq = as_tcp(sk)->write_seq;
+	/* 0: not known at entry (sendmsg, writev: the sum of the iovec) */
+	snd.len = len > 0xffffffffu ? 0xffffffffu : (__u32)len;
+	snd.tgid = id >> 32;
+	snd.tid = tid;
+	snd.call = (__u16)call;
+	__builtin_memset(snd.pad, 0, sizeof snd.pad);
+	/* the common case: no record now, the segment's record carries it */
+	if (!head && w && sys_wait(w, sk, &fl, &snd, true))
+		return 0;
+	/* a record of its own: a send still waiting on the socket goes first */
+	if (w && known && (w->state & GS_PEND_SEND) && hold(w, &was))
+		settle(w, flush_held(w, was, GS_PEND_SEND));
 	/* without the head, the short form */
 	if (head)
 		r = bpf_ringbuf_reserve(&events, sizeof *r, 0);
@@ -905,15 +1136,13 @@ static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
 		return 0;
 	}
 	r->kind = GS_REC_SEND;
-	r->tgid = id >> 32;
+	r->tgid = snd.tgid;
 	r->tid = tid;
 	r->ts_ns = now;
 	r->ts_enter = 0;
 	r->flow = fl;
-	/* the sequence number the first byte of this send will get */
-	r->seq = as_tcp(sk)->write_seq;
-	/* 0: not known at entry (sendmsg, writev: the sum of the iovec) */
-	r->len = len > 0xffffffffu ? 0xffffffffu : (__u32)len;
+	r->seq = snd.seq;
+	r->len = snd.len;
 	r->call = (__u16)call;
 	r->pad = 0;
 	r->head_len = 0;
@@ -940,7 +1169,8 @@ static __always_inline int on_recv_exit(long ret, __u32 call, int flags_arg)
 {
 	struct task_struct *task;
 	struct pt_regs *regs;
-	struct gs_tap_sys *r;
+	struct gs_tap_fold_ev ev;
+	struct gs_tap_watch *w;
 	struct gs_tap_flow out;
 	struct sock *sk;
 	bool known;
@@ -962,28 +1192,24 @@ static __always_inline int on_recv_exit(long ret, __u32 call, int flags_arg)
 	sock_flow(sk, &out);
 	if (!wanted_flow(sk, &out))
 		return 0;
-	r = bpf_ringbuf_reserve(&events, GS_TAP_SYS_SHORT, 0);
-	if (!r) {
-		count(GS_CNT_RB_LOST);
+	id = bpf_get_current_pid_tgid();
+	ev.ts_ns = bpf_ktime_get_ns();
+	ev.len = ret > 0x7fffffff ? 0x7fffffff : (__u32)ret;
+	/* read at the return: the bytes just copied end at copied_seq */
+	ev.seq = as_tcp(sk)->copied_seq - ev.len;
+	ev.tgid = id >> 32;
+	ev.tid = (__u32)id;
+	ev.call = (__u16)call;
+	__builtin_memset(ev.pad, 0, sizeof ev.pad);
+	w = watched_slot(sk, &out, &known);
+	if (!known) {
+		watch(&out, false, 0);
+	} else if (w && sys_wait(w, sk, &out, &ev, false)) {
+		/* the common case: the next segment the socket sends carries it */
 		return 0;
 	}
-	id = bpf_get_current_pid_tgid();
-	r->kind = GS_REC_RECV;
-	r->tgid = id >> 32;
-	r->tid = (__u32)id;
-	r->ts_ns = bpf_ktime_get_ns();
-	r->ts_enter = 0;
-	r->len = ret > 0x7fffffff ? 0x7fffffff : (__u32)ret;
-	/* read at the return: the bytes just copied end at copied_seq */
-	r->seq = as_tcp(sk)->copied_seq - r->len;
-	r->call = (__u16)call;
-	r->head_len = 0;
-	r->pad = 0;
-	reverse(&out, &r->flow);
-	watched_slot(sk, &out, &known);
-	if (!known)
-		watch(&out, false, 0);
-	bpf_ringbuf_submit(r, wake_flags());
+	if (sys_rec(&ev, &out, false))
+		count(GS_CNT_RB_LOST);
 	return 0;
 }
 

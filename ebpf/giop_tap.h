@@ -114,9 +114,35 @@ struct gs_tap_seg {
 	__u8 flags;              /* GS_SEG_* */
 	__u16 n_heads;
 	__u16 data_len;
-	__u32 pad;
+	__u32 sys_off;           /* 0, or where a struct gs_tap_seg_fold lies in the record */
 };
 _Static_assert(sizeof(struct gs_tap_seg) == 80, "gs_tap_seg layout");
+
+/* A syscall folded into a segment record: the facts of a GS_REC_SEND or
+ * GS_REC_RECV record without head, so that it costs no ring record of its own
+ * (0.3-0.5 us each).  Its flow is the segment's (a send) or the segment's
+ * reversed (a recv). */
+struct gs_tap_fold_ev {
+	__u64 ts_ns;             /* send: entry; recv: return */
+	__u32 seq;               /* as gs_tap_sys.seq */
+	__u32 len;               /* as gs_tap_sys.len */
+	__u32 tgid, tid;
+	__u16 call;              /* enum gs_tap_call; 0: none */
+	__u8 pad[6];
+};
+_Static_assert(sizeof(struct gs_tap_fold_ev) == 32, "gs_tap_fold_ev layout");
+
+/* At seg.sys_off (8-aligned, after the heads' data) of a segment record that
+ * carries syscalls: the send whose first byte the segment carries, and the
+ * last recv on the socket before the segment left it (a segment the socket
+ * sends; call 0: none).  User space takes them, in the order they happened,
+ * as the records they stand for, before the segment. */
+struct gs_tap_seg_fold {
+	struct gs_tap_fold_ev send;
+	struct gs_tap_fold_ev recv;
+};
+_Static_assert(sizeof(struct gs_tap_seg_fold) == 64, "gs_tap_seg_fold layout");
+
 /* the largest segment record */
 #define GS_TAP_SEG_MAX (sizeof(struct gs_tap_seg) + GS_TAP_HEADS * sizeof(struct gs_tap_head) + GS_TAP_DATA_MAX)
 
@@ -140,6 +166,39 @@ _Static_assert(sizeof(struct gs_tap_sys) == 112, "gs_tap_sys layout");
 #define GS_TAP_SYS_SHORT 80
 _Static_assert(__builtin_offsetof(struct gs_tap_sys, head) == GS_TAP_SYS_SHORT, "gs_tap_sys short form");
 
+/* Per socket a followed process uses, direct-mapped by its connection
+ * (`watch_tab` in the object's .bss, GS_TAP_WATCH_SLOTS of them): whether the
+ * syscall probes know it, which thread sent on it last, and the syscalls
+ * waiting to be folded into a segment record: the last send without head (for
+ * the segment that carries its first byte) and the last recv (for the next
+ * segment the socket sends: a reply, an ACK, a FIN).  `state` hands them over:
+ * GS_PEND_SEND, GS_PEND_RECV say which wait; GS_PEND_BUSY, set by a compare
+ * and exchange, that one CPU holds the slot (the syscall probes, the packet
+ * tap and user space may reach for it at once: one takes, the others do
+ * without).  Whoever holds the slot writes `state` anew when it lets go.
+ * What waits is taken by the packet tap into its segment record, written as
+ * its own record by the next syscall of its kind on the socket or by a new
+ * owner of the slot, or read out by user space at each poll. */
+enum { GS_PEND_SEND = 1, GS_PEND_RECV = 2, GS_PEND_BUSY = 4 };
+
+struct gs_tap_watch {
+	__u64 sk;                /* the socket's address (0: free) */
+	__u64 tag;               /* its connection, hashed (the slot's index comes from it) */
+	__u64 state;             /* GS_PEND_* */
+	__u32 last_tid;          /* the last thread that sent on it (0: none yet) */
+	__u32 pad0;
+	struct gs_tap_fold_ev send; /* GS_PEND_SEND: the send waiting */
+	struct gs_tap_flow flow; /* the socket's connection, local -> remote */
+	__u64 switch_ns;         /* when a send by another thread than the last one came */
+	__u8 pad1[16];
+	struct gs_tap_fold_ev recv; /* GS_PEND_RECV: the recv waiting */
+	__u8 pad2[32];
+};
+_Static_assert(sizeof(struct gs_tap_watch) == 192, "gs_tap_watch layout");
+_Static_assert(__builtin_offsetof(struct gs_tap_watch, flow) == 64, "gs_tap_watch: a line each");
+_Static_assert(__builtin_offsetof(struct gs_tap_watch, recv) == 128, "gs_tap_watch: a line each");
+#define GS_TAP_WATCH_SLOTS 4096
+
 /* Per interface (an array by ifindex): 1 + how many link-layer bytes precede
  * the IP header on a tapped one, 0 on the others.  The first GS_TAP_RODATA_IFACES
  * are also in read-only data (no map lookup per packet). */
@@ -148,5 +207,9 @@ _Static_assert(__builtin_offsetof(struct gs_tap_sys, head) == GS_TAP_SYS_SHORT, 
 struct gs_tap_iface {
 	__u32 l2_len;
 };
+/* Or'ed into that value: the ingress hook takes waiting sends too (loopback,
+ * tapped on ingress only: what a local socket sends is seen there). */
+#define GS_TAP_IF_CLAIM_IN 0x10000u
+#define GS_TAP_IF_L2_MASK 0xffffu
 
 #endif

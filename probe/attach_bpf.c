@@ -113,6 +113,14 @@ static int ensure_tracefs(char *err, size_t errlen)
 	return 0;
 }
 
+/* What the packet tap knows of an interface: 1 + its link-layer length; on
+ * loopback (tapped on ingress only) the ingress hook also takes the syscalls
+ * that wait for a segment. */
+static uint32_t iface_value(const struct gs_attach_iface *f)
+{
+	return (f->l2_len + 1) | (f->loopback ? GS_TAP_IF_CLAIM_IN : 0);
+}
+
 static void set_rodata(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *cfg)
 {
 	struct giop_tap_bpf__rodata *ro = skel->rodata;
@@ -136,9 +144,11 @@ static void set_rodata(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg
 	/* the first interfaces in read-only data: no map lookup per packet */
 	for (uint32_t i = 0; i < cfg->n_ifaces && i < GS_TAP_RODATA_IFACES; i++) {
 		ro->ro_ifindex[i] = (uint32_t)cfg->ifaces[i].ifindex;
-		ro->ro_l2[i] = cfg->ifaces[i].l2_len + 1;
+		ro->ro_l2[i] = iface_value(&cfg->ifaces[i]);
 	}
 	ro->ifaces_in_map = cfg->n_ifaces > GS_TAP_RODATA_IFACES;
+	/* syscalls wait for the packet tap to carry them (watch_tab) */
+	ro->fold_sends = cfg->syscalls;
 }
 
 static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *cfg, char *err, size_t errlen)
@@ -149,7 +159,7 @@ static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *
 			return fail(err, errlen, "cannot add pid %u to the filter: %s", cfg->pids[i], strerror(errno));
 	}
 	for (uint32_t i = 0; i < cfg->n_ifaces; i++) {
-		struct gs_tap_iface v = { cfg->ifaces[i].l2_len + 1 };
+		struct gs_tap_iface v = { iface_value(&cfg->ifaces[i]) };
 		uint32_t k = (uint32_t)cfg->ifaces[i].ifindex;
 		if (k >= GS_TAP_MAX_IFINDEX)
 			return fail(err, errlen, "interface %s: ifindex %u too large", cfg->ifaces[i].name, k);
@@ -241,6 +251,74 @@ bad:
 	return 2;
 }
 
+/* A syscall that waited in watch_tab, as the record it stands for. */
+static void hand_over(struct gs_attach_bpf *b, const struct gs_tap_fold_ev *ev, const struct gs_tap_flow *fl,
+		      bool send)
+{
+	struct gs_tap_sys r;
+	memset(&r, 0, sizeof r);
+	r.kind = send ? GS_REC_SEND : GS_REC_RECV;
+	r.tgid = ev->tgid;
+	r.tid = ev->tid;
+	r.seq = ev->seq;
+	r.ts_ns = ev->ts_ns;
+	r.len = ev->len;
+	r.call = ev->call;
+	if (send) {
+		r.flow = *fl;
+	} else {
+		memcpy(r.flow.saddr, fl->daddr, sizeof r.flow.saddr);
+		memcpy(r.flow.daddr, fl->saddr, sizeof r.flow.daddr);
+		r.flow.sport = fl->dport;
+		r.flow.dport = fl->sport;
+		r.flow.family = fl->family;
+	}
+	b->fn(b->arg, &r, GS_TAP_SYS_SHORT);
+}
+
+/* The syscalls still waiting in the kernel's watch_tab for a segment to
+ * carry them (none came: the data left by an interface that is not tapped,
+ * or has not left yet; the socket sends nothing more): taken out of the table
+ * (held with the same compare and exchange as in the kernel, so that the
+ * packet tap cannot take them too) and handed over as the records they stand
+ * for.  After the ring: a syscall taken here came before any segment that
+ * would still carry it.  Nothing waits there longer than a poll, and the last
+ * poll at the stop empties it. */
+static int drain_waiting(struct gs_attach_bpf *b)
+{
+	struct gs_tap_watch *tab = b->skel->bss->watch_tab;
+	int n = 0;
+	for (uint32_t i = 0; i < GS_TAP_WATCH_SLOTS; i++) {
+		struct gs_tap_watch *w = &tab[i];
+		uint64_t o = __atomic_load_n(&w->state, __ATOMIC_RELAXED);
+		struct gs_tap_fold_ev snd, rcv;
+		struct gs_tap_flow fl;
+		if (!(o & (GS_PEND_SEND | GS_PEND_RECV)) || (o & GS_PEND_BUSY) ||
+		    !__atomic_compare_exchange_n(&w->state, &o, o | GS_PEND_BUSY, false, __ATOMIC_SEQ_CST,
+						 __ATOMIC_SEQ_CST))
+			continue;
+		snd = w->send;
+		rcv = w->recv;
+		fl = w->flow;
+		__atomic_store_n(&w->state, 0, __ATOMIC_SEQ_CST);
+		/* in the order they happened */
+		if ((o & GS_PEND_SEND) && (!(o & GS_PEND_RECV) || snd.ts_ns < rcv.ts_ns)) {
+			hand_over(b, &snd, &fl, true);
+			o &= ~(uint64_t)GS_PEND_SEND;
+			n++;
+		}
+		if (o & GS_PEND_RECV) {
+			hand_over(b, &rcv, &fl, false);
+			n++;
+		}
+		if (o & GS_PEND_SEND) {
+			hand_over(b, &snd, &fl, true);
+			n++;
+		}
+	}
+	return n;
+}
+
 int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms)
 {
 	int n = ring_buffer__poll(b->rb, timeout_ms), m;
@@ -254,7 +332,7 @@ int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms)
 		errno = -m;
 		return -1;
 	}
-	return (n > 0 ? n : 0) + m;
+	return (n > 0 ? n : 0) + m + drain_waiting(b);
 }
 
 void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__MAX])

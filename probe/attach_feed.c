@@ -126,6 +126,24 @@ static void flush(void *arg)
 
 /* ---- records ------------------------------------------------------------- */
 
+/* A send or recv of a followed process, from its own record or folded into
+ * a segment's. */
+static void on_sys_event(struct gs_feed *f, const struct gs_tap_flow *fl, bool send, uint32_t seq, uint32_t len,
+			 uint64_t ts_ns, const uint8_t *head, uint32_t head_len)
+{
+	struct gs_endpoint src, dst;
+	struct gs_times_id id;
+	ep_of(&src, fl->saddr, fl->sport, fl->family);
+	ep_of(&dst, fl->daddr, fl->dport, fl->family);
+	f->syscalls++;
+	id = gs_times_id_of(head_len ? head : NULL, head_len);
+	gs_times_add(&f->times, &src, &dst, send, seq, len, (int64_t)ts_ns + f->mono_to_real, &id);
+	if (f->q_n && ++f->since_settle >= SETTLE_EVERY) {
+		f->since_settle = 0;
+		gs_feed_settle(f, false);
+	}
+}
+
 static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len)
 {
 	struct gs_segment seg;
@@ -141,6 +159,12 @@ static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len
 		return;
 	}
 	data = (const uint8_t *)(heads + r->n_heads);
+	/* syscalls folded in: after the heads' bytes, whole, aligned */
+	if (r->sys_off && (r->sys_off % 8 || r->sys_off < sizeof *r + (size_t)r->n_heads * sizeof *heads +
+			   r->data_len || r->sys_off > len || len - r->sys_off < sizeof(struct gs_tap_seg_fold))) {
+		f->bad_records++;
+		return;
+	}
 	memset(&seg, 0, sizeof seg);
 	ep_of(&seg.src, r->flow.saddr, r->flow.sport, r->flow.family);
 	ep_of(&seg.dst, r->flow.daddr, r->flow.dport, r->flow.family);
@@ -163,6 +187,27 @@ static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len
 	}
 	seg.pieces = f->pieces;
 	seg.n_pieces = r->n_heads;
+	/* the syscalls this segment carries: the records they stand for came
+	 * before the segment, in the order they happened */
+	if (r->sys_off) {
+		struct gs_tap_seg_fold fold;
+		struct gs_tap_flow rev;
+		memcpy(&fold, (const uint8_t *)r + r->sys_off, sizeof fold);
+		memset(&rev, 0, sizeof rev);
+		memcpy(rev.saddr, r->flow.daddr, sizeof rev.saddr);
+		memcpy(rev.daddr, r->flow.saddr, sizeof rev.daddr);
+		rev.sport = r->flow.dport;
+		rev.dport = r->flow.sport;
+		rev.family = r->flow.family;
+		if (fold.send.call && (!fold.recv.call || fold.send.ts_ns < fold.recv.ts_ns)) {
+			on_sys_event(f, &r->flow, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0);
+			fold.send.call = 0;
+		}
+		if (fold.recv.call)
+			on_sys_event(f, &rev, false, fold.recv.seq, fold.recv.len, fold.recv.ts_ns, NULL, 0);
+		if (fold.send.call)
+			on_sys_event(f, &r->flow, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0);
+	}
 	if (r->flags & GS_SEG_HEADS_LOST)
 		f->heads_lost_segments++;
 	f->segments++;
@@ -171,24 +216,13 @@ static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len
 
 static void on_syscall(struct gs_feed *f, const struct gs_tap_sys *r, size_t len)
 {
-	struct gs_endpoint src, dst;
-	struct gs_times_id id;
 	/* the short form (GS_TAP_SYS_SHORT bytes) has no head */
 	if (len < GS_TAP_SYS_SHORT || r->head_len > GS_TAP_USER_HEAD ||
 	    (r->head_len && len < sizeof *r) || (r->flow.family != 4 && r->flow.family != 6)) {
 		f->bad_records++;
 		return;
 	}
-	ep_of(&src, r->flow.saddr, r->flow.sport, r->flow.family);
-	ep_of(&dst, r->flow.daddr, r->flow.dport, r->flow.family);
-	f->syscalls++;
-	id = gs_times_id_of(r->head_len ? r->head : NULL, r->head_len);
-	gs_times_add(&f->times, &src, &dst, r->kind == GS_REC_SEND, r->seq, r->len,
-		     (int64_t)r->ts_ns + f->mono_to_real, &id);
-	if (f->q_n && ++f->since_settle >= SETTLE_EVERY) {
-		f->since_settle = 0;
-		gs_feed_settle(f, false);
-	}
+	on_sys_event(f, &r->flow, r->kind == GS_REC_SEND, r->seq, r->len, r->ts_ns, r->head, r->head_len);
 }
 
 void gs_feed_record(void *arg, const void *rec, size_t len)

@@ -42,7 +42,8 @@
 #   client's connection is up), SPIN (1), PIN (1: SERVER_CPU 0, CLIENT_CPU 1), PROBE_CPU (unset:
 #   the tap unpinned), ATTACH_OPTS (more attach options, e.g. "--ring-size 64k"), MIN_SEEN
 #   (0.995), GIOPSCOPE ($BENCH_BIN or $BUILD/giopscope), GIOPSCOPE_REF, BUILD (build), PORT
-#   (2809), AFP_OPTS (framecnt=16384), OUT (write the markdown section there instead of
+#   (2809), AFP_OPTS (framecnt=16384), BENCH_DOC (set by bench/run.sh: the section is also
+#   written into that file between its markers, unless OUT is set), OUT (write the markdown section there instead of
 #   stdout), KEEP_DIR (keep the latency CSVs, per-window figures and tap logs), LOCK
 #   (/tmp/gs-bench.lock: held while measuring, waited for with a message; "none": not taken;
 #   not taken again when an ancestor process holds it, e.g. `flock /tmp/gs-bench.lock
@@ -463,4 +464,22 @@ if out_path:
     print("attach_toggle: wrote %s" % out_path, file=sys.stderr)
 else:
     sys.stdout.write(body)
+# run by bench/run.sh (make bench): its section of BENCH_DOC replaced in place
+doc = os.environ.get("BENCH_DOC", "")
+if doc and not out_path:
+    begin, end = "<!-- bench-attach-toggle:begin -->", "<!-- bench-attach-toggle:end -->"
+    block = body.rstrip("\n")
+    try:
+        text = open(doc).read()
+    except FileNotFoundError:
+        text = ""
+    if begin in text and end in text:
+        i, j = text.index(begin), text.index(end) + len(end)
+        text = text[:i] + block + text[j:]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    tmp = doc + ".tmp.%d" % os.getpid()
+    open(tmp, "w").write(text)
+    os.replace(tmp, doc)
+    print("attach_toggle: wrote %s (bench-attach-toggle)" % doc, file=sys.stderr)
 PY

@@ -55,6 +55,7 @@ install -m 0755 "$BUILD/giopscope" "$BENCH_BIN/giopscope"
 PARTS=(
   "offline|bench/offline_run.sh|yes"
   "attach|bench/attach_overhead.sh|no"
+  "attach-toggle|bench/attach_toggle.sh|no"
   "live|bench/live_rate.sh|no"
   "dpdk|bench/dpdk_replay.sh|no"
   "workloads|bench/workloads.sh|no"

@@ -131,23 +131,8 @@ fi
 
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T0=$(date -u '+%Y-%m-%d %H:%M UTC')
-WORK=$(mktemp -d /tmp/gs-attach-toggle.XXXXXX) || exit 2
 CLI_PID=""
-bench_cleanup() {
-    local p
-    [ -n "$PROBE_PID" ] && kill -KILL "$PROBE_PID" 2>/dev/null
-    for p in $SPINNERS; do kill -KILL "$p" 2>/dev/null; done
-    for p in $SPINNERS $PROBE_PID; do wait "$p" 2>/dev/null; done
-    if [ -n "$KEEP_DIR" ]; then mkdir -p "$KEEP_DIR" && cp -r "$WORK"/. "$KEEP_DIR"/; fi
-    rm -rf "$WORK"
-}
-NS_CLEANUP_HOOK=bench_cleanup
-ns_setup || exit 1
-# a private copy: a rebuild during the run must not swap the binary under a window
-cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
-if [ -n "${GIOPSCOPE_REF:-}" ]; then
-    cp "$GIOPSCOPE_REF" "$WORK/giopscope_ref" && GIOPSCOPE_REF=$WORK/giopscope_ref
-fi
+tap_bench_setup gs-attach-toggle || exit 1
 tap_veth_mtu_frames attach_toggle || exit 1
 [ "$SPIN" = 1 ] && tap_spinners_start
 

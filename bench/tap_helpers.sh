@@ -1,13 +1,13 @@
 # shellcheck shell=bash
 # bench/tap_helpers.sh -- what bench/attach_overhead.sh and bench/attach_toggle.sh share: start
 # and stop a tap on the omniORB bench_server of a tests/lib/netns.sh pair, read its summary, the
-# SCHED_IDLE spinners, MTU-sized frames on the veth. Sourced after tests/lib/netns.sh and
-# ns_setup; the caller sets:
+# SCHED_IDLE spinners, MTU-sized frames on the veth, the set-up and clean-up of a run. Sourced
+# after tests/lib/netns.sh; the caller sets:
 #   GIOPSCOPE, GIOPSCOPE_REF (attach_ref), AFP_OPTS (dpdk), SRV_PID (the server), and may set
 #   TAP_SETTLE (sleep after the tap says it is ready, default 0.5 s), TAP_DRAIN (sleep before
 #   the SIGINT that stops it, default 0.3 s), TAP_ATTACH_OPTS (more options for attach).
-# start_probe sets PROBE_PID ("" for none); SPINNERS lists the spinners' pids; the caller's
-# cleanup kills both.
+# start_probe sets PROBE_PID ("" for none); SPINNERS lists the spinners' pids; the cleanup
+# tap_bench_setup installs kills both.
 
 : "${TAP_SETTLE:=0.5}"
 : "${TAP_DRAIN:=0.3}"
@@ -103,4 +103,27 @@ tap_machine() {
     M_CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
     M_NPROC=$(nproc)
     M_KERNEL=$(uname -r)
+}
+
+# tap_bench_setup NAME: the work directory (WORK, /tmp/NAME.XXXXXX; copied to KEEP_DIR at the
+# end when set), a cleanup for tests/lib/netns.sh to run at exit (the probe, the spinners),
+# the namespaces, and private copies of GIOPSCOPE and GIOPSCOPE_REF (a rebuild during the run
+# must not swap the binary under an arm or a window)
+tap_bench_setup() {
+    WORK=$(mktemp -d "/tmp/$1.XXXXXX") || return 1
+    NS_CLEANUP_HOOK=tap_bench_cleanup
+    ns_setup || return 1
+    cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope || return 1
+    if [ -n "${GIOPSCOPE_REF:-}" ]; then
+        cp "$GIOPSCOPE_REF" "$WORK/giopscope_ref" && GIOPSCOPE_REF=$WORK/giopscope_ref || return 1
+    fi
+}
+
+tap_bench_cleanup() {
+    local p
+    [ -n "$PROBE_PID" ] && kill -KILL "$PROBE_PID" 2>/dev/null
+    for p in $SPINNERS; do kill -KILL "$p" 2>/dev/null; done
+    for p in $SPINNERS $PROBE_PID; do wait "$p" 2>/dev/null; done
+    if [ -n "${KEEP_DIR:-}" ]; then mkdir -p "$KEEP_DIR" && cp -r "$WORK"/. "$KEEP_DIR"/; fi
+    rm -rf "$WORK"
 }

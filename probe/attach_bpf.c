@@ -100,19 +100,6 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
-/* The syscall tracepoints are found through tracefs; mount it where libbpf
- * looks if nothing is there yet (a fresh VM, a container). */
-static int ensure_tracefs(char *err, size_t errlen)
-{
-	struct stat st;
-	if (stat("/sys/kernel/tracing/events", &st) == 0 || stat("/sys/kernel/debug/tracing/events", &st) == 0)
-		return 0;
-	if (mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL) != 0)
-		return fail(err, errlen, "tracefs is not mounted and mounting it on /sys/kernel/tracing failed: %s "
-			    "(mount -t tracefs nodev /sys/kernel/tracing, or --packets-only)", strerror(errno));
-	return 0;
-}
-
 /* What the packet tap knows of an interface: 1 + its link-layer length; on
  * loopback (tapped on ingress only) the ingress hook also takes the syscalls
  * that wait for a segment. */
@@ -210,8 +197,6 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 
 	*out = NULL;
 	libbpf_set_print(libbpf_print);
-	if (cfg->syscalls && (r = ensure_tracefs(err, errlen)) != 0)
-		return r;
 	b = calloc(1, sizeof *b);
 	if (!b)
 		return fail(err, errlen, "out of memory");
@@ -227,7 +212,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 	bpf_map__set_max_entries(b->skel->maps.flows, cfg->max_flows);
 	if (!cfg->syscalls)
 		bpf_object__for_each_program(prog, b->skel->obj)
-			if (bpf_program__type(prog) == BPF_PROG_TYPE_TRACEPOINT)
+			if (bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT)
 				bpf_program__set_autoload(prog, false);
 	if ((r = giop_tap_bpf__load(b->skel)) != 0) {
 		fail(err, errlen, "cannot load the eBPF programs: %s", strerror(-r));
@@ -236,7 +221,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 	if (fill_maps(b->skel, cfg, err, errlen) || attach_tcx(b, cfg, err, errlen))
 		goto bad;
 	if (cfg->syscalls && (r = giop_tap_bpf__attach(b->skel)) != 0) {
-		fail(err, errlen, "cannot attach the syscall tracepoints: %s", strerror(-r));
+		fail(err, errlen, "cannot attach the syscall probes (raw tracepoints sys_enter/sys_exit): %s", strerror(-r));
 		goto bad;
 	}
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_record, b, NULL);

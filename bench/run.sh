@@ -56,6 +56,7 @@ PARTS=(
   "offline|bench/offline_run.sh|yes"
   "attach|bench/attach_overhead.sh|no"
   "attach-toggle|bench/attach_toggle.sh|no"
+  "syscall-floor|bench/syscall_floor.sh|no"
   "live|bench/live_rate.sh|no"
   "dpdk|bench/dpdk_replay.sh|no"
   "workloads|bench/workloads.sh|no"

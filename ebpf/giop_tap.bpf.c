@@ -1209,13 +1209,14 @@ static __always_inline int on_recv_exit(struct pt_regs *regs, long ret, __u32 ca
 
 /* The syscall hooks: the raw tracepoints raw_syscalls:sys_enter / sys_exit, one
  * program each, choosing the syscalls by number.  Not the per-syscall
- * tracepoints (syscalls:sys_enter_sendto, ...): those run through perf events,
- * and a perf event on a CPU puts perf's hooks on every context switch there;
- * on the machine measured that cost an ORB-like round trip (two processes,
- * four send/recv syscalls, two wake-ups) about 2.4 us with empty programs, the
- * raw tracepoints 0.5 us (bench/syscall_floor.sh).  The price: the program runs
- * for every syscall of the machine (a compare and a return for the others:
- * about 0.1 us more per syscall than before, the same bench). */
+ * tracepoints (syscalls:sys_enter_sendto, ...), which run through perf events:
+ * on the machine measured, attach built on them added 7.5 us at p50 to an
+ * omniORB echo round trip, built on these 4.4 us (one run, both builds under the
+ * same client: bench/attach_toggle.sh); with empty programs, the perf-event
+ * tracepoints cost a two-process ping-pong 2.4-2.9 us, these 0.5-2.4 us
+ * (bench/syscall_floor.sh, two runs).  The price: the program runs for every
+ * syscall of the machine (a compare and a return for the others: about 0.1 us
+ * more per syscall than before, the same bench). */
 #if defined(__TARGET_ARCH_x86)
 #define NR_READ 0
 #define NR_WRITE 1

@@ -234,20 +234,7 @@ w("")
 body = "\n".join(out)
 print(body)
 if doc != "none":
-    name = "bench-attach-overhead"
-    begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
-    block = "%s\n%s\n%s" % (begin, body.rstrip("\n"), end)
-    try:
-        text = open(doc).read()
-    except FileNotFoundError:
-        text = ""
-    if begin in text and end in text:
-        i, j = text.index(begin), text.index(end) + len(end)
-        text = text[:i] + block + text[j:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    tmp = doc + ".tmp.%d" % os.getpid()
-    open(tmp, "w").write(text)
-    os.replace(tmp, doc)
-    print("attach_overhead: wrote %s (%s)" % (doc, name), file=sys.stderr)
+    sys.path.insert(0, "bench")
+    from doc_section import write_section
+    write_section(doc, "bench-attach-overhead", body, "attach_overhead")
 PY

@@ -452,19 +452,7 @@ else:
 # run by bench/run.sh (make bench): its section of BENCH_DOC replaced in place
 doc = os.environ.get("BENCH_DOC", "")
 if doc and not out_path:
-    begin, end = "<!-- bench-attach-toggle:begin -->", "<!-- bench-attach-toggle:end -->"
-    block = body.rstrip("\n")
-    try:
-        text = open(doc).read()
-    except FileNotFoundError:
-        text = ""
-    if begin in text and end in text:
-        i, j = text.index(begin), text.index(end) + len(end)
-        text = text[:i] + block + text[j:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    tmp = doc + ".tmp.%d" % os.getpid()
-    open(tmp, "w").write(text)
-    os.replace(tmp, doc)
-    print("attach_toggle: wrote %s (bench-attach-toggle)" % doc, file=sys.stderr)
+    sys.path.insert(0, "bench")
+    from doc_section import write_section
+    write_section(doc, "bench-attach-toggle", body, "attach_toggle")
 PY

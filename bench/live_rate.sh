@@ -388,20 +388,7 @@ if loads:
                "tap that does not run in time drops, so these rates are this machine's at that load."
                % (min(loads), max(loads), m["nproc"]))
 body = "\n".join(out)
-name = "bench-tap-rate"
-begin, end = "<!-- %s:begin -->" % name, "<!-- %s:end -->" % name
-block = "%s\n%s\n%s" % (begin, body, end)
-try:
-    text = open(doc).read()
-except FileNotFoundError:
-    text = ""
-if begin in text and end in text:
-    i, j = text.index(begin), text.index(end) + len(end)
-    text = text[:i] + block + text[j:]
-else:
-    text = text.rstrip("\n") + "\n\n" + block + "\n"
-tmp = "%s.tmp.%d" % (doc, os.getpid())
-open(tmp, "w").write(text)
-os.replace(tmp, doc)
-print("live_rate: wrote %s (%s)" % (doc, name), file=sys.stderr)
+sys.path.insert(0, "bench")
+from doc_section import write_section
+write_section(doc, "bench-tap-rate", body, "live_rate")
 PY

@@ -38,7 +38,7 @@ HOLD=""
 IDLE=""
 cleanup() {
     [ -n "$HOLD" ] && kill -TERM "$HOLD" 2>/dev/null && wait "$HOLD" 2>/dev/null
-    [ -n "$IDLE" ] && kill -KILL "$IDLE" 2>/dev/null
+    [ -n "$IDLE" ] && kill -KILL "$IDLE" 2>/dev/null && wait "$IDLE" 2>/dev/null
     rm -rf "$T"
 }
 trap cleanup EXIT
@@ -137,18 +137,7 @@ out += ["", "What it says:", "",
 body = "\n".join(out)
 print(body)
 if doc:
-    begin, end = "<!-- bench-syscall-floor:begin -->", "<!-- bench-syscall-floor:end -->"
-    try:
-        text = open(doc).read()
-    except FileNotFoundError:
-        text = ""
-    if begin in text and end in text:
-        i, j = text.index(begin), text.index(end) + len(end)
-        text = text[:i] + body + text[j:]
-    else:
-        text = text.rstrip("\n") + "\n\n" + body + "\n"
-    tmp = doc + ".tmp.%d" % os.getpid()
-    open(tmp, "w").write(text)
-    os.replace(tmp, doc)
-    print("syscall_floor: wrote %s (bench-syscall-floor)" % doc, file=sys.stderr)
+    sys.path.insert(0, "bench")
+    from doc_section import write_section
+    write_section(doc, "bench-syscall-floor", body, "syscall_floor")
 PY

@@ -23,6 +23,7 @@ enum gs_tap_kind {
 	GS_REC_SEG = 1,    /* a TCP segment seen by the packet tap */
 	GS_REC_SEND = 2,   /* a send-family syscall entered (t1/t5) */
 	GS_REC_RECV = 3,   /* a recv-family syscall returned data (t4/t8) */
+	GS_REC_FOLD = 4,   /* user space only: syscalls taken from watch_tab (gs_tap_fold_rec) */
 };
 
 /* gs_tap_seg.flags */
@@ -142,6 +143,17 @@ struct gs_tap_seg_fold {
 	struct gs_tap_fold_ev recv;
 };
 _Static_assert(sizeof(struct gs_tap_seg_fold) == 64, "gs_tap_seg_fold layout");
+
+/* Syscalls the reader took out of watch_tab (no segment came to carry them),
+ * handed to the feed like a record of the ring so that one piece of code
+ * turns folded syscalls into events.  Never written by the kernel. */
+struct gs_tap_fold_rec {
+	__u32 kind;              /* GS_REC_FOLD */
+	__u32 pad;
+	struct gs_tap_flow flow; /* the socket's sending direction (local -> remote) */
+	struct gs_tap_seg_fold fold;
+};
+_Static_assert(sizeof(struct gs_tap_fold_rec) == 112, "gs_tap_fold_rec layout");
 
 /* the largest segment record */
 #define GS_TAP_SEG_MAX (sizeof(struct gs_tap_seg) + GS_TAP_HEADS * sizeof(struct gs_tap_head) + GS_TAP_DATA_MAX)

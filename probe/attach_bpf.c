@@ -236,37 +236,12 @@ bad:
 	return 2;
 }
 
-/* A syscall that waited in watch_tab, as the record it stands for. */
-static void hand_over(struct gs_attach_bpf *b, const struct gs_tap_fold_ev *ev, const struct gs_tap_flow *fl,
-		      bool send)
-{
-	struct gs_tap_sys r;
-	memset(&r, 0, sizeof r);
-	r.kind = send ? GS_REC_SEND : GS_REC_RECV;
-	r.tgid = ev->tgid;
-	r.tid = ev->tid;
-	r.seq = ev->seq;
-	r.ts_ns = ev->ts_ns;
-	r.len = ev->len;
-	r.call = ev->call;
-	if (send) {
-		r.flow = *fl;
-	} else {
-		memcpy(r.flow.saddr, fl->daddr, sizeof r.flow.saddr);
-		memcpy(r.flow.daddr, fl->saddr, sizeof r.flow.daddr);
-		r.flow.sport = fl->dport;
-		r.flow.dport = fl->sport;
-		r.flow.family = fl->family;
-	}
-	b->fn(b->arg, &r, GS_TAP_SYS_SHORT);
-}
-
 /* The syscalls still waiting in the kernel's watch_tab for a segment to
  * carry them (none came: the data left by an interface that is not tapped,
  * or has not left yet; the socket sends nothing more): taken out of the table
  * (held with the same compare and exchange as in the kernel, so that the
- * packet tap cannot take them too) and handed over as the records they stand
- * for.  After the ring: a syscall taken here came before any segment that
+ * packet tap cannot take them too) and handed to the feed as one
+ * GS_REC_FOLD record per slot, as a segment would carry them.  After the ring: a syscall taken here came before any segment that
  * would still carry it.  Nothing waits there longer than a poll, and the last
  * poll at the stop empties it. */
 static int drain_waiting(struct gs_attach_bpf *b)
@@ -276,30 +251,21 @@ static int drain_waiting(struct gs_attach_bpf *b)
 	for (uint32_t i = 0; i < GS_TAP_WATCH_SLOTS; i++) {
 		struct gs_tap_watch *w = &tab[i];
 		uint64_t o = __atomic_load_n(&w->state, __ATOMIC_RELAXED);
-		struct gs_tap_fold_ev snd, rcv;
-		struct gs_tap_flow fl;
+		struct gs_tap_fold_rec rec;
 		if (!(o & (GS_PEND_SEND | GS_PEND_RECV)) || (o & GS_PEND_BUSY) ||
 		    !__atomic_compare_exchange_n(&w->state, &o, o | GS_PEND_BUSY, false, __ATOMIC_SEQ_CST,
 						 __ATOMIC_SEQ_CST))
 			continue;
-		snd = w->send;
-		rcv = w->recv;
-		fl = w->flow;
+		memset(&rec, 0, sizeof rec);
+		rec.kind = GS_REC_FOLD;
+		rec.flow = w->flow;
+		if (o & GS_PEND_SEND)
+			rec.fold.send = w->send;
+		if (o & GS_PEND_RECV)
+			rec.fold.recv = w->recv;
 		__atomic_store_n(&w->state, 0, __ATOMIC_SEQ_CST);
-		/* in the order they happened */
-		if ((o & GS_PEND_SEND) && (!(o & GS_PEND_RECV) || snd.ts_ns < rcv.ts_ns)) {
-			hand_over(b, &snd, &fl, true);
-			o &= ~(uint64_t)GS_PEND_SEND;
-			n++;
-		}
-		if (o & GS_PEND_RECV) {
-			hand_over(b, &rcv, &fl, false);
-			n++;
-		}
-		if (o & GS_PEND_SEND) {
-			hand_over(b, &snd, &fl, true);
-			n++;
-		}
+		b->fn(b->arg, &rec, sizeof rec);
+		n += !!(o & GS_PEND_SEND) + !!(o & GS_PEND_RECV);
 	}
 	return n;
 }

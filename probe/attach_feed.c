@@ -144,6 +144,28 @@ static void on_sys_event(struct gs_feed *f, const struct gs_tap_flow *fl, bool s
 	}
 }
 
+/* Syscalls folded into a segment record or taken from watch_tab: `out` is
+ * the socket's sending direction (a send's flow; a recv's is its reverse);
+ * call 0: none.  In the order they happened. */
+static void on_fold(struct gs_feed *f, const struct gs_tap_flow *out, struct gs_tap_seg_fold fold)
+{
+	struct gs_tap_flow rev;
+	memset(&rev, 0, sizeof rev);
+	memcpy(rev.saddr, out->daddr, sizeof rev.saddr);
+	memcpy(rev.daddr, out->saddr, sizeof rev.daddr);
+	rev.sport = out->dport;
+	rev.dport = out->sport;
+	rev.family = out->family;
+	if (fold.send.call && (!fold.recv.call || fold.send.ts_ns < fold.recv.ts_ns)) {
+		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0);
+		fold.send.call = 0;
+	}
+	if (fold.recv.call)
+		on_sys_event(f, &rev, false, fold.recv.seq, fold.recv.len, fold.recv.ts_ns, NULL, 0);
+	if (fold.send.call)
+		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0);
+}
+
 static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len)
 {
 	struct gs_segment seg;
@@ -191,22 +213,8 @@ static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len
 	 * before the segment, in the order they happened */
 	if (r->sys_off) {
 		struct gs_tap_seg_fold fold;
-		struct gs_tap_flow rev;
 		memcpy(&fold, (const uint8_t *)r + r->sys_off, sizeof fold);
-		memset(&rev, 0, sizeof rev);
-		memcpy(rev.saddr, r->flow.daddr, sizeof rev.saddr);
-		memcpy(rev.daddr, r->flow.saddr, sizeof rev.daddr);
-		rev.sport = r->flow.dport;
-		rev.dport = r->flow.sport;
-		rev.family = r->flow.family;
-		if (fold.send.call && (!fold.recv.call || fold.send.ts_ns < fold.recv.ts_ns)) {
-			on_sys_event(f, &r->flow, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0);
-			fold.send.call = 0;
-		}
-		if (fold.recv.call)
-			on_sys_event(f, &rev, false, fold.recv.seq, fold.recv.len, fold.recv.ts_ns, NULL, 0);
-		if (fold.send.call)
-			on_sys_event(f, &r->flow, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0);
+		on_fold(f, &r->flow, fold);
 	}
 	if (r->flags & GS_SEG_HEADS_LOST)
 		f->heads_lost_segments++;
@@ -241,6 +249,15 @@ void gs_feed_record(void *arg, const void *rec, size_t len)
 	case GS_REC_RECV:
 		on_syscall(f, rec, len);
 		break;
+	case GS_REC_FOLD: {
+		const struct gs_tap_fold_rec *r = rec;
+		if (len < sizeof *r || (r->flow.family != 4 && r->flow.family != 6)) {
+			f->bad_records++;
+			break;
+		}
+		on_fold(f, &r->flow, r->fold);
+		break;
+	}
 	default:
 		f->bad_records++;
 	}

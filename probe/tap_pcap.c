@@ -57,6 +57,19 @@ static bool frame_ns(int64_t sec, int64_t frac, int64_t *ts)
 	return true;
 }
 
+/* One frame to the engine; the progress line every 65536 frames (`n`: this
+ * file's frames so far, this one included; `pos`: the offset reached, or -1:
+ * ask `fp`, libpcap's FILE, when the line is printed; NULL: not known). */
+static void feed(struct gs_engine *e, struct gs_read_progress *prog, const char *path, int dlt, int64_t ts,
+		 const uint8_t *data, uint32_t caplen, uint32_t len, uint64_t n, off_t pos, FILE *fp, off_t size)
+{
+	gs_engine_frame(e, dlt, ts, data, caplen, len);
+	if (prog->enabled && (n & 0xffff) == 0) {
+		prog->packets += 0x10000;
+		progress(prog, path, pos >= 0 || !fp ? pos : ftello(fp), size, false);
+	}
+}
+
 /* Reading a classic pcap file without libpcap's per-packet stdio calls.
  *
  * libpcap reads each record with two fread()s from a FILE and copies the
@@ -230,13 +243,8 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 				 (unsigned long long)n + 1);
 			goto bad;
 		}
-		gs_engine_frame(e, dlt, ts, rec + REC_HDR, caplen, len);
 		fr.pos += REC_HDR + (size_t)caplen;
-		n++;
-		if (prog->enabled && (n & 0xffff) == 0) {
-			prog->packets += 0x10000;
-			progress(prog, path, fr.off + (off_t)fr.pos, size, false);
-		}
+		feed(e, prog, path, dlt, ts, rec + REC_HDR, caplen, len, ++n, fr.off + (off_t)fr.pos, NULL, size);
 	}
 	if (fast) {
 		/* the end of the file, or a record libpcap is to judge: it reads on
@@ -258,12 +266,7 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 				 (unsigned long long)n + 1, (long long)h->ts.tv_sec);
 			goto bad;
 		}
-		gs_engine_frame(e, dlt, ts, data, h->caplen, h->len);
-		n++;
-		if (prog->enabled && (n & 0xffff) == 0) {
-			prog->packets += 0x10000;
-			progress(prog, path, is_stdin ? -1 : ftello(fp), size, false);
-		}
+		feed(e, prog, path, dlt, ts, data, h->caplen, h->len, ++n, -1, is_stdin ? NULL : fp, size);
 	}
 	if (rc == PCAP_ERROR) {
 		/* libpcap says e.g. "truncated dump file; tried to read 98 captured bytes, only got 40" */

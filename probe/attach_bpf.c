@@ -72,6 +72,7 @@ struct gs_attach_bpf {
 	void *arg;
 	int links[MAX_LINKS];     /* TCX link fds */
 	uint32_t n_links;
+	bool syscalls;            /* syscall probes loaded: watch_tab can hold syscalls */
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -201,6 +202,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 	if (!b)
 		return fail(err, errlen, "out of memory");
 	b->fn = fn;
+	b->syscalls = cfg->syscalls;
 	b->arg = arg;
 	b->skel = giop_tap_bpf__open();
 	if (!b->skel) {
@@ -283,7 +285,8 @@ int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms)
 		errno = -m;
 		return -1;
 	}
-	return (n > 0 ? n : 0) + m + drain_waiting(b);
+	/* --packets-only: nothing ever waits there (768 KiB not to scan per poll) */
+	return (n > 0 ? n : 0) + m + (b->syscalls ? drain_waiting(b) : 0);
 }
 
 void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__MAX])

@@ -61,11 +61,14 @@ struct gs_call {
 	uint32_t exception;    /* interned exception repository id */
 	uint32_t minor_code;
 	uint32_t retransmits;
+	uint32_t gap_fills;    /* segments that filled a gap (lost or reordered before the tap) */
 	uint64_t request_bytes, reply_bytes;
 	int64_t t_request_first, t_request_last, t_reply_first, t_reply_last;
 	int64_t t_done;        /* capture time at which the call ended */
 	/* evidence for the tail analysis (0 when not seen) */
 	int64_t rtx_cost_ns;   /* a retransmission came this long after the message began */
+	int64_t fill_wait_ns;  /* gap fills came this long after the bytes above the gap
+	                        * (the longest wait in each message, added up) */
 	int64_t queued_ns;     /* waited this long behind another call on the connection */
 	uint32_t queued_rid;   /* ... that call's request id */
 	uint32_t queued_op;    /* ... and its interned operation */

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { W_FREE = GS_CALL_FREE, W_OPEN = 1, W_QUEUED = 2 };
+enum { W_FREE = GS_CALL_FREE, W_OPEN = GS_CALL_OPEN, W_QUEUED = GS_CALL_QUEUED };
 
 /* ---- keys ---------------------------------------------------------------- */
 
@@ -320,6 +320,21 @@ static void emit_top(struct gs_engine *e)
 		e->last_emitted_t = c->t_request_first;
 	if (c->flags & GS_CF_CAPTURE_LOSS)
 		e->cnt.calls_capture_loss++;
+	if (c->gap_fills) {
+		e->cnt.calls_gap_filled++;
+		e->cnt.gap_fill_wait_ns += (uint64_t)c->fill_wait_ns;
+	}
+	if (c->flags & GS_CF_REP_SEEN) {
+		/* A message's instants are those of its own packets; where the
+		 * capture lost some, they are bounds, and causality bounds them too:
+		 * the request was whole before the reply began, and the reply did
+		 * not end before the request began. Only a capture that lists
+		 * packets out of time order gets here. */
+		if (c->t_request_last > c->t_reply_first)
+			c->t_request_last = c->t_reply_first;
+		if (c->t_reply_last < c->t_request_first)
+			c->t_reply_last = c->t_request_first;
+	}
 	switch (c->outcome) {
 	case GS_OUT_NO_REPLY: e->cnt.no_reply++; break;
 	case GS_OUT_CANCELLED: e->cnt.cancelled++; break;

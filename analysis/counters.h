@@ -18,6 +18,8 @@ struct gs_counters {
 	uint64_t flows, flows_evicted, flows_reused, non_giop_flows;
 	uint64_t retransmits, overlaps, out_of_order;
 	uint64_t gaps, gap_bytes;            /* bytes the capture never had */
+	uint64_t gap_fills;                  /* segments below the highest byte seen: lost or
+						reordered before the tap, filled late */
 	uint64_t ooo_dropped_bytes;          /* held out-of-order bytes given up on a bound */
 	uint64_t rtx_not_charged;            /* retransmissions of undecoded bytes past the per-direction
 						bound: counted in retransmits, charged to no call */
@@ -35,6 +37,8 @@ struct gs_counters {
 	uint64_t request_id_reused, unknown_request_id, orphan_fragments, cancel_unknown;
 	uint64_t open_calls_evicted;         /* --max-open-calls reached: oldest call dropped */
 	uint64_t calls_capture_loss;
+	uint64_t calls_gap_filled;           /* calls with a gap fill in their request or reply */
+	uint64_t gap_fill_wait_ns;           /* the time their messages waited for the fills */
 	uint64_t rows_out_of_order;          /* emitted early because the queue was full */
 	uint64_t intern_refused;
 };

@@ -14,7 +14,18 @@ struct gs_ooo {
 	uint32_t cap;       /* captured bytes stored in data[] */
 	int64_t ts;
 	uint64_t packet;
+	/* it brought bytes below the highest byte seen then (lost or reordered
+	 * before the tap), and how long after the earliest held byte above it */
+	int64_t fill_wait;  /* -1: not a gap fill */
 	uint8_t data[];
+};
+
+/* Where a chunk of in-order bytes came from (reassembly -> framer). */
+struct gs_src {
+	int64_t ts;         /* capture time of the packet that brought them first */
+	uint64_t packet;    /* that packet's number */
+	int64_t fill_wait;  /* >= 0: the packet filled a gap, this long after the
+	                     * earliest byte above the gap had arrived; -1: not a fill */
 };
 
 /* Retransmitted ranges remembered per direction while their bytes are held. */
@@ -61,12 +72,13 @@ struct gs_dir {
 	uint32_t base_seq;       /* sequence number of stream offset 0 */
 	uint64_t next;           /* stream offset of the next byte expected */
 	uint64_t fin_off;
+	uint64_t high;           /* stream offset one past the highest byte seen (held included) */
 	bool started;            /* base_seq is known */
 	bool syn_seen;
 	bool fin_seen;
 	bool fin_done;           /* every byte before the FIN was delivered */
 	bool pending;            /* on the engine's pending list (pend_prev, pend_next below;
-	                          * here it fills a hole: the struct stays 256 bytes) */
+	                          * here it fills a hole) */
 	struct gs_ooo *ooo;
 	uint32_t ooo_bytes;
 	uint64_t acked;          /* highest offset the peer acknowledged, when past `next` */
@@ -91,7 +103,18 @@ struct gs_dir {
 	int64_t msg_t_first;
 	uint32_t head_len;       /* bytes gathered in head[] */
 	uint32_t head_slot;      /* pool slot, GS_NONE when none */
-	int64_t msg_t_last;      /* last time a byte of the current message was seen */
+	/* the current message's own packets: the earliest and the latest that
+	 * brought a byte of it first (its t_first and completion), the gap fills
+	 * among them and the longest wait for one; a gap (bytes the capture never
+	 * had) moves none of these */
+	int64_t msg_t_min, msg_t_max;
+	int64_t msg_fill_wait;
+	uint32_t msg_fills;
+	uint64_t msg_fill_first, msg_fill_last; /* packet numbers of its first and last fill */
+	/* the call and last fill packet of the previous message: a packet that
+	 * fills bytes of two Fragments of one call counts once */
+	uint32_t prev_fill_call, prev_fill_serial;
+	uint64_t prev_fill_pkt;
 	uint32_t msg_call;       /* call the current message belongs to, GS_NONE if none */
 	uint32_t msg_serial;     /* ... and that call's serial, in case the slot was reused */
 	uint8_t msg_half;        /* 0 request side, 1 reply side */
@@ -276,13 +299,14 @@ void gs_pending_expire_all(struct gs_engine *e);
 
 /* framer.c: in-order bytes of one direction; data holds `cap` of `len` bytes */
 void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
-		     const uint8_t *data, uint32_t cap, uint32_t len, int64_t ts);
+		     const uint8_t *data, uint32_t cap, uint32_t len, const struct gs_src *src);
 void gs_framer_release(struct gs_engine *e, struct gs_dir *dr);
 
 /* pairing.c */
 void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
 		     enum giop_res r);
 void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts);
+void gs_pair_message_abandoned(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
 			int64_t ts);
 void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uint64_t upto);
@@ -305,8 +329,11 @@ bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t);
 
 /* calls.c */
 uint32_t gs_call_alloc(struct gs_engine *e);
-/* A call slot's `where` when free (calls.c numbers the other states). */
+/* A call slot's `where`: free, open (waiting for its messages), or queued
+ * (ended, waiting for its turn in the output). */
 #define GS_CALL_FREE 0
+#define GS_CALL_OPEN 1
+#define GS_CALL_QUEUED 2
 /* The call in slot idx if it is still the one with this serial, else NULL.
  * Inline: every message end looks its call up so. */
 static inline struct gs_call *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial)

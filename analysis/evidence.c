@@ -79,7 +79,7 @@ void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t 
 void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
 {
 	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
-		if (e->calls[i].where == 1)
+		if (e->calls[i].where == GS_CALL_OPEN)
 			e->calls[i].zero_window_ns += ns;
 }
 

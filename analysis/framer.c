@@ -215,11 +215,30 @@ partial:
 	return true;
 }
 
+/* A packet brought bytes of the current message: its own instants (a gap,
+ * data NULL, brings none: no packet carried those bytes). */
+static void message_packet(struct gs_dir *dr, const struct gs_src *src)
+{
+	if (src->ts < dr->msg_t_min)
+		dr->msg_t_min = src->ts;
+	if (src->ts > dr->msg_t_max)
+		dr->msg_t_max = src->ts;
+	if (src->fill_wait >= 0 && src->packet != dr->msg_fill_last) {
+		if (!dr->msg_fills)
+			dr->msg_fill_first = src->packet;
+		dr->msg_fills++;
+		dr->msg_fill_last = src->packet;
+		if (src->fill_wait > dr->msg_fill_wait)
+			dr->msg_fill_wait = src->fill_wait;
+	}
+}
+
 void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
-		     const uint8_t *data, uint32_t cap, uint32_t len, int64_t ts)
+		     const uint8_t *data, uint32_t cap, uint32_t len, const struct gs_src *src)
 {
 	struct gs_dir *dr = &f->dir[d];
 	uint32_t pos = 0;
+	int64_t ts = src->ts;
 
 	if (data == NULL)
 		cap = 0;
@@ -262,6 +281,11 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 			dr->msg_start = off + pos;
 			dr->msg_end = 0;
 			dr->msg_t_first = ts;
+			dr->msg_t_min = INT64_MAX;
+			dr->msg_t_max = INT64_MIN;
+			dr->msg_fills = 0;
+			dr->msg_fill_wait = 0;
+			dr->msg_fill_first = dr->msg_fill_last = 0;
 			dr->msg_prev_seg_ts = 0;
 			dr->msg_last_seg_ts = ts;
 			dr->decoded = false;
@@ -273,6 +297,9 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 		case GS_FR_MSG: {
 			uint64_t cur = off + pos;
 			uint32_t n;
+			/* pos < len: the byte at pos is this message's */
+			if (data)
+				message_packet(dr, src);
 			if (!dr->decoded) {
 				if (!head(e, f, d, off, data, cap, len, &pos))
 					break;
@@ -286,7 +313,6 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 			if (pos + n > cap && !(data && e->cfg.heads_only))
 				dr->missing = true;
 			if (n) {
-				dr->msg_t_last = ts;
 				if (ts != dr->msg_last_seg_ts) {
 					dr->msg_prev_seg_ts = dr->msg_last_seg_ts;
 					dr->msg_last_seg_ts = ts;

@@ -363,6 +363,40 @@ static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, 
 	}
 }
 
+/* The instants of the message that just ended (or was cut short) go to its
+ * call: the earliest packet of its own bytes may lower t_*_first, the one
+ * that completed it raises t_*_last; its gap fills are added. */
+static void message_times(struct gs_engine *e, struct gs_dir *dr, struct gs_call *c, uint32_t idx)
+{
+	uint32_t fills = dr->msg_fills;
+	if (dr->msg_t_max == INT64_MIN) /* no packet of its own: nothing to say */
+		return;
+	if (dr->msg_half == 0) {
+		if (dr->msg_t_max > c->t_request_last)
+			c->t_request_last = dr->msg_t_max;
+		if (dr->msg_t_min < c->t_request_first) {
+			if (c->where == GS_CALL_OPEN)
+				gs_call_rekey_time(e, idx, dr->msg_t_min);
+		}
+	} else {
+		if (dr->msg_t_max > c->t_reply_last)
+			c->t_reply_last = dr->msg_t_max;
+		if (dr->msg_t_min < c->t_reply_first)
+			c->t_reply_first = dr->msg_t_min;
+	}
+	/* a packet that filled bytes of this message and of the call's previous
+	 * one (two Fragments) counts once */
+	if (fills && dr->prev_fill_pkt == dr->msg_fill_first && dr->prev_fill_call == idx &&
+	    dr->prev_fill_serial == c->serial)
+		fills--;
+	c->gap_fills += fills;
+	if (dr->msg_fills)
+		c->fill_wait_ns += dr->msg_fill_wait;
+	dr->prev_fill_call = idx;
+	dr->prev_fill_serial = c->serial;
+	dr->prev_fill_pkt = dr->msg_fills ? dr->msg_fill_last : 0;
+}
+
 void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts)
 {
 	struct gs_dir *dr = &f->dir[d];
@@ -378,24 +412,30 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 	idx = dr->msg_call;
 	if (dr->missing)
 		c->flags |= GS_CF_CAPTURE_LOSS;
+	message_times(e, dr, c, idx);
 	gs_evidence_nagle(c, dr, ts, dr->msg_half);
 	if (dr->msg_half == 0) {
-		c->t_request_last = ts;
 		if (!dr->more_frags) {
 			c->flags &= ~(uint32_t)GS_CF_REQ_FRAG;
 			c->flags |= GS_CF_REQ_DONE;
 			if ((c->flags & GS_CF_ONEWAY) && !(c->flags & GS_CF_REP_SEEN))
 				gs_call_end(e, idx, GS_OUT_ONEWAY);
-			else if (c->flags & GS_CF_REP_DONE) /* its reply came first */
-				gs_call_end(e, idx, GS_OUT_REPLY);
+			else if ((c->flags & GS_CF_REP_DONE) && c->where == GS_CALL_OPEN)
+				gs_call_end(e, idx, GS_OUT_REPLY); /* its reply came first */
 		}
 	} else {
-		c->t_reply_last = ts;
 		if (!dr->more_frags) {
+			const struct gs_dir *rq = &f->dir[!d];
 			c->flags &= ~(uint32_t)GS_CF_REP_FRAG;
 			c->flags |= GS_CF_REP_DONE;
 			if (!(c->flags & GS_CF_PARKED)) {
 				gs_evidence_queued(f, c);
+				/* The request is still being delivered (its last bytes held
+				 * behind a hole, or missing from the capture): the call ends
+				 * with it, so that its completion and any loss are on it. */
+				if (!(c->flags & GS_CF_REQ_DONE) && rq->fstate == GS_FR_MSG &&
+				    rq->msg_call == idx && rq->msg_serial == c->serial)
+					return;
 				gs_call_end(e, idx, GS_OUT_REPLY);
 			}
 		}
@@ -429,10 +469,7 @@ static void cut_message(struct gs_engine *e, struct gs_dir *dr)
 	if (!c)
 		return;
 	c->flags |= GS_CF_CAPTURE_LOSS;
-	if (dr->msg_half == 0)
-		c->t_request_last = dr->msg_t_last;
-	else
-		c->t_reply_last = dr->msg_t_last;
+	message_times(e, dr, c, dr->msg_call);
 	dr->msg_call = GS_NONE;
 }
 
@@ -447,7 +484,7 @@ void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d)
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
 		struct gs_call *c = &e->calls[i];
-		if (c->where == 1 && c->dir != d && !(c->flags & GS_CF_PARKED))
+		if (c->where == GS_CALL_OPEN && c->dir != d && !(c->flags & GS_CF_PARKED))
 			end_unanswered(e, i);
 		i = next;
 	}
@@ -459,7 +496,7 @@ void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir)
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
 		struct gs_call *c = &e->calls[i];
-		if ((c->flags & GS_CF_PARKED) && c->dir == requester_dir && c->where == 1) {
+		if ((c->flags & GS_CF_PARKED) && c->dir == requester_dir && c->where == GS_CALL_OPEN) {
 			e->cnt.orphan_replies++;
 			gs_call_discard(e, i);
 		}
@@ -478,7 +515,7 @@ void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted)
 	i = f->calls;
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
-		if (e->calls[i].where == 1) {
+		if (e->calls[i].where == GS_CALL_OPEN) {
 			if (evicted)
 				e->calls[i].flags |= GS_CF_EVICTED;
 			end_unanswered(e, i);

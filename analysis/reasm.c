@@ -31,14 +31,30 @@ static void check_fin(struct gs_engine *e, struct gs_flow *f, int d)
 }
 
 static void deliver(struct gs_engine *e, struct gs_flow *f, int d, const uint8_t *data,
-		    uint32_t cap, uint32_t len, int64_t ts)
+		    uint32_t cap, uint32_t len, const struct gs_src *src)
 {
 	struct gs_dir *dr = &f->dir[d];
 	uint64_t off = dr->next;
 	dr->next += len;
+	if (dr->next > dr->high)
+		dr->high = dr->next;
 	if (dr->acked_ts && dr->acked <= dr->next)
 		dr->acked_ts = 0;
-	gs_framer_bytes(e, f, d, off, data, cap, len, ts);
+	gs_framer_bytes(e, f, d, off, data, cap, len, src);
+}
+
+/* A segment that brings bytes below the highest byte seen so far fills a gap
+ * (a segment lost or reordered before the tap): how long after the earliest
+ * held byte above `at` it came, or -1 when it fills none. */
+static int64_t fill_wait(const struct gs_dir *dr, uint64_t at, int64_t ts)
+{
+	int64_t first = INT64_MAX;
+	if (at >= dr->high)
+		return -1;
+	for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
+		if (o->off >= at && o->ts < first)
+			first = o->ts;
+	return first == INT64_MAX || ts < first ? 0 : ts - first;
 }
 
 static void free_ooo(struct gs_engine *e, struct gs_dir *dr, struct gs_ooo *o)
@@ -59,7 +75,8 @@ static void drain(struct gs_engine *e, struct gs_flow *f, int d)
 		if (end > dr->next) {
 			uint64_t trim = dr->next - o->off;
 			uint32_t cap = o->cap > trim ? o->cap - (uint32_t)trim : 0;
-			deliver(e, f, d, o->data + (cap ? trim : 0), cap, (uint32_t)(end - dr->next), o->ts);
+			struct gs_src src = { o->ts, o->packet, o->fill_wait };
+			deliver(e, f, d, o->data + (cap ? trim : 0), cap, (uint32_t)(end - dr->next), &src);
 		}
 		free_ooo(e, dr, o);
 		if (!f->in_use)
@@ -71,12 +88,15 @@ static void drain(struct gs_engine *e, struct gs_flow *f, int d)
 static void gap(struct gs_engine *e, struct gs_flow *f, int d, uint64_t upto, int64_t ts)
 {
 	struct gs_dir *dr = &f->dir[d];
+	/* no packet brought these bytes: the time only says when the gap was
+	 * declared, and no message takes its instants from it */
+	struct gs_src src = { ts, 0, -1 };
 	while (upto > dr->next) {
 		uint64_t n = upto - dr->next;
 		uint32_t chunk = n > 0x7fffffff ? 0x7fffffff : (uint32_t)n;
 		e->cnt.gaps++;
 		e->cnt.gap_bytes += chunk;
-		deliver(e, f, d, NULL, 0, chunk, ts);
+		deliver(e, f, d, NULL, 0, chunk, &src);
 		if (!f->in_use)
 			return;
 	}
@@ -135,6 +155,9 @@ static bool hold(struct gs_engine *e, struct gs_dir *dr, uint64_t off, const str
 	o->cap = cap;
 	o->ts = pk->ts_ns;
 	o->packet = e->packet_no;
+	o->fill_wait = fill_wait(dr, off, pk->ts_ns);
+	if (o->fill_wait >= 0)
+		e->cnt.gap_fills++;
 	memcpy(o->data, pk->payload, cap);
 	for (pp = &dr->ooo; *pp && (*pp)->off <= off; pp = &(*pp)->next)
 		;
@@ -142,6 +165,8 @@ static bool hold(struct gs_engine *e, struct gs_dir *dr, uint64_t off, const str
 	*pp = o;
 	dr->ooo_bytes += cap;
 	e->ooo_total += cap;
+	if (off + o->len > dr->high)
+		dr->high = off + o->len;
 	return true;
 }
 
@@ -175,6 +200,7 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 		dr->started = true;
 		dr->syn_seen = true;
 		dr->next = 0;
+		dr->high = 0;
 	}
 	if (pk->payload_len == 0)
 		goto fin;
@@ -184,6 +210,7 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 		dr->base_seq = pk->tcp.seq;
 		dr->started = true;
 		dr->next = 0;
+		dr->high = 0;
 	}
 	off = stream_off(dr, pk->tcp.seq);
 	if (flags & GS_TCP_SYN)
@@ -233,21 +260,29 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 	}
 in_order:
 	{
-		const uint8_t *data = pk->payload;
-		uint32_t cap = pk->payload_cap;
-		uint64_t trim = (uint64_t)((int64_t)dr->next - off);
-		if (trim) {
+		/* Bytes held already keep the time they were first seen: the segment
+		 * goes in up to the next held one, which follows, and so on. */
+		struct gs_src src = { pk->ts_ns, e->packet_no, fill_wait(dr, dr->next, pk->ts_ns) };
+		if (src.fill_wait >= 0)
+			e->cnt.gap_fills++;
+		if ((uint64_t)off < dr->next)
 			e->cnt.overlaps++;
-			cap = cap > trim ? cap - (uint32_t)trim : 0;
-			data = cap ? data + trim : NULL;
-		}
-		deliver(e, f, d, data, cap, (uint32_t)(end - dr->next), pk->ts_ns);
-		if (!f->in_use)
-			return;
-		if (dr->ooo) { /* held segments may follow on now */
-			drain(e, f, d);
+		while (dr->next < end) {
+			uint64_t from = dr->next, to = end, skip = from - (uint64_t)off;
+			uint32_t cap = pk->payload_cap > skip ? pk->payload_cap - (uint32_t)skip : 0;
+			if (dr->ooo && dr->ooo->off > from && dr->ooo->off < to)
+				to = dr->ooo->off;
+			if (cap > to - from)
+				cap = (uint32_t)(to - from);
+			deliver(e, f, d, skip == 0 ? pk->payload : cap ? pk->payload + skip : NULL, cap,
+				(uint32_t)(to - from), &src);
 			if (!f->in_use)
 				return;
+			if (dr->ooo) { /* held segments may follow on now */
+				drain(e, f, d);
+				if (!f->in_use)
+					return;
+			}
 		}
 	}
 fin:

@@ -218,7 +218,7 @@ static void slow_table(FILE *f, const struct gs_report *r, const struct rp_slow 
 	X(giop_messages) X(calls) X(requests) X(locate_requests) X(oneways) X(replies_paired)       \
 	X(no_reply) X(cancelled) X(orphan_replies) X(duplicate_replies) X(request_id_reused)        \
 	X(unknown_request_id) X(orphan_fragments) X(cancel_unknown) X(retransmits) X(overlaps)       \
-	X(out_of_order) X(gaps) X(gap_bytes) X(ooo_dropped_bytes) X(rtx_not_charged) X(rtx_charged_by_span) X(giop_malformed) X(giop_truncated) \
+	X(out_of_order) X(gaps) X(gap_bytes) X(gap_fills) X(calls_gap_filled) X(gap_fill_wait_ns) X(ooo_dropped_bytes) X(rtx_not_charged) X(rtx_charged_by_span) X(giop_malformed) X(giop_truncated) \
 	X(giop_resync_bytes) X(giop_head_too_large) X(giop_head_pool_full) X(giop_header_in_fragment) \
 	X(calls_capture_loss) X(open_calls_evicted) X(rows_out_of_order) X(intern_refused) X(non_ip) \
 	X(non_tcp) X(ip_fragments) X(link_truncated) X(ip_truncated) X(tcp_truncated) X(link_invalid) \

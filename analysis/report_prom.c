@@ -96,6 +96,9 @@ static void head(FILE *f, const char *metric, const char *type, const char *help
 	X(out_of_order, out_of_order, "TCP segments out of order")                                    \
 	X(capture_gaps, gaps, "holes in the TCP byte streams the capture never had")                  \
 	X(capture_gap_bytes, gap_bytes, "bytes in those holes")                                       \
+	X(gap_fills, gap_fills, "TCP segments that filled a gap late (lost or reordered before the tap)") \
+	X(calls_gap_filled, calls_gap_filled, "calls with a gap fill in their request or reply")     \
+	X(gap_fill_wait_ns, gap_fill_wait_ns, "nanoseconds those calls' messages waited for the fills") \
 	X(giop_malformed, giop_malformed, "malformed GIOP messages")                                  \
 	X(giop_truncated, giop_truncated, "GIOP messages cut by the snapshot length")                 \
 	X(open_calls_evicted, open_calls_evicted, "open calls dropped at --max-open-calls")          \

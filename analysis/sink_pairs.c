@@ -302,6 +302,14 @@ static void csv_row(struct line *l, const struct gs_intern *strings, const struc
 		puts_(l, ",,,,");
 	}
 	put_u64(l, c->retransmits);
+	/* gap fills are unknown where the capture itself lost bytes of the call */
+	putc_(l, ',');
+	if (c->flags & GS_CF_CAPTURE_LOSS) {
+		puts_(l, ",1");
+	} else {
+		put_u64(l, c->gap_fills);
+		puts_(l, ",0");
+	}
 	if (t) {
 		csv_time(l, t->client_send);
 		csv_time(l, t->server_recv);
@@ -404,6 +412,13 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	}
 	json_key(l, "retransmits", false);
 	put_u64(l, c->retransmits);
+	json_key(l, "gap_fills", false);
+	if (c->flags & GS_CF_CAPTURE_LOSS)
+		puts_(l, "null");
+	else
+		put_u64(l, c->gap_fills);
+	json_key(l, "capture_loss", false);
+	puts_(l, (c->flags & GS_CF_CAPTURE_LOSS) ? "1" : "0");
 	if (c->flags & GS_CF_HAS_EXCEPTION) {
 		json_key(l, "exception", false);
 		s = gs_intern_get(strings, c->exception, &n);
@@ -423,10 +438,6 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 		} else {
 			put_u64(l, (uint64_t)c->priority);
 		}
-	}
-	if (c->flags & GS_CF_CAPTURE_LOSS) {
-		json_key(l, "capture_loss", false);
-		puts_(l, "true");
 	}
 	if (t) {
 		json_time(l, "t_client_send", t->client_send);

@@ -13,7 +13,8 @@ enum gs_pairs_format { GS_PAIRS_CSV, GS_PAIRS_JSONL };
 
 #define GS_PAIRS_HEADER                                                                       \
 	"client,server,request_id,giop,kind,operation,oneway,status,request_bytes,reply_bytes," \
-	"t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us,retransmits"
+	"t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us,retransmits," \
+	"gap_fills,capture_loss"
 
 /* Endpoint texts already written, keyed by the endpoint itself: each
  * connection's client and server are formatted once, not once per row (rows of
@@ -44,7 +45,7 @@ void gs_pairs_header(FILE *out, enum gs_pairs_format fmt);
 
 /* `giopscope attach`: the instants its syscall probes saw (t1, t4, t5, t8 of
  * the time model; 0 where the process is not followed), appended after
- * `retransmits` as the columns below; server_process_us = t5 - t4,
+ * `capture_loss` as the columns below; server_process_us = t5 - t4,
  * client_syscall_us = t8 - t1. */
 struct gs_call_times {
 	int64_t client_send, server_recv, server_send, client_recv;

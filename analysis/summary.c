@@ -124,11 +124,12 @@ static const struct counter counters[] = {
 	C(duplicate_replies, duplicate_replies, 0), C(request_id_reused, request_id_reused, 0),
 	C(unknown_request_id, unknown_request_id, 0), C(orphan_fragments, orphan_fragments, 0),
 	C(retransmissions, retransmits, 1), C(overlaps, overlaps, 1), C(out_of_order, out_of_order, 1),
-	C(capture_gaps, gaps, 1), C(gap_bytes, gap_bytes, 1), C(ooo_dropped_bytes, ooo_dropped_bytes, 0),
+	C(capture_gaps, gaps, 1), C(gap_bytes, gap_bytes, 1), C(gap_fills, gap_fills, 1),
+	C(calls_with_gap_fills, calls_gap_filled, 1), C(gap_fill_wait_ns, gap_fill_wait_ns, 1), C(ooo_dropped_bytes, ooo_dropped_bytes, 0),
 	C(malformed, giop_malformed, 1), C(truncated, giop_truncated, 1),
 	C(resync_bytes, giop_resync_bytes, 1), C(head_too_large, giop_head_too_large, 0),
 	C(header_in_fragment, giop_header_in_fragment, 0), C(head_pool_full, giop_head_pool_full, 0),
-	C(calls_with_capture_loss, calls_capture_loss, 0), C(open_calls_evicted, open_calls_evicted, 0),
+	C(calls_with_capture_loss, calls_capture_loss, 1), C(open_calls_evicted, open_calls_evicted, 0),
 	C(rows_out_of_order, rows_out_of_order, 0),
 	C(retransmissions_not_charged, rtx_not_charged, 0), C(retransmissions_charged_by_span, rtx_charged_by_span, 0), C(strings_refused, intern_refused, 0),
 	C(non_ip, non_ip, 0), C(non_tcp, non_tcp, 0), C(ip_fragments, ip_fragments, 0),
@@ -174,6 +175,15 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 		(unsigned long long)c->retransmits, (unsigned long long)c->out_of_order,
 		(unsigned long long)c->overlaps, (unsigned long long)c->gaps,
 		(unsigned long long)c->gap_bytes);
+	if (c->gap_fills)
+		fprintf(out, "loss before the tap: %llu gap fills (segments lost or reordered before the tap, "
+			"filled late) in %llu calls, %.3f ms waited for them (network time)\n",
+			(unsigned long long)c->gap_fills, (unsigned long long)c->calls_gap_filled,
+			(double)c->gap_fill_wait_ns / 1e6);
+	if (c->calls_capture_loss)
+		fprintf(out, "capture loss: %llu call%s lack bytes the capture never had: their times are "
+			"bounds (in the percentiles; capture_loss 1 in --pairs)\n",
+			(unsigned long long)c->calls_capture_loss, c->calls_capture_loss == 1 ? "" : "s");
 	fprintf(out, "problems: malformed %llu, truncated %llu, resync bytes %llu",
 		(unsigned long long)c->giop_malformed, (unsigned long long)c->giop_truncated,
 		(unsigned long long)c->giop_resync_bytes);

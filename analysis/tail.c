@@ -151,6 +151,14 @@ unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *b
 			 c->retransmits, c->retransmits > 1 ? "s" : "", ms(c->rtx_cost_ns));
 		sep = "; ";
 	}
+	if (c->gap_fills && !(c->flags & GS_CF_CAPTURE_LOSS)) {
+		/* network time: the far side could not read the message before */
+		tags |= GS_TAG_LOSS;
+		at = app(buf, len, at, "%sloss: %u segment%s lost or reordered before the tap: the gap closed "
+			 "%.1f us after the bytes above it had arrived", sep, c->gap_fills,
+			 c->gap_fills > 1 ? "s" : "", us(c->fill_wait_ns));
+		sep = "; ";
+	}
 	if (c->queued_ns) {
 		tags |= GS_TAG_QUEUED;
 		at = app(buf, len, at, "%squeued %.1f us behind request %u (%s)", sep, us(c->queued_ns),
@@ -230,7 +238,7 @@ static int by_total_desc(const void *a, const void *b)
 void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 {
 	static const char *const names[] = { "server", "network", "retransmission", "queued",
-					     "nagle", "zero-window", "capture-loss" };
+					     "nagle", "zero-window", "capture-loss", "loss" };
 	char reasons[512], cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
 	bool attach = false;
 	qsort(t->v, t->n, sizeof *t->v, by_total_desc);
@@ -284,7 +292,7 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 			split_json(out, "client_syscall_us", sys_k, sys);
 		}
 		fputs(",\"tags\":[", out);
-		for (unsigned k = 0, first = 1; k < 7; k++)
+		for (unsigned k = 0, first = 1; k < sizeof names / sizeof *names; k++)
 			if (tags & (1u << k)) {
 				fprintf(out, "%s\"%s\"", first ? "" : ",", names[k]);
 				first = 0;

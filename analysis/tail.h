@@ -57,7 +57,7 @@ bool gs_tail_client_syscall_ns(const struct gs_tail_entry *en, int64_t *ns);
  * bit set (GS_TAG_*). */
 enum {
 	GS_TAG_SERVER = 1, GS_TAG_NETWORK = 2, GS_TAG_RETRANSMISSION = 4, GS_TAG_QUEUED = 8,
-	GS_TAG_NAGLE = 16, GS_TAG_ZERO_WINDOW = 32, GS_TAG_CAPTURE_LOSS = 64,
+	GS_TAG_NAGLE = 16, GS_TAG_ZERO_WINDOW = 32, GS_TAG_CAPTURE_LOSS = 64, GS_TAG_LOSS = 128,
 };
 unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *buf, size_t len);
 /* Writes the kept calls, slowest first: a table (text) or JSON lines. */

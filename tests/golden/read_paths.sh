@@ -31,7 +31,9 @@ both() {
 	# the name in an error line: the file's, or "-"
 	b=${b//"giopscope: -:"/"giopscope: $f:"}
 	b=${b//"read: -:"/"read: $f:"}
-	b=$(printf '%s\n' "$b" | sed "s|^-: |$f: |")
+	# (the summary's first line on stderr may land inside a row of stdout's last
+	# buffer: not only at a line start)
+	b=$(printf '%s\n' "$b" | sed -e "s|^-: |$f: |" -e "s|-: \([0-9.]* s of capture\)|$f: \1|")
 	if [ "$a" == "$b" ]; then
 		ok "$(basename "$f") $mode: file = stdin ($(printf '%s\n' "$a" | wc -l) lines, $(printf '%s\n' "$a" | tail -1))"
 	else

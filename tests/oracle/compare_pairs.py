@@ -38,9 +38,10 @@ import sys
 
 COLUMNS = ("client,server,request_id,giop,kind,operation,oneway,status,"
            "request_bytes,reply_bytes,t_request_first,t_request_last,"
-           "t_reply_first,t_reply_last,total_us,server_us,retransmits").split(",")
+           "t_reply_first,t_reply_last,total_us,server_us,retransmits,gap_fills,capture_loss").split(",")
 KEY = ("client", "server", "request_id", "kind")
-EXACT = ("giop", "operation", "oneway", "status", "request_bytes", "reply_bytes", "retransmits")
+EXACT = ("giop", "operation", "oneway", "status", "request_bytes", "reply_bytes", "retransmits",
+         "gap_fills", "capture_loss")
 STAMPS = ("t_request_first", "t_request_last", "t_reply_first", "t_reply_last")
 DURATIONS = ("total_us", "server_us")
 REPLY_COLS = ("reply_bytes", "t_reply_first", "t_reply_last", "total_us", "server_us")
@@ -197,6 +198,12 @@ def format_problems(table):
         for c in ("request_bytes", "retransmits"):
             if not UINT_RE.match(r[c]):
                 flag(c, "not an unsigned decimal")
+        if r["gap_fills"] and not UINT_RE.match(r["gap_fills"]):
+            flag("gap_fills", "not an unsigned decimal")
+        if r["capture_loss"] not in ("0", "1"):
+            flag("capture_loss", "not 0 or 1")
+        if r["capture_loss"] == "0" and not r["gap_fills"]:
+            flag("gap_fills", "empty although the capture lost nothing of the call")
         if r["reply_bytes"] and not UINT_RE.match(r["reply_bytes"]):
             flag("reply_bytes", "not an unsigned decimal")
         stamps = {}
@@ -213,6 +220,9 @@ def format_problems(table):
                     durs[c] = duration_ns(r[c])
                 except ValueError:
                     flag(c, "not microseconds with 3 decimals")
+                else:
+                    if durs[c] < 0:
+                        flag(c, "negative (pairs CSV: never)")
         present = [c for c in REPLY_COLS if r[c]]
         status = r["status"]
         if present and len(present) != len(REPLY_COLS):

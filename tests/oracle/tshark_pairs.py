@@ -102,7 +102,8 @@ import threading
 
 HEADER = ("client,server,request_id,giop,kind,operation,oneway,status,"
           "request_bytes,reply_bytes,t_request_first,t_request_last,"
-          "t_reply_first,t_reply_last,total_us,server_us,retransmits").split(",")
+          "t_reply_first,t_reply_last,total_us,server_us,retransmits,"
+          "gap_fills,capture_loss").split(",")
 
 # GIOP message types
 REQUEST, REPLY, CANCEL, LOCATE_REQUEST, LOCATE_REPLY, CLOSE, ERROR, FRAGMENT = range(8)
@@ -256,7 +257,9 @@ class Direction:
         self.hi = 0              # highest end offset so far (for unwrapping)
         self.cov_s = []          # merged byte intervals seen, starts ...
         self.cov_e = []          # ... and ends (disjoint, non-touching, sorted)
-        self.pieces = []         # (start, end, frame): bytes first seen in frame
+        self.pieces = []         # (start, end, frame, fill): bytes first seen in frame;
+                                 # fill: the frame brought bytes below the highest byte
+                                 # seen before it (lost or reordered before the tap)
         self.rtx = []            # (start, end, frame) of pure retransmissions
         self.truncated = False   # some segment's payload was cut by the snaplen
 
@@ -273,13 +276,17 @@ class Direction:
         if i < j and s[i] <= a and b <= e[i]:
             self.rtx.append((a, b, frame))
             return True
+        new = []
         cur = a
         for k in range(i, j):
             if s[k] > cur:
-                self.pieces.append((cur, min(s[k], b), frame))
+                new.append((cur, min(s[k], b)))
             cur = max(cur, e[k])
         if cur < b:
-            self.pieces.append((cur, b, frame))
+            new.append((cur, b))
+        fill = bool(self.cov_s) and new[0][0] < self.cov_e[-1]
+        for x, y in new:
+            self.pieces.append((x, y, frame, fill))
         lo = min(a, s[i]) if i < j else a
         hi = max(b, e[j - 1]) if i < j else b
         s[i:j] = [lo]
@@ -307,29 +314,35 @@ class Direction:
         return self.cov_e[0] if len(self.cov_s) > 1 else None
 
     def first_frames(self, a, b):
-        """(frame of byte a, frame of byte b-1, newest frame over [a, b)), or
-        None if some byte of [a, b) was never seen."""
+        """(frame of byte a, frame of byte b-1, newest frame, oldest frame, gap-filling
+        frames) over the first sightings of the bytes [a, b), or None if some byte
+        of [a, b) was never seen.  The oldest frame brought the message's earliest
+        byte (t_first), the newest completed it (t_last)."""
         if b <= a:
             return None
         k = bisect.bisect_right(self.piece_starts, a) - 1
         if k < 0:
             return None
-        first = newest = None
+        first = newest = oldest = None
+        fills = set()
         pos = a
         last = None
         while pos < b:
             if k >= len(self.pieces):
                 return None
-            ps, pe, fr = self.pieces[k]
+            ps, pe, fr, fill = self.pieces[k]
             if not (ps <= pos < pe):
                 return None
             if first is None:
                 first = fr
             newest = fr if newest is None else max(newest, fr)
+            oldest = fr if oldest is None else min(oldest, fr)
+            if fill:
+                fills.add(fr)
             last = fr
             pos = pe
             k += 1
-        return first, last, newest
+        return first, last, newest, oldest, fills
 
 
 class Segment:
@@ -405,7 +418,7 @@ class Msg:
     __slots__ = ("frame", "stream", "src", "dst", "sport", "dport", "major", "minor",
                  "type", "size", "more", "request_id", "op", "rsp_expected",
                  "response_flags", "reply_status", "locate_status", "seg_frames",
-                 "start", "end", "t_first", "t_last", "half")
+                 "start", "end", "t_first", "t_last", "half", "fills")
 
     def __init__(self, **kw):
         for k in self.__slots__:
@@ -497,6 +510,7 @@ class Half:
     def __init__(self, msg):
         self.bytes = msg.size
         self.t_first, self.t_last = msg.t_first, msg.t_last
+        self.fills = None if msg.fills is None else set(msg.fills)
         self.open = msg.more
         self.rid = msg.request_id
         self.rtx = set()
@@ -504,7 +518,10 @@ class Half:
 
     def extend(self, msg):
         self.bytes += msg.size
-        self.t_last = msg.t_last
+        self.t_first = min(self.t_first, msg.t_first)
+        self.t_last = max(self.t_last, msg.t_last)
+        fills = getattr(msg, "fills", None)
+        self.fills = None if self.fills is None or fills is None else self.fills | fills
         self.open = msg.more
 
 
@@ -591,11 +608,14 @@ def locate_times(dirs, times, seg_of, msgs):
             prev_frame = m.frame
             if r is not None:
                 m.end = m.start + m.size
-                m.t_first, m.t_last = times[r[0]], times[r[1]]
+                # earliest byte to arrive, and the frame that completed the message
+                m.t_first, m.t_last = times[r[3]], times[r[2]]
+                m.fills = r[4]
                 pos = m.end
             else:
                 loose += 1
                 m.start = m.end = pos = None
+                m.fills = None
                 first = m.seg_frames[0] if m.seg_frames else m.frame
                 m.t_first = times.get(first, times.get(m.frame))
                 m.t_last = times.get(m.frame)
@@ -721,6 +741,13 @@ def rows_of(calls):
                fmt_us(rp.t_last - rq.t_first) if rp else "",
                fmt_us(rp.t_first - rq.t_last) if rp else "",
                None if rtx is None else str(rtx)]
+        # gap fills and capture loss are known where every byte of the call was
+        # placed (seen by the capture); elsewhere they are not compared
+        halves = [rq] + ([rp] if rp is not None else [])
+        if any(h.fills is None for h in halves):
+            row += [None, None]
+        else:
+            row += [str(len(set().union(*[h.fills for h in halves]))), "0"]
         rows.append(((rq.t_first, c.client, c.rid), ["" if v is None else v for v in row]))
     rows.sort(key=lambda r: r[0])
     return [r for _, r in rows]

@@ -436,8 +436,12 @@ static void test_out_of_order_first_seen_times(void **state)
 	assert_int_equal(s.n, 1);
 	assert_int_equal(s.v[0].c.flags, F_ANSWERED);
 	assert_int_equal(s.v[0].c.reply_bytes, 64);
-	/* the first byte was first seen at 12 ms, the last at 10 ms */
-	check_times(&s.v[0].c, TS(1), TS(1), TS(12), TS(10));
+	/* the reply's earliest byte came at 10 ms; the segment that completed it at
+	 * 12 ms, and the two that came below bytes already seen filled gaps */
+	check_times(&s.v[0].c, TS(1), TS(1), TS(10), TS(12));
+	assert_int_equal(s.v[0].c.gap_fills, 2);
+	assert_int_equal(s.v[0].c.fill_wait_ns, 2 * MS);
+	assert_int_equal(gs_engine_counters(e)->gap_fills, 2);
 	assert_int_equal(gs_engine_counters(e)->gaps, 0);
 	assert_int_equal(gs_engine_counters(e)->retransmits, 0);
 	engine_free(e);
@@ -647,7 +651,8 @@ static void test_gap_swallowing_a_header_resyncs(void **state)
 		assert_non_null(g4);
 		check_times(&g1->c, TS(1), TS(1), TS(15), TS(15));
 		/* the last byte of 2 was never seen: its time is when the hole was declared */
-		check_times(&g2->c, TS(2), TS(14), TS(16), TS(16));
+		/* the hole was given up at 14 ms, but no byte of request 2 came then */
+		check_times(&g2->c, TS(2), TS(2), TS(16), TS(16));
 		assert_int_equal(g2->c.flags, F_ANSWERED | GS_CF_CAPTURE_LOSS);
 		assert_int_equal(g2->c.request_bytes, l2);
 		check_times(&g4->c, TS(3), TS(3), TS(18), TS(18));
@@ -1119,10 +1124,14 @@ static void test_sequence_wraparound(void **state)
 		assert_int_equal(s.v[i].c.request_id, 1000 + i);
 		assert_int_equal(s.v[i].c.flags, F_ANSWERED);
 		assert_int_equal(s.v[i].c.retransmits, i == 5 ? 1 : 0);
-		if (i == 3)
-			check_times(&s.v[i].c, TS(7) + 100 * US, TS(7), TS(8), TS(8));
-		else
+		if (i == 3) {
+			/* second half first: it is the earliest byte, the first half completes */
+			check_times(&s.v[i].c, TS(7), TS(7) + 100 * US, TS(8), TS(8));
+			assert_int_equal(s.v[i].c.gap_fills, 1);
+		} else {
 			check_times(&s.v[i].c, TS(2 * i + 1), TS(2 * i + 1), TS(2 * i + 2), TS(2 * i + 2));
+			assert_int_equal(s.v[i].c.gap_fills, 0);
+		}
 	}
 	assert_int_equal(gs_engine_counters(e)->gaps, 0);
 	assert_int_equal(gs_engine_counters(e)->out_of_order, 1);
@@ -1392,7 +1401,10 @@ static void test_parked_reply(void **state)
 			assert_int_equal(s.v[0].c.request_bytes, l1);
 			assert_int_equal(s.v[0].c.reply_bytes, l2);
 			/* the request's first byte was first seen at 3 ms, its last at 1 ms */
-			check_times(&s.v[0].c, TS(3), TS(1), TS(2), TS(2));
+			/* the request's head came after the reply (the capture listed it
+			 * late): its completion is bounded by the reply's first byte */
+			check_times(&s.v[0].c, TS(1), TS(2), TS(2), TS(2));
+			assert_int_equal(s.v[0].c.gap_fills, 1);
 			assert_int_equal(gs_engine_counters(e)->orphan_replies, 0);
 			assert_int_equal(gs_engine_counters(e)->replies_paired, 1);
 		} else {

@@ -116,7 +116,9 @@ static void test_ooo_bound_per_direction(void **state)
 	assert_int_equal(k->calls_capture_loss, 1);
 	check_call(&s, 1, 0, TS(1), TS(1), TS(11), TS(11), F_ANSWERED);
 	/* the last byte of 2 was never seen: its time is when the hole was given up */
-	check_call(&s, 2, 0, TS(2), TS(6), TS(12), TS(12), F_ANSWERED | GS_CF_CAPTURE_LOSS);
+	/* the rest of request 2 never came: its instants are its own packet's, not the
+	 * time the hole was given up (pairs-csv.md: never another message's packet) */
+	check_call(&s, 2, 0, TS(2), TS(2), TS(12), TS(12), F_ANSWERED | GS_CF_CAPTURE_LOSS);
 	assert_int_equal(sink_find(&s, 2, 0)->c.request_bytes, m.len[2]);
 	/* held calls keep the time the capture first saw them */
 	check_call(&s, 4, 0, TS(4), TS(4), TS(14), TS(14), F_ANSWERED);
@@ -181,7 +183,7 @@ static void test_ooo_bound_total(void **state)
 	assert_int_equal(k->gap_bytes, 2 * hole);
 	assert_int_equal(k->ooo_dropped_bytes, hole);
 	assert_int_equal(s.n, 4);
-	check_call(&s, 1, 40002, TS(3), TS(4), TS(5), TS(5), F_ANSWERED | GS_CF_CAPTURE_LOSS);
+	check_call(&s, 1, 40002, TS(3), TS(3), TS(5), TS(5), F_ANSWERED | GS_CF_CAPTURE_LOSS);
 	check_call(&s, 2, 40002, TS(4), TS(4), TS(6), TS(6), F_ANSWERED);
 	assert_int_equal(sink_find(&s, 1, 40001)->c.outcome, GS_OUT_NO_REPLY);
 	assert_int_equal(sink_find(&s, 2, 40001)->c.outcome, GS_OUT_NO_REPLY);
@@ -247,7 +249,7 @@ static void test_ooo_bound_second_hole(void **state)
 	assert_null(sink_find(&s, 4, 0));
 	assert_int_equal(k->orphan_replies, 1);
 	check_call(&s, 1, 0, TS(1), TS(1), TS(51), TS(51), F_ANSWERED);
-	check_call(&s, 2, 0, TS(2), TS(5), TS(52), TS(52), F_ANSWERED | GS_CF_CAPTURE_LOSS);
+	check_call(&s, 2, 0, TS(2), TS(2), TS(52), TS(52), F_ANSWERED | GS_CF_CAPTURE_LOSS);
 	check_call(&s, 3, 0, TS(3), TS(3), TS(53), TS(53), F_ANSWERED);
 	check_call(&s, 5, 0, TS(5), TS(5), TS(55), TS(55), F_ANSWERED);
 

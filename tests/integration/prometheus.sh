@@ -4,7 +4,8 @@
 # probes, as it would scrape many hosts: what Prometheus stores and computes is compared with
 # what giopscope itself wrote.
 #
-# One network namespace of its own (tests/lib/netns.sh); everything runs on its loopback:
+# One network namespace of its own (gsprm-PID; process helpers and cleanup of tests/lib/netns.sh);
+# everything runs on its loopback:
 #   hosta, hostb  two omniORB bench_servers (127.0.0.1:2809 and :2810), each watched by its own
 #                 `giopscope live -i lo --ports P --pairs --summary --metrics 127.0.0.1:946x`
 #   prometheus    127.0.0.1:9090, a temporary --storage.tsdb.path, a generated prometheus.yml
@@ -12,30 +13,33 @@
 #                 instance="hosta"/"hostb") loading the rule file of docs/metrics.md
 # Traffic (bench_client): first one echoString and one slow(0) per host, and a wait until
 # Prometheus has scraped them; then 300 echoString and 100 slow calls on hosta, 200 and 80 on
-# hostb (counts that tell the hosts apart), the slow calls sleeping 19 x 300 us then 15 ms on
-# hosta, 4 x 1 ms then 35 ms on hostb, so that the p99 of slow is in another bucket on each
+# hostb (counts that tell the hosts apart), the slow calls sleeping 19 x 300 us then 12 ms on
+# hosta, 4 x 1 ms then 30 ms on hostb, so that the p99 of slow is in another bucket on each
 # host, and far from echoString's.
 # Checks:
-#   promtool     the rule file in docs/metrics.md passes `promtool check rules`, the generated
-#                config `promtool check config`, and tests/lib/prom_rules_test.yml (the alert
-#                fires for an operation whose p99 crosses its threshold, summed over two hosts,
-#                and not for another) passes `promtool test rules`
+#   promtool     the rule file in docs/metrics.md passes `promtool check rules`, its scrape and
+#                federation configurations and the generated one `promtool check config`, and
+#                tests/lib/prom_rules_test.yml (the alert fires for an operation whose p99,
+#                summed over two hosts, crosses its threshold, and not for another) passes
+#                `promtool test rules`
 #   targets      both targets are up in /api/v1/targets
 #   counts       after the traffic, Prometheus's giopscope_calls_total and
 #                giopscope_call_duration_seconds_count per instance and operation (polled,
 #                bounded, until they equal what giopscope's /metrics says at the end) equal
 #                the last /metrics scrape by curl and the rows of each --pairs CSV (read by
 #                column name); their sum over the instances equals the rows of both files
-#   p99          histogram_quantile(0.99, sum by (le, operation) (increase(bucket[whole run])))
-#                (both hosts) and sum by (le, operation, instance) (each host), against the p99
-#                of the pairs rows increase() covers; the quantile over the counters since
-#                giopscope started against the p99 of giopscope's own summary; the documented
-#                recording rule's p99 against the pairs of both hosts. Agreeing means: within
-#                the width of the bucket (lo, hi] holding giopscope's value, and in that same
-#                bucket unless calls ranked within 2% of the p99 rank lie in the estimate's
-#                (the lines say which bucket, and whether the estimate fell in the same one)
+#   p99          histogram_quantile(0.99, sum by (le, operation) (increase(bucket[...]))) (both
+#                hosts) and sum by (le, operation, instance) (each host), every series from its
+#                first sample to its last (nothing for Prometheus to extrapolate: its
+#                increase of _count must equal the replies after the first sample), against the
+#                p99 of those pairs rows; the quantile of the counters since giopscope started
+#                against the p99 of all pairs rows and of each probe's own summary. Agreeing
+#                means: within the width of the bucket (lo, hi] holding giopscope's value and
+#                in that bucket, unless the value is within 0.8% of a bound (the lines say which
+#                bucket, and whether the estimate fell in the same one)
 #                (tests/lib/prom_api_check.py; its header says how each figure is made)
-#   rules        every documented rule evaluated without error in the live server
+#   rules        every documented rule evaluated without error in the live server, and the
+#                recorded p99 is its expression's value at the rule's evaluation time
 #   stop         giopscope exits 0 on SIGINT; prometheus is stopped by its pid
 # Skipped (77) unless root with network namespaces and the prometheus package's binaries;
 # GIOPSCOPE_STRICT=1 (make check) turns a skip into a failure. Prints PASS/FAIL per check, then
@@ -65,10 +69,19 @@ fi
 ns_require
 
 WORK=$(mktemp -d /tmp/gs-prm.XXXXXX) || exit 2
+# shellcheck disable=SC2317,SC2034  # called by ns_cleanup through NS_CLEANUP_HOOK
 work_cleanup() { rm -rf "$WORK"; }
+# shellcheck disable=SC2034
 NS_CLEANUP_HOOK=work_cleanup
-ns_setup || { echo "FAIL setup: cannot create the network namespace"; exit 1; }
-NS=$NS_SRV   # the one namespace used; its loopback carries everything
+# one namespace (no veth: its loopback carries everything), cleaned up by ns_cleanup as
+# ns_setup's would be: what ns_start started killed by pid, the namespace deleted
+NS=gsprm-$$
+trap 'ns_cleanup' EXIT
+trap 'ns_cleanup; trap - EXIT; exit 130' INT
+trap 'ns_cleanup; trap - EXIT; exit 143' TERM
+ip netns add "$NS" || { echo "FAIL setup: cannot create the network namespace $NS"; exit 1; }
+NS_LIST=$NS   # shellcheck disable=SC2034  # read by ns_cleanup
+ip -n "$NS" link set lo up || { echo "FAIL setup: lo down in $NS"; exit 1; }
 
 PASSED=0
 FAILED=0
@@ -82,11 +95,16 @@ finish() {
 in_ns() { ip netns exec "$NS" "$@"; }
 
 # ------------------------------------------------------------------ promtool, offline
-# the rule file is the ```yaml block of docs/metrics.md whose first line is its name
-awk '/^```yaml$/ { inb = 1; first = 1; next }
-     inb && /^```$/ { inb = 0; if (took) exit; next }
-     inb && first { first = 0; if ($0 == "# giopscope.rules.yml") took = 1 }
-     took && inb { print }' docs/metrics.md >"$WORK/giopscope.rules.yml"
+# doc_block FIRSTLINE: the ```yaml block of docs/metrics.md whose first line starts so
+doc_block() {
+    awk -v want="$1" '/^```yaml$/ { inb = 1; first = 1; next }
+        inb && /^```$/ { inb = 0; if (took) exit; next }
+        inb && first { first = 0; if (index($0, want) == 1) took = 1 }
+        took && inb { print }' docs/metrics.md
+}
+doc_block "# giopscope.rules.yml" >"$WORK/giopscope.rules.yml"
+doc_block "# prometheus.yml" >"$WORK/doc_scrape.yml"
+doc_block "# the global prometheus.yml" >"$WORK/doc_federate.yml"
 cp tests/lib/prom_rules_test.yml "$WORK/"
 cat >"$WORK/prometheus.yml" <<EOF
 global:
@@ -103,19 +121,26 @@ scrape_configs:
         labels: {instance: hostb}
 EOF
 why=""
-[ -s "$WORK/giopscope.rules.yml" ] || why="no \`\`\`yaml block starting '# giopscope.rules.yml' in docs/metrics.md"
+for f in giopscope.rules.yml doc_scrape.yml doc_federate.yml; do
+    [ -s "$WORK/$f" ] || why="$why a yaml block of docs/metrics.md is missing ($f)"
+done
+for f in doc_scrape.yml doc_federate.yml; do
+    [ -z "$why" ] && ! "$PROMTOOL" check config "$WORK/$f" >"$WORK/promtool.txt" 2>&1 && why="docs/metrics.md $f: $(tr '\n' ' ' <"$WORK/promtool.txt")"
+done
 [ -z "$why" ] && ! "$PROMTOOL" check rules "$WORK/giopscope.rules.yml" >"$WORK/promtool.txt" 2>&1 && why="check rules: $(tr '\n' ' ' <"$WORK/promtool.txt")"
 [ -z "$why" ] && ! "$PROMTOOL" check config "$WORK/prometheus.yml" >"$WORK/promtool.txt" 2>&1 && why="check config: $(tr '\n' ' ' <"$WORK/promtool.txt")"
 [ -z "$why" ] && ! (cd "$WORK" && "$PROMTOOL" test rules prom_rules_test.yml) >"$WORK/promtool.txt" 2>&1 && why="test rules: $(tr '\n' ' ' <"$WORK/promtool.txt")"
 if [ -z "$why" ]; then
-    pass promtool "$(grep -c 'record:\|alert:' "$WORK/giopscope.rules.yml") rules from docs/metrics.md checked; prom_rules_test.yml: the alert fires for slowop only"
+    pass promtool "$(grep -c 'record:\|alert:' "$WORK/giopscope.rules.yml") rules and the scrape and federation configurations of docs/metrics.md checked; prom_rules_test.yml: the alert fires for slowop only"
 else
     fail promtool "$why"
 fi
 
 # ------------------------------------------------------------------ servers, probes, prometheus
+port_of() { case $1 in a) echo 2809 ;; b) echo 2810 ;; esac; }    # the ORB's
+mport_of() { case $1 in a) echo 9464 ;; b) echo 9465 ;; esac; }   # giopscope's /metrics
 for h in a b; do
-    port=$([ "$h" = a ] && echo 2809 || echo 2810)
+    port=$(port_of "$h")
     ns_start "$NS" "$WORK/server_$h.log" "$SERVER" -ORBendPoint "giop:tcp:127.0.0.1:$port" -o "$WORK/echo_$h.ior"
 done
 for h in a b; do
@@ -123,11 +148,11 @@ for h in a b; do
 done
 LIVE_a="" LIVE_b=""
 for h in a b; do
-    port=$([ "$h" = a ] && echo 2809 || echo 2810)
-    mport=$([ "$h" = a ] && echo 9464 || echo 9465)
+    port=$(port_of "$h")
+    mport=$(mport_of "$h")
     ns_start "$NS" "$WORK/live_$h.log" "$GIOPSCOPE" live -q -i lo --ports "$port" --pairs -o "$WORK/pairs_$h.csv" \
         --summary --metrics "127.0.0.1:$mport"
-    eval "LIVE_$h=\$NS_LAST_PID"
+    case $h in a) LIVE_a=$NS_LAST_PID ;; b) LIVE_b=$NS_LAST_PID ;; esac
     ns_wait_port "$NS" "$mport" 15 || { fail setup "no metrics port for $h: $(tail -2 "$WORK/live_$h.log")"; finish; }
 done
 sleep 0.5   # the capture is open once the port is (session before tap is not guaranteed)
@@ -151,22 +176,24 @@ client() { # HOST LOG ARGS...: one bench_client run against HOST's server
     ns_run "$NS" 120 "$CLIENT" -i "$WORK/echo_$h.ior" -q "$@" >>"$WORK/$log" 2>&1
 }
 for h in a b; do
-    client "$h" warm.log -op echoString -size 16 -n 1 && client "$h" warm.log -op slow -size 0 -n 1 ||
-        { fail setup "warm-up client: $(tail -1 "$WORK/warm.log")"; finish; }
+    if ! client "$h" warm.log -op echoString -size 16 -n 1 || ! client "$h" warm.log -op slow -size 0 -n 1; then
+        fail setup "warm-up client: $(tail -1 "$WORK/warm.log")"
+        finish
+    fi
 done
 spec="giopscope_call_duration_seconds_count:hosta:echoString=1,giopscope_call_duration_seconds_count:hosta:slow=1"
 spec="$spec,giopscope_call_duration_seconds_count:hostb:echoString=1,giopscope_call_duration_seconds_count:hostb:slow=1"
 in_ns python3 "$CHECK" wait-count "http://$PROM" "$spec" 30 >"$WORK/wait.txt" ||
     { fail setup "warm-up calls not scraped: $(cat "$WORK/wait.txt")"; finish; }
 
-USECS_a=$(printf '300,%.0s' $(seq 1 19))15000 N_a="300 100"
-USECS_b=1000,1000,1000,1000,35000 N_b="200 80"
-for h in a b; do
-    eval "usecs=\$USECS_$h; set -- \$N_$h"
-    client "$h" main.log -op echoString -size 64 -n "$1" &&
-        client "$h" main.log -op slow -usecs "$usecs" -n "$2" ||
-        { fail setup "client $h: $(tail -1 "$WORK/main.log")"; finish; }
-done
+traffic() { # HOST ECHO_CALLS SLOW_CALLS SLOW_USECS
+    client "$1" main.log -op echoString -size 64 -n "$2" || return 1
+    client "$1" main.log -op slow -usecs "$4" -n "$3"
+}
+if ! traffic a 300 100 "$(printf '300,%.0s' $(seq 1 19))12000" || ! traffic b 200 80 1000,1000,1000,1000,30000; then
+    fail setup "client: $(tail -1 "$WORK/main.log")"
+    finish
+fi
 # every call has ended once both CSVs stop growing (bounded)
 prev=""
 for _ in $(seq 1 50); do
@@ -180,7 +207,7 @@ done
 # the last scrape by curl, and the values Prometheus must reach (polled, bounded)
 spec=""
 for h in a b; do
-    mport=$([ "$h" = a ] && echo 9464 || echo 9465)
+    mport=$(mport_of "$h")
     in_ns curl -s -m 5 "http://127.0.0.1:$mport/metrics" >"$WORK/scrape_$h.txt"
     spec="$spec$(sed -n 's/^\(giopscope_calls_total\|giopscope_call_duration_seconds_count\){operation="\([^"]*\)"} \([0-9]*\)$/\1:host'"$h"':\2=\3,/p' "$WORK/scrape_$h.txt")"
 done

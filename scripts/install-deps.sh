@@ -3,7 +3,9 @@
 # Only packages that are missing are installed; nothing is done when all are there.
 #   scripts/install-deps.sh [build|check|all]    (default: all)
 # build: compiler and libpcap, enough for `make` and `make demo`.
-# check: everything the tests use (ORBs, tshark, tcpdump, eBPF, DPDK, cmocka...).
+# check: everything the tests use (ORBs, tshark, tcpdump, eBPF, DPDK, cmocka, Prometheus...).
+# Debian's prometheus package starts its own service when installed; the tests run the binary as
+# a plain process of their own, so a service the install started is stopped and disabled here.
 set -eu
 
 set_build="build-essential pkg-config libpcap-dev"
@@ -11,7 +13,7 @@ set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld
   tshark tcpdump wireshark-common iproute2 python3 procps psmisc curl strace
   omniorb omniidl libomniorb4-dev omniorb-nameserver tcl tcl-combat
   libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev
-  dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium"
+  dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium prometheus"
 
 what=${1:-all}
 case "$what" in
@@ -39,3 +41,16 @@ echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-
 apt-get update -q
 # shellcheck disable=SC2086
 apt-get install -y -q --no-install-recommends $missing
+case " $missing " in
+  *" prometheus "*)
+    # stop the service the package's postinst started (systemd, or its init script without
+    # systemd) and keep it from starting at boot; the tests run prometheus themselves
+    if command -v systemctl >/dev/null 2>&1; then
+      [ -d /run/systemd/system ] && { systemctl stop prometheus.service >/dev/null 2>&1 || true; }
+      systemctl disable prometheus.service >/dev/null 2>&1 || true   # works without systemd running
+    fi
+    if [ -x /etc/init.d/prometheus ] && [ ! -d /run/systemd/system ]; then
+      /etc/init.d/prometheus stop >/dev/null 2>&1 || true
+    fi
+    command -v update-rc.d >/dev/null 2>&1 && { update-rc.d prometheus disable >/dev/null 2>&1 || true; } ;;
+esac

@@ -884,6 +884,7 @@ static int summarise(struct gs_merge *m, const struct model *md, struct gs_merge
 	const struct side *c = &m->s[0], *s = &m->s[1];
 	uint64_t n = 0, same = 0;
 	struct gs_merge_figures f;
+	int err;
 	for (uint32_t i = 0; i < c->n; i++) {
 		const struct gs_mcall *sc;
 		if (m->match[i] == GS_MERGE_NONE) {
@@ -911,7 +912,15 @@ static int summarise(struct gs_merge *m, const struct model *md, struct gs_merge
 	for (uint32_t i = 0; i < c->nst; i++)
 		if (c->st[i].match != GS_MERGE_NONE)
 			r->streams_matched++;
-	return estimate(m, md, r->drift_corrected, r);
+	if ((err = estimate(m, md, r->drift_corrected, r)) != 0)
+		return err;
+	/* one constant offset fits every call: a slope the slices' votes
+	 * suggest (biased by calls slowed one way) is not measured */
+	if (r->offset_all && r->drift_known && !r->drift_corrected) {
+		r->drift_known = false;
+		r->drift_ppm = 0;
+	}
+	return 0;
 }
 
 /* The offset the matched pairs agree on (along `md`'s drift): once most

@@ -94,7 +94,8 @@ struct gs_merge_result {
 	bool offset_all;             /* offset_agree == offset_n: lo..hi is every call's intersection */
 	int64_t offset_tref;         /* client-clock instant the offset is given at (with a drift corrected) */
 	double offset_drift;         /* theta's change per ns along which calls were compared (0: none) */
-	bool drift_known;            /* the offset changes over the capture clearly more than it jitters */
+	bool drift_known;            /* the offset changes over the capture clearly more than it jitters,
+	                              * and no one offset fits every call */
 	double drift_ppm;            /* d theta / d t fitted over the matched calls (0 unless known) */
 	bool drift_corrected;        /* the matching was redone with the drift */
 	uint64_t negative_network;   /* matched answered calls with network < 0 */

@@ -190,6 +190,8 @@ static void test_offset_asymmetric(void **state)
 		assert_true(llabs(f.offset_ns - x) <= 55 * US);
 		assert_true(f.offset_lo_ns <= x && x <= f.offset_hi_ns);
 	}
+	/* one offset fits every call: no drift is claimed */
+	assert_false(r.drift_known);
 	assert_false(r.same_capture);
 	assert_false(r.looks_swapped);
 	assert_int_equal(gs_merge_check_order(m, &r), 0);
@@ -331,6 +333,49 @@ static void test_order_same_capture(void **state)
 	assert_false(rn.looks_swapped);
 }
 
+static void test_offset_drift(void **state)
+{
+	/* the server's clock 2 s ahead and gaining 50 ppm: 1 ms over the 20 s,
+	 * far more than a call's interval is wide; the calls are compared along
+	 * the fitted drift, and the range (given at offset_tref) holds the true
+	 * offset there */
+	const int64_t x = 2000 * MS;
+	struct gs_merge *m = merge_new();
+	struct gs_merge_result r;
+	uint32_t far = 0;
+	for (uint32_t k = 0; k < 200; k++) {
+		int64_t t = T0 + (int64_t)k * 100 * MS;
+		struct wire w = { t, 5 * US, 80 * US, 80 * US, 20 * US, 5 * US, 80 * US, 80 * US, 100, 0 };
+		add_wire(m, &w, 2 + 2 * k, x + (int64_t)(50e-6 * (double)(t - T0)), false);
+	}
+	assert_int_equal(gs_merge_run(m, &r), 0);
+	assert_int_equal(r.matched, 200);
+	assert_true(r.drift_known && r.drift_corrected);
+	assert_true(r.drift_ppm > 49 && r.drift_ppm < 51);
+	{
+		int64_t truth = x + (int64_t)(50e-6 * (double)(r.offset_tref - T0));
+		assert_true(r.offset_lo_ns <= truth && truth <= r.offset_hi_ns);
+		assert_true(r.offset_lo_ns <= r.offset_ns && r.offset_ns <= r.offset_hi_ns);
+		assert_true(2 * r.offset_agree > r.offset_n);
+	}
+	/* each call's figure: the estimate along the drift, in its own interval */
+	for (uint32_t i = 0; i < gs_merge_count(m, GS_MERGE_CLIENT); i++) {
+		struct gs_merge_figures f;
+		int64_t t = gs_merge_get(m, GS_MERGE_CLIENT, i)->t_request_first;
+		int64_t truth = x + (int64_t)(50e-6 * (double)(t - T0));
+		gs_merge_call_figures(m, i, &f);
+		assert_true(f.offset_known && f.offset_lo_ns <= f.offset_ns && f.offset_ns <= f.offset_hi_ns);
+		if (llabs(f.offset_ns - truth) > 160 * US)
+			far++;
+	}
+	assert_int_equal(far, 0);
+	{
+		const char *line = offset_line(&r);
+		assert_line_consistent(line, r.offset_ns);
+		assert_non_null(strstr(line, "calls compared along a drift of"));
+	}
+}
+
 static void test_offset_none(void **state)
 {
 	/* no answered call: no estimate, said so */
@@ -351,6 +396,7 @@ int main(void)
 		UT(test_offset_disagreeing),
 		UT(test_order_swapped),
 		UT(test_order_same_capture),
+		UT(test_offset_drift),
 		UT(test_offset_none),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

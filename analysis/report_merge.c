@@ -67,6 +67,9 @@ struct gs_merge {
 	uint32_t *stamp;         /* server stream -> last client stream that listed it, + 1 */
 	uint32_t stamp_no;
 	int64_t strict;          /* min(tolerance, STRICT_NS) */
+	bool est_known;          /* the offset estimate, once run: est_ns at client time est_tref, */
+	int64_t est_ns, est_tref; /* changing by est_drift per ns */
+	double est_drift;
 };
 
 void gs_merge_config_default(struct gs_merge_config *c)
@@ -126,8 +129,8 @@ void gs_merge_free(struct gs_merge *m)
 
 /* ---- collecting ------------------------------------------------------------- */
 
-static void add(struct gs_merge *m, int side, const char *op, size_t oplen, const char *exc, size_t exclen,
-		const struct gs_call *c)
+/* A new call of a side (zeroed), or NULL (counted as dropped). */
+static struct gs_mcall *slot(struct gs_merge *m, int side)
 {
 	struct side *s = &m->s[side ? 1 : 0];
 	struct gs_mcall *mc;
@@ -138,13 +141,22 @@ static void add(struct gs_merge *m, int side, const char *op, size_t oplen, cons
 			cap = m->cfg.max_calls;
 		if (s->n >= cap || !(nv = realloc(s->v, (size_t)cap * sizeof *nv))) {
 			s->dropped++;
-			return;
+			return NULL;
 		}
 		s->v = nv;
 		s->cap = cap;
 	}
 	mc = &s->v[s->n++];
 	memset(mc, 0, sizeof *mc);
+	return mc;
+}
+
+static void add(struct gs_merge *m, int side, const char *op, size_t oplen, const char *exc, size_t exclen,
+		const struct gs_call *c)
+{
+	struct gs_mcall *mc = slot(m, side);
+	if (!mc)
+		return;
 	mc->client = c->client;
 	mc->server = c->server;
 	mc->t_request_first = c->t_request_first;
@@ -208,13 +220,27 @@ static uint64_t sig_hash(const struct gs_mcall *c)
 	return h;
 }
 
-/* The interval of offsets a pair allows (no slack); false without both replies. */
+/* The interval of offsets a pair allows by causality (no slack; lo > hi: the
+ * pair contradicts it); false without both replies.  A byte reaches the far
+ * tap after the near one saw it leave: the request's first byte (client to
+ * server) bounds theta from above, the reply's first byte from below.  The
+ * last bytes' instants are when each tap had seen the whole message: the far
+ * tap cannot complete it before the near one did, provided both saw all of it
+ * and neither capture missed a transmission (it would see a byte only when
+ * resent, late); they then bound theta too, and tighter when a link stretches
+ * a large message between the taps. */
 static bool interval(const struct gs_mcall *c, const struct gs_mcall *s, int64_t *lo, int64_t *hi)
 {
+	bool clean;
 	if (!answered(c) || !answered(s))
 		return false;
-	*lo = s->t_reply_last - c->t_reply_last;
+	clean = !((c->flags | s->flags) & GS_CF_CAPTURE_LOSS);
 	*hi = s->t_request_first - c->t_request_first;
+	*lo = s->t_reply_first - c->t_reply_first;
+	if (clean && (c->flags & s->flags & GS_CF_REQ_DONE) && s->t_request_last - c->t_request_last < *hi)
+		*hi = s->t_request_last - c->t_request_last;
+	if (clean && (c->flags & s->flags & GS_CF_REP_DONE) && s->t_reply_last - c->t_reply_last > *lo)
+		*lo = s->t_reply_last - c->t_reply_last;
 	return true;
 }
 
@@ -238,7 +264,27 @@ void gs_merge_figures(const struct gs_mcall *c, const struct gs_mcall *s, struct
 	f->server_total_ns = s->t_reply_last - s->t_request_first;
 	f->server_server_ns = s->t_reply_first - s->t_request_last;
 	f->network_ns = (c->t_reply_last - c->t_request_first) - f->server_total_ns;
-	f->offset_ns = lo + (hi - lo) / 2;
+	f->offset_lo_ns = lo;
+	f->offset_hi_ns = hi;
+}
+
+void gs_merge_call_figures(const struct gs_merge *m, uint32_t i, struct gs_merge_figures *f)
+{
+	uint32_t j = gs_merge_match(m, i);
+	const struct gs_mcall *c = gs_merge_get(m, GS_MERGE_CLIENT, i);
+	gs_merge_figures(c, j == GS_MERGE_NONE ? NULL : gs_merge_get(m, GS_MERGE_SERVER, j), f);
+	if (!f->known || !m->est_known)
+		return;
+	/* the common estimate, at this call's time; where the call forbids it,
+	 * the nearest value it allows (none when its own bounds cross) */
+	f->offset_known = true;
+	f->offset_ns = m->est_ns + (int64_t)(m->est_drift * (double)(c->t_request_first - m->est_tref));
+	if (f->offset_lo_ns <= f->offset_hi_ns) {
+		if (f->offset_ns < f->offset_lo_ns)
+			f->offset_ns = f->offset_lo_ns;
+		if (f->offset_ns > f->offset_hi_ns)
+			f->offset_ns = f->offset_hi_ns;
+	}
 }
 
 /* ---- streams and indexes ------------------------------------------------------ */
@@ -772,64 +818,108 @@ out:
 	return ok;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* The stretch held by the most closed intervals (unit votes; touching ones
+ * overlap): the first such when several; its depth in *depth. */
+static bool deepest(struct ival *iv, uint32_t n, int64_t *lo, int64_t *hi, uint64_t *depth)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-	return (x > y) - (x < y);
+	int64_t d = 0, best = 0;
+	qsort(iv, n, sizeof *iv, cmp_ival);
+	for (uint32_t i = 0; i + 1 < n; i++) {
+		d += iv[i].d;
+		if (iv[i].d > 0 && d > best) {
+			best = d;
+			*lo = iv[i].x;
+			*hi = iv[i + 1].x;
+		}
+	}
+	*depth = (uint64_t)best;
+	return best > 0;
 }
 
-static int64_t pct(const int64_t *v, uint64_t n, double q)
-{
-	uint64_t i = (uint64_t)(q * (double)(n - 1) + 0.5);
-	return v[i < n ? i : n - 1];
-}
-
-static int summarise(struct gs_merge *m, struct gs_merge_result *r)
+/* The offset from the calls' bounds (see report_merge.h): the intersection of
+ * every call's interval, else the stretch most of them hold; along md's drift
+ * when the matching was redone along it. */
+static int estimate(struct gs_merge *m, const struct model *md, bool along, struct gs_merge_result *r)
 {
 	const struct side *c = &m->s[0], *s = &m->s[1];
-	int64_t *th = malloc(((size_t)c->n + 1) * sizeof *th);
-	uint64_t n = 0;
-	struct gs_merge_figures f;
-	if (!th)
+	struct ival *iv = malloc(((size_t)r->offset_n + 1) * 2 * sizeof *iv);
+	uint32_t niv = 0;
+	int64_t tref = 0;
+	double drift = along ? md->drift : 0;
+	bool first = true;
+	if (!iv)
 		return ENOMEM;
-	r->bound_lo = INT64_MIN;
-	r->bound_hi = INT64_MAX;
 	for (uint32_t i = 0; i < c->n; i++) {
-		int64_t lo, hi;
+		int64_t lo, hi, d;
+		if (m->match[i] == GS_MERGE_NONE || !interval(&c->v[i], &s->v[m->match[i]], &lo, &hi))
+			continue;
+		if (first) {
+			tref = along ? md->tref : c->v[i].t_request_first;
+			first = false;
+		}
+		if (lo > hi)
+			continue; /* no offset satisfies this call: it violates any estimate */
+		d = (int64_t)(drift * (double)(c->v[i].t_request_first - tref));
+		iv[niv++] = (struct ival){ lo - d, 1 };
+		iv[niv++] = (struct ival){ hi - d, -1 };
+	}
+	if (deepest(iv, niv, &r->offset_lo_ns, &r->offset_hi_ns, &r->offset_agree)) {
+		r->offset_known = true;
+		r->offset_ns = r->offset_lo_ns + (r->offset_hi_ns - r->offset_lo_ns) / 2;
+		r->offset_all = r->offset_agree == r->offset_n;
+		r->offset_tref = tref;
+		r->offset_drift = drift;
+		m->est_known = true;
+		m->est_ns = r->offset_ns;
+		m->est_tref = tref;
+		m->est_drift = drift;
+	}
+	r->offset_violating = r->offset_n - r->offset_agree;
+	free(iv);
+	return 0;
+}
+
+static int summarise(struct gs_merge *m, const struct model *md, struct gs_merge_result *r)
+{
+	const struct side *c = &m->s[0], *s = &m->s[1];
+	uint64_t n = 0, same = 0;
+	struct gs_merge_figures f;
+	int err;
+	for (uint32_t i = 0; i < c->n; i++) {
+		const struct gs_mcall *sc;
 		if (m->match[i] == GS_MERGE_NONE) {
 			r->unmatched[0]++;
 			continue;
 		}
 		r->matched++;
-		gs_merge_figures(&c->v[i], &s->v[m->match[i]], &f);
+		sc = &s->v[m->match[i]];
+		if (c->v[i].t_request_first == sc->t_request_first && c->v[i].t_request_last == sc->t_request_last &&
+		    c->v[i].t_reply_first == sc->t_reply_first && c->v[i].t_reply_last == sc->t_reply_last)
+			same++;
+		gs_merge_figures(&c->v[i], sc, &f);
 		if (!f.known)
 			continue;
-		interval(&c->v[i], &s->v[m->match[i]], &lo, &hi);
-		th[n++] = f.offset_ns;
-		if (lo > r->bound_lo)
-			r->bound_lo = lo;
-		if (hi < r->bound_hi)
-			r->bound_hi = hi;
+		n++;
 		if (f.network_ns < 0)
 			r->negative_network++;
 	}
 	r->unmatched[1] = s->n - r->matched;
 	r->offset_n = n;
-	if (n) {
-		qsort(th, n, sizeof *th, cmp_i64);
-		r->offset_known = true;
-		r->offset_ns = pct(th, n, 0.5);
-		r->offset_p05 = pct(th, n, 0.05);
-		r->offset_p25 = pct(th, n, 0.25);
-		r->offset_p75 = pct(th, n, 0.75);
-		r->offset_p95 = pct(th, n, 0.95);
-		r->bounds_consistent = r->bound_lo <= r->bound_hi;
-		r->looks_swapped = r->negative_network * 2 > n;
-	}
+	/* the same capture twice: every call of each side has a twin at the very
+	 * same instants */
+	r->same_capture = c->n && c->n == s->n && same == c->n && c->dropped == s->dropped;
+	r->looks_swapped = n && r->negative_network * 2 > n;
 	for (uint32_t i = 0; i < c->nst; i++)
 		if (c->st[i].match != GS_MERGE_NONE)
 			r->streams_matched++;
-	free(th);
+	if ((err = estimate(m, md, r->drift_corrected, r)) != 0)
+		return err;
+	/* one constant offset fits every call: a slope the slices' votes
+	 * suggest (biased by calls slowed one way) is not measured */
+	if (r->offset_all && r->drift_known && !r->drift_corrected) {
+		r->drift_known = false;
+		r->drift_ppm = 0;
+	}
 	return 0;
 }
 
@@ -934,8 +1024,56 @@ int gs_merge_run(struct gs_merge *m, struct gs_merge_result *r)
 		if ((err = match_streams(m, &md3, true)) != 0)
 			return err;
 		match_calls(m, &md3);
+		return summarise(m, &md3, r);
 	}
-	return summarise(m, r);
+}
+
+/* ---- the order of the captures --------------------------------------------------- */
+
+int gs_merge_check_order(const struct gs_merge *m, struct gs_merge_result *r)
+{
+	struct gs_merge *o;
+	struct gs_merge_result other;
+	int err;
+	r->other_agree = 0;
+	if (!m->match)
+		return EINVAL; /* gs_merge_run first */
+	if (r->same_capture) {
+		r->looks_swapped = false;
+		return 0;
+	}
+	/* most calls agree on one offset and take longer on the client side:
+	 * this order is the right one (the other makes every call's interval
+	 * empty: its request bound falls below its reply bound) */
+	if (r->offset_n && 2 * r->offset_agree > r->offset_n && !r->looks_swapped)
+		return 0;
+	if ((err = gs_merge_new(&o, &m->cfg)) != 0)
+		return err;
+	for (int side = 0; side < 2; side++) {
+		const struct side *sd = &m->s[side];
+		for (uint32_t i = 0; i < sd->n; i++) {
+			struct gs_mcall *mc = slot(o, !side);
+			size_t n = 0, xn = 0;
+			const char *op, *exc;
+			if (!mc)
+				continue;
+			op = gs_intern_get(&m->strings, sd->v[i].op, &n);
+			exc = gs_intern_get(&m->strings, sd->v[i].exception, &xn);
+			*mc = sd->v[i];
+			mc->op = gs_intern(&o->strings, op, n);
+			mc->exception = mc->exception == GS_INTERN_EMPTY ? GS_INTERN_EMPTY : gs_intern(&o->strings, exc, xn);
+		}
+	}
+	if ((err = gs_merge_run(o, &other)) == 0) {
+		r->other_agree = other.offset_agree;
+		/* that order fits clearly more calls (and most of its own) to one
+		 * offset; or most of this order's network times are negative and
+		 * none of that order's are */
+		r->looks_swapped = (other.offset_agree > 2 * r->offset_agree && 2 * other.offset_agree > other.offset_n) ||
+				   (r->looks_swapped && !other.looks_swapped);
+	}
+	gs_merge_free(o);
+	return err;
 }
 
 /* ---- access ------------------------------------------------------------------------ */

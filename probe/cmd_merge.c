@@ -36,9 +36,11 @@ static void usage(FILE *f)
 	fputs("usage: giopscope merge [options] CLIENT.pcap SERVER.pcap\n"
 	      "  the same calls captured on the client's host and on the server's host (clocks need not\n"
 	      "  be synchronised, addresses may differ by NAT): network time = client total - server total,\n"
-	      "  the server's own time from its side, and the offset between the two capture clocks\n"
+	      "  the server's own time from its side, and the offset between the two capture clocks (from\n"
+	      "  causality alone: the range every call allows, or most calls when they disagree)\n"
 	      "  --pairs               one record per client-side call: the pairs columns (pairs-csv.md) then\n"
-	      "                        network_us,server_side_total_us,clock_offset_us,server_side_server_us\n"
+	      "                        network_us,server_side_total_us,clock_offset_us,server_side_server_us,\n"
+	      "                        clock_offset_lo_us,clock_offset_hi_us\n"
 	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
 	      "  -o, --output FILE     write there instead of stdout\n"
 	      "  --summary             with --pairs: also print the summary to stderr\n"
@@ -277,6 +279,18 @@ int gs_cmd_merge(int argc, char **argv)
 		status = 2;
 		goto done;
 	}
+	if ((err = gs_merge_check_order(m, &res)) != 0) {
+		fprintf(stderr, "giopscope merge: cannot try the other order: %s\n", strerror(err));
+		status = 2;
+		goto done;
+	}
+	if (res.same_capture)
+		fprintf(stderr, "giopscope merge: both files are the same capture (every call at the same instants); "
+			"give the client host's and the server host's\n");
+	else if (res.looks_swapped)
+		fprintf(stderr, "giopscope merge: the first file looks like the server side (%s); swap them?\n",
+			res.other_agree > res.offset_agree ? "the other order fits more calls to one clock offset"
+							   : "most calls took longer there than in the second file");
 	if (pairs) {
 		err = gs_merge_write_pairs(out, fmt, m);
 		if (summary_too)

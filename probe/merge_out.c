@@ -22,9 +22,7 @@ static void us3(char *buf, size_t len, int64_t ns)
 
 static void figures_of(const struct gs_merge *m, uint32_t i, struct gs_merge_figures *f)
 {
-	uint32_t j = gs_merge_match(m, i);
-	gs_merge_figures(gs_merge_get(m, GS_MERGE_CLIENT, i),
-			 j == GS_MERGE_NONE ? NULL : gs_merge_get(m, GS_MERGE_SERVER, j), f);
+	gs_merge_call_figures(m, i, f);
 }
 
 int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m)
@@ -49,15 +47,20 @@ int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge
 		const struct gs_mcall *mc = gs_merge_get(m, GS_MERGE_CLIENT, i);
 		struct gs_call c;
 		struct gs_merge_figures f;
-		char a[32], b[32], o[32], s[32];
+		char a[32], b[32], o[32], s[32], lo[32], hi[32];
 		long len;
 		gs_merge_to_call(mc, &c);
 		figures_of(m, i, &f);
 		if (f.known) {
 			us3(a, sizeof a, f.network_ns);
 			us3(b, sizeof b, f.server_total_ns);
-			us3(o, sizeof o, f.offset_ns);
 			us3(s, sizeof s, f.server_server_ns);
+			us3(lo, sizeof lo, f.offset_lo_ns);
+			us3(hi, sizeof hi, f.offset_hi_ns);
+			if (f.offset_known)
+				us3(o, sizeof o, f.offset_ns);
+			else
+				o[0] = '\0';
 		}
 		if (fmt == GS_MERGE_TEXT) {
 			char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
@@ -86,19 +89,21 @@ int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge
 			if (len > 0)
 				fwrite(row, 1, (size_t)len - 1, out);
 			if (f.known)
-				fprintf(out, ",%s,%s,%s,%s\n", a, b, o, s);
+				fprintf(out, ",%s,%s,%s,%s,%s,%s\n", a, b, o, s, lo, hi);
 			else
-				fputs(",,,,\n", out);
+				fputs(",,,,,,\n", out);
 		} else {
 			/* the object without "}\n", then the merged keys */
 			if (len > 1)
 				fwrite(row, 1, (size_t)len - 2, out);
 			if (f.known)
 				fprintf(out, ",\"matched\":true,\"network_us\":%s,\"server_side_total_us\":%s,"
-					"\"clock_offset_us\":%s,\"server_side_server_us\":%s", a, b, o, s);
+					"\"clock_offset_us\":%s,\"server_side_server_us\":%s,\"clock_offset_lo_us\":%s,"
+					"\"clock_offset_hi_us\":%s", a, b, f.offset_known ? o : "null", s, lo, hi);
 			else
 				fprintf(out, ",\"matched\":%s,\"network_us\":null,\"server_side_total_us\":null,"
-					"\"clock_offset_us\":null,\"server_side_server_us\":null",
+					"\"clock_offset_us\":null,\"server_side_server_us\":null,\"clock_offset_lo_us\":null,"
+					"\"clock_offset_hi_us\":null",
 					gs_merge_match(m, i) != GS_MERGE_NONE ? "true" : "false");
 			if (gs_merge_match(m, i) != GS_MERGE_NONE) {
 				/* the endpoints as the server's host saw them (NAT) */
@@ -297,33 +302,40 @@ static void row(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m, cons
 
 void gs_merge_write_offset(FILE *out, const struct gs_merge_result *r)
 {
-	char a[32], b[32], c[32], d[32], e[32];
+	char a[32], b[32], c[32];
 	if (!r->offset_known) {
-		fputs("clock offset: unknown (no answered call matched)\n", out);
+		if (r->offset_n)
+			fprintf(out, "clock offset: unknown: none of the %llu answered matched calls allows any (each one's "
+				"request bound lies below its reply bound: captures given the wrong way round?)\n",
+				(unsigned long long)r->offset_n);
+		else
+			fputs("clock offset: unknown (no answered call matched)\n", out);
 		return;
 	}
 	us3(a, sizeof a, r->offset_ns);
-	us3(b, sizeof b, r->offset_p05);
-	us3(c, sizeof c, r->offset_p95);
-	us3(d, sizeof d, r->offset_p25);
-	us3(e, sizeof e, r->offset_p75);
-	fprintf(out, "clock offset (server capture clock - client capture clock): %s us, median of %llu calls; "
-		"p5..p95 %s..%s us, p25..p75 %s..%s us",
-		a, (unsigned long long)r->offset_n, b, c, d, e);
-	if (r->bounds_consistent) {
-		us3(a, sizeof a, r->bound_lo);
-		us3(b, sizeof b, r->bound_hi);
-		fprintf(out, "; every call allows %s..%s us", a, b);
-	} else {
-		fputs("; the calls' intervals do not all overlap (drift, or time stamps moved by the capture)", out);
-	}
-	if (r->drift_known)
-		fprintf(out, "; drift %.3f ppm%s\n", r->drift_ppm, r->drift_corrected ? " (matched along the drift)" : "");
+	us3(b, sizeof b, r->offset_lo_ns);
+	us3(c, sizeof c, r->offset_hi_ns);
+	fprintf(out, "clock offset (server capture clock - client capture clock): %s us, the middle of %s..%s us", a, b,
+		c);
+	if (r->offset_all)
+		fprintf(out, ", the range every one of the %llu answered matched calls allows (nothing assumed but "
+			"causality: a request reaches the server after the client sent it, a reply the client after "
+			"the server sent it)", (unsigned long long)r->offset_n);
 	else
-		fputs("; no drift measurable\n", out);
-	if (r->looks_swapped)
-		fputs("warning: most matched calls took longer on the server side than on the client side: "
-		      "were the captures given as CLIENT SERVER?\n", out);
+		fprintf(out, ", the range most calls allow: %llu of %llu (causality assumed for those; the bounds of "
+			"the other %llu exclude it: drift, time stamps moved by a capture, or mismatched calls)%s",
+			(unsigned long long)r->offset_agree, (unsigned long long)r->offset_n,
+			(unsigned long long)r->offset_violating,
+			2 * r->offset_agree > r->offset_n ? "" : "; fewer than half agree: not a reliable estimate");
+	if (r->drift_corrected)
+		fprintf(out, "; calls compared along a drift of %.3f ppm, the offset given at client capture time "
+			"%lld.%09lld s", r->drift_ppm, (long long)(r->offset_tref / 1000000000),
+			(long long)((r->offset_tref % 1000000000 + 1000000000) % 1000000000));
+	else if (r->drift_known)
+		fprintf(out, "; drift %.3f ppm", r->drift_ppm);
+	else
+		fputs("; no drift measurable", out);
+	fputc('\n', out);
 }
 
 int gs_merge_write_summary(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m,
@@ -410,28 +422,25 @@ int gs_merge_write_summary(FILE *out, enum gs_merge_fmt fmt, const struct gs_mer
 				(unsigned long long)r->dropped[0], (unsigned long long)r->dropped[1],
 				(unsigned long long)r->offset_n);
 			if (r->offset_known) {
-				char v[6][32];
+				char v[3][32];
 				us3(v[0], 32, r->offset_ns);
-				us3(v[1], 32, r->offset_p05);
-				us3(v[2], 32, r->offset_p25);
-				us3(v[3], 32, r->offset_p75);
-				us3(v[4], 32, r->offset_p95);
-				fprintf(out, ",\"clock_offset_us\":%s,\"clock_offset_p05_us\":%s,\"clock_offset_p25_us\":%s,"
-					"\"clock_offset_p75_us\":%s,\"clock_offset_p95_us\":%s",
-					v[0], v[1], v[2], v[3], v[4]);
-				if (r->bounds_consistent) {
-					us3(v[0], 32, r->bound_lo);
-					us3(v[1], 32, r->bound_hi);
-					fprintf(out, ",\"clock_offset_bound_lo_us\":%s,\"clock_offset_bound_hi_us\":%s", v[0], v[1]);
-				}
+				us3(v[1], 32, r->offset_lo_ns);
+				us3(v[2], 32, r->offset_hi_ns);
+				fprintf(out, ",\"clock_offset_us\":%s,\"clock_offset_lo_us\":%s,\"clock_offset_hi_us\":%s,"
+					"\"clock_offset_method\":\"%s\",\"clock_offset_agree\":%llu,\"clock_offset_violating\":%llu",
+					v[0], v[1], v[2], r->offset_all ? "intersection" : "most_calls",
+					(unsigned long long)r->offset_agree, (unsigned long long)r->offset_violating);
 				if (r->drift_known)
-					fprintf(out, ",\"drift_ppm\":%.6f", r->drift_ppm);
+					fprintf(out, ",\"drift_ppm\":%.6f,\"drift_corrected\":%s", r->drift_ppm,
+						r->drift_corrected ? "true" : "false");
 				else
-					fputs(",\"drift_ppm\":null", out);
-				fprintf(out, ",\"looks_swapped\":%s", r->looks_swapped ? "true" : "false");
+					fputs(",\"drift_ppm\":null,\"drift_corrected\":false", out);
 			} else {
-				fputs(",\"clock_offset_us\":null", out);
+				fprintf(out, ",\"clock_offset_us\":null,\"clock_offset_violating\":%llu",
+					(unsigned long long)r->offset_violating);
 			}
+			fprintf(out, ",\"looks_swapped\":%s,\"same_capture\":%s", r->looks_swapped ? "true" : "false",
+				r->same_capture ? "true" : "false");
 			fputs("}\n", out);
 		}
 	}

@@ -10,7 +10,8 @@
 enum gs_merge_fmt { GS_MERGE_TEXT, GS_MERGE_CSV, GS_MERGE_JSONL };
 
 /* Columns appended to the pairs CSV header. */
-#define GS_MERGE_EXTRA_HEADER ",network_us,server_side_total_us,clock_offset_us,server_side_server_us"
+#define GS_MERGE_EXTRA_HEADER \
+	",network_us,server_side_total_us,clock_offset_us,server_side_server_us,clock_offset_lo_us,clock_offset_hi_us"
 
 /* One record per client-side call, in its capture order.  0 or an errno. */
 int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m);

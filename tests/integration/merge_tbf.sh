@@ -34,10 +34,18 @@
 #                server-side span <= 1 ms; at least half of them) above (W - BURST)/RATE -
 #                1000 us (a server TCP slowed by a drop in the shaper sends part of the reply
 #                late: that part of the delay is on the server's side of its capture)
-#   offset       both captures use the same clock: every call's interval (bounds) holds 0
+#   offset       both captures use the same clock (true offset 0): the summary's range (the
+#                intersection of every call's causal interval) holds 0, the estimate lies in the
+#                range and |estimate| <= its width; the text summary says the same
+#   offset_calls every matched call's own range (clock_offset_lo_us..hi_us) holds 0 and its
+#                clock_offset_us, |clock_offset_us| <= the width of that range, the echoOctets
+#                calls (replies slowed 10+ ms between the taps) included
+#   hints        the same capture twice, and the captures given server first, each get their
+#                one-line hint on stderr; the right order gets none
 #   nat_shift    the server capture rewritten as if behind NAT (client address and ports
 #                changed) and its clock 12.345678 s ahead: the same calls match, network_us is
-#                unchanged to the nanosecond, the offset bounds hold +12.345678 s
+#                unchanged to the nanosecond, the offset range holds +12.345678 s and the
+#                estimate is within its width of it
 #   outputs      jsonl parses; --report is self-contained HTML with its plots; --trace parses
 #
 # Prints PASS/FAIL per check, then "N passed, N failed"; exit 0, 1 on failure, 77 when skipped
@@ -269,11 +277,60 @@ m = [r for r in rows if r.get("type") == "merge"][0]
 print("matched %d, unmatched client %d server %d, streams %d/%d/%d" % (m["matched"], m["unmatched_client"],
       m["unmatched_server"], m["streams_client"], m["streams_server"], m["streams_matched"]))
 ok = m["unmatched_client"] == 0 and m["unmatched_server"] == 0 and m["streams_matched"] == m["streams_client"] == m["streams_server"]
-lo, hi = m.get("clock_offset_bound_lo_us"), m.get("clock_offset_bound_hi_us")
-print("offset %s us, bounds %s..%s us" % (m.get("clock_offset_us"), lo, hi))
-sys.exit(0 if ok and lo is not None and lo <= 0 <= hi else 1)
+lo, hi, est = m.get("clock_offset_lo_us"), m.get("clock_offset_hi_us"), m.get("clock_offset_us")
+print("offset %s us in %s..%s us (%s, %s calls agree, %s violate)" % (est, lo, hi, m.get("clock_offset_method"),
+      m.get("clock_offset_agree"), m.get("clock_offset_violating")))
+sys.exit(0 if ok and lo is not None and m["clock_offset_method"] == "intersection" and lo <= 0 <= hi
+         and lo <= est <= hi and abs(est) <= hi - lo and not m["looks_swapped"] and not m["same_capture"] else 1)
 PY
 if [ $? = 0 ]; then pass offset "$(tr '\n' ';' <"$WORK/twins.txt")"; else fail offset "$(tr '\n' ';' <"$WORK/twins.txt")"; fi
+
+# the text summary: "... : E us, the middle of LO..HI us, the range every one of the N ... calls allows"
+python3 - "$WORK/summary.txt" >"$WORK/offset_text.txt" 2>&1 <<'PY'
+import re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r"clock offset \(server capture clock - client capture clock\): (-?[0-9.]+) us, the middle of "
+              r"(-?[0-9.]+)\.\.(-?[0-9.]+) us, the range every one of the ([0-9]+) answered matched calls allows", t)
+if not m:
+    print("no offset line: %s" % [l for l in t.splitlines() if "clock offset" in l])
+    sys.exit(1)
+e, lo, hi = float(m.group(1)), float(m.group(2)), float(m.group(3))
+print("text: %s us in %s..%s us (%s calls)" % (e, lo, hi, m.group(4)))
+sys.exit(0 if lo <= e <= hi and lo <= 0 <= hi and abs(e) <= hi - lo else 1)
+PY
+if [ $? = 0 ]; then pass offset_text "$(cat "$WORK/offset_text.txt")"; else fail offset_text "$(cat "$WORK/offset_text.txt")"; fi
+
+# each call's own range and estimate (merged CSV, columns by name), the large calls included
+python3 - "$WORK/merged.csv" >"$WORK/offset_calls.txt" 2>&1 <<'PY'
+import csv, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["clock_offset_lo_us"] != ""]
+bad, per = [], {}
+for r in rows:
+    lo, hi, e = float(r["clock_offset_lo_us"]), float(r["clock_offset_hi_us"]), float(r["clock_offset_us"])
+    if not (lo <= 0 <= hi and lo <= e <= hi and abs(e) <= hi - lo):
+        bad.append("%s rid %s: %s in %s..%s" % (r["operation"], r["request_id"], e, lo, hi))
+    p = per.setdefault(r["operation"], [0, 0.0, 0.0])
+    p[0] += 1
+    p[1] = max(p[1], abs(e))
+    p[2] = max(p[2], hi - lo)
+print("; ".join("%s: %d calls, max |offset| %.3f us, widest range %.3f us" % (k, v[0], v[1], v[2])
+                for k, v in sorted(per.items())) + ("; violations: %s" % bad[:3] if bad else ""))
+sys.exit(0 if rows and not bad and per.get("echoOctets", [0])[0] == 20 else 1)
+PY
+if [ $? = 0 ]; then pass offset_calls "$(cat "$WORK/offset_calls.txt")"; else fail offset_calls "$(cat "$WORK/offset_calls.txt")"; fi
+
+# the hints: the same capture twice, the server's capture first; none for the right order
+"$GIOPSCOPE" merge -q "$WORK/client.pcap" "$WORK/client.pcap" >/dev/null 2>"$WORK/same.err"
+rc_same=$?
+"$GIOPSCOPE" merge -q "$WORK/server.pcap" "$WORK/client.pcap" >/dev/null 2>"$WORK/swapped.err"
+rc_sw=$?
+if grep -q "^giopscope merge: both files are the same capture" "$WORK/same.err" &&
+    grep -q "^giopscope merge: the first file looks like the server side" "$WORK/swapped.err" &&
+    ! grep -q "same capture\|swap them" "$WORK/merge.err"; then
+    pass hints "same: exit $rc_same, $(grep -c . "$WORK/same.err") line(s); swapped: exit $rc_sw: $(grep swap "$WORK/swapped.err")"
+else
+    fail hints "same ($rc_same): $(head -2 "$WORK/same.err"); swapped ($rc_sw): $(head -2 "$WORK/swapped.err"); right order: $(grep -c . "$WORK/merge.err") line(s)"
+fi
 
 # twins: merge matches by content and time only; in this routed (not NATed) setup both hosts
 # see the same endpoints, so a pair whose endpoints differ was matched to the wrong connection
@@ -330,12 +387,13 @@ b = list(csv.DictReader(open(sys.argv[2], newline="")))
 m = [json.loads(l) for l in open(sys.argv[3]) if '"type":"merge"' in l][0]
 same = len(a) == len(b) and all(x["network_us"] == y["network_us"] and x["server_side_total_us"] == y["server_side_total_us"]
                                 and x["server_side_server_us"] == y["server_side_server_us"] for x, y in zip(a, b))
-lo, hi = m.get("clock_offset_bound_lo_us"), m.get("clock_offset_bound_hi_us")
+lo, hi, est = m.get("clock_offset_lo_us"), m.get("clock_offset_hi_us"), m.get("clock_offset_us")
 p = [json.loads(l) for l in open(sys.argv[4])]
 natted = all(r["server_side_client"].startswith("192.0.2.77:") for r in p if r["matched"])
-print("rows %d/%d, identical merged columns: %s, server side sees 192.0.2.77: %s; offset %s us, bounds %s..%s us"
-      % (len(a), len(b), same, natted, m.get("clock_offset_us"), lo, hi))
-sys.exit(0 if same and natted and lo is not None and lo <= 12345678.0 <= hi else 1)
+print("rows %d/%d, identical merged columns: %s, server side sees 192.0.2.77: %s; offset %s us in %s..%s us"
+      % (len(a), len(b), same, natted, est, lo, hi))
+sys.exit(0 if same and natted and lo is not None and lo <= 12345678.0 <= hi and lo <= est <= hi
+         and abs(est - 12345678.0) <= hi - lo else 1)
 PY
 rc_p=$?
 if [ "$rc_n" = 0 ] && [ "$rc_p" = 0 ]; then pass nat_shift "$(cat "$WORK/nat.txt")"; else fail nat_shift "exit $rc_n; $(cat "$WORK/nat.txt")"; fi

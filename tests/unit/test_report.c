@@ -904,14 +904,14 @@ static void test_merge_identical_connections(void **state)
 	/* symmetric network: the offset is exact, network is 2 x 100 us */
 	assert_true(r.offset_known);
 	assert_int_equal(r.offset_ns, sp.offset);
-	assert_int_equal(r.offset_p05, sp.offset);
-	assert_int_equal(r.offset_p95, sp.offset);
-	assert_true(r.bounds_consistent);
-	assert_true(r.bound_lo <= sp.offset && sp.offset <= r.bound_hi);
+	assert_true(r.offset_all);
+	assert_int_equal(r.offset_agree, 320);
+	assert_int_equal(r.offset_violating, 0);
+	assert_true(r.offset_lo_ns <= sp.offset && sp.offset <= r.offset_hi_ns);
 	assert_false(r.looks_swapped);
 	{
 		struct gs_merge_figures f;
-		gs_merge_figures(gs_merge_get(m, 0, 0), gs_merge_get(m, 1, gs_merge_match(m, 0)), &f);
+		gs_merge_call_figures(m, 0, &f);
 		assert_true(f.known);
 		assert_int_equal(f.network_ns, 200 * US);
 		assert_int_equal(f.server_server_ns, 50 * US);

@@ -170,6 +170,7 @@ static void add(struct gs_merge *m, int side, const char *op, size_t oplen, cons
 	mc->exception = (c->flags & GS_CF_HAS_EXCEPTION) ? gs_intern(&m->strings, exc, exclen) : GS_INTERN_EMPTY;
 	mc->minor_code = c->minor_code;
 	mc->retransmits = c->retransmits;
+	mc->gap_fills = c->gap_fills;
 	mc->flags = c->flags;
 	mc->status = c->status;
 	mc->flow = c->conn_flow; /* c->flow is GS_NONE once its connection ended */
@@ -1120,6 +1121,7 @@ void gs_merge_to_call(const struct gs_mcall *mc, struct gs_call *c)
 	c->exception = mc->exception;
 	c->minor_code = mc->minor_code;
 	c->retransmits = mc->retransmits;
+	c->gap_fills = mc->gap_fills;
 	c->request_bytes = mc->request_bytes;
 	c->reply_bytes = mc->reply_bytes;
 	c->t_request_first = mc->t_request_first;

@@ -65,7 +65,7 @@ struct gs_mcall {
 	struct gs_endpoint client, server;
 	int64_t t_request_first, t_request_last, t_reply_first, t_reply_last;
 	uint64_t request_bytes, reply_bytes;
-	uint32_t request_id, op, exception, minor_code, retransmits, flags, status;
+	uint32_t request_id, op, exception, minor_code, retransmits, gap_fills, flags, status;
 	uint32_t flow, flow_gen, stream;
 	int16_t priority;
 	uint8_t kind, outcome, reply_type, minor, completion, dir;

@@ -135,6 +135,7 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 		fflush(stderr);
 		s->progress_shown = false;
 		s->progress_wiped = true;
+		s->wiped_mono = gs_mono_ns();
 	}
 	if (s->text) {
 		gs_pairs_write_text(s->out, gs_engine_strings(e), c);
@@ -280,8 +281,9 @@ void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops
 	gs_metrics_poll(s->metrics, s->e, &s->stats, drops); /* no-op without --metrics */
 	if (s->tty && mono - s->last_progress_mono >= 1000000000) {
 		progress(s, mono, drops);
-	} else if (s->progress_wiped) {
-		/* rows were written over it: the same line again, under them */
+	} else if (s->progress_wiped && mono - s->wiped_mono >= 100000000) {
+		/* rows were written over it: the same line again, under them (at most ten
+		 * times a second, however fast the rows come) */
 		fflush(s->out);
 		fprintf(stderr, "\r\033[K%s", s->progress_text);
 		fflush(stderr);

@@ -110,8 +110,9 @@ struct gs_session {
 	bool tty;
 	bool progress_shown;
 	/* the rows go to the terminal the progress line is on: the line is wiped before a
-	 * row and drawn again (as it was) at the next tick */
+	 * row and drawn again (as it was) at a tick 100 ms later */
 	bool rows_tty, progress_wiped;
+	int64_t wiped_mono;
 	char progress_text[384];
 	struct gs_report *report; /* NULL without --report */
 	struct gs_trace *trace;   /* NULL without --trace */

@@ -56,7 +56,8 @@ void gs_report_add_named(struct gs_report *r, const char *op, size_t oplen, cons
  * bytes, further ones are dropped. */
 void gs_report_note(struct gs_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Writes the HTML (O_NOFOLLOW; "-" is stdout).  counters may be NULL.
+/* Writes the HTML (analysis/out_file.h: a new file that replaces `path` once complete;
+ * "-" is stdout).  counters may be NULL.
  * Returns 0 or an errno value. */
 int gs_report_write(const struct gs_report *r, const char *path, const char *title,
 		    const struct gs_counters *counters);

@@ -324,18 +324,18 @@ int gs_report_write_stream(const struct gs_report *r, FILE *f, const char *title
 int gs_report_write(const struct gs_report *r, const char *path, const char *title,
 		    const struct gs_counters *counters)
 {
-	FILE *f;
-	int err;
+	struct gs_out o;
+	int err, e;
 	if (strcmp(path, "-") == 0) {
 		err = gs_report_write_stream(r, stdout, title, counters);
 		if (fflush(stdout) != 0 && !err)
 			err = errno ? errno : EIO;
 		return err;
 	}
-	if (!(f = gs_out_open(path, 0644)))
-		return errno;
-	err = gs_report_write_stream(r, f, title, counters);
-	if (fclose(f) != 0 && !err)
-		err = errno ? errno : EIO;
-	return err;
+	if ((err = gs_out_create(&o, path, 0666)) != 0)
+		return err;
+	err = gs_report_write_stream(r, o.f, title, counters);
+	/* replaces what was at `path` only once complete */
+	e = gs_out_close(&o, err == 0);
+	return err ? err : e;
 }

@@ -28,7 +28,8 @@ struct tr_server {
 struct gs_trace {
 	struct gs_trace_config cfg;
 	FILE *f;
-	bool own;                  /* f opened by us */
+	bool own;                  /* f opened by us, as `out` */
+	struct gs_out out;         /* gs_trace_open's file (under a temporary name until committed) */
 	bool started;              /* origin known */
 	int64_t origin;
 	uint64_t calls;
@@ -135,17 +136,24 @@ int gs_trace_open_stream(struct gs_trace **out, FILE *f, const struct gs_trace_c
 
 int gs_trace_open(struct gs_trace **out, const char *path, const struct gs_trace_config *cfg)
 {
-	FILE *f;
+	struct gs_out o;
 	int err;
 	*out = NULL;
 	if (strcmp(path, "-") == 0)
 		return trace_init(out, stdout, false, cfg);
-	if (!(f = gs_out_open(path, 0644)))
-		return errno;
-	err = trace_init(out, f, true, cfg);
+	if ((err = gs_out_create(&o, path, 0666)) != 0)
+		return err;
+	err = trace_init(out, o.f, true, cfg);
 	if (err)
-		fclose(f);
+		gs_out_close(&o, false);
+	else
+		(*out)->out = o;
 	return err;
+}
+
+int gs_trace_commit(struct gs_trace *t)
+{
+	return t && t->own ? gs_out_commit(&t->out) : 0;
 }
 
 /* ---- JSON pieces ----------------------------------------------------------- */
@@ -408,6 +416,25 @@ void gs_trace_get_info(const struct gs_trace *t, struct gs_trace_info *info)
 	*info = t->info;
 }
 
+static void trace_free(struct gs_trace *t)
+{
+	free(t->conns);
+	free(t->servers);
+	free(t->lane_tid);
+	free(t->lane_end);
+	free(t->iobuf);
+	free(t);
+}
+
+void gs_trace_discard(struct gs_trace *t)
+{
+	if (!t)
+		return;
+	if (t->own)
+		gs_out_close(&t->out, false);
+	trace_free(t);
+}
+
 int gs_trace_close(struct gs_trace *t)
 {
 	int err = 0;
@@ -432,15 +459,15 @@ int gs_trace_close(struct gs_trace *t)
 		(unsigned long long)t->info.servers_over_limit,
 		(unsigned long long)t->info.lanes_over_limit,
 		(unsigned long long)t->info.before_origin);
+	errno = 0;
 	if (fflush(t->f) != 0 || ferror(t->f))
 		err = errno ? errno : EIO;
-	if (t->own && fclose(t->f) != 0 && !err)
-		err = errno ? errno : EIO;
-	free(t->conns);
-	free(t->servers);
-	free(t->lane_tid);
-	free(t->lane_end);
-	free(t->iobuf);
-	free(t);
+	if (t->own) {
+		/* under its final name unless writing it failed */
+		int e = gs_out_close(&t->out, !err);
+		if (!err)
+			err = e;
+	}
+	trace_free(t);
 	return err;
 }

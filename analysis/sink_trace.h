@@ -34,9 +34,16 @@ struct gs_trace_config {
 
 void gs_trace_config_default(struct gs_trace_config *c);
 
-/* Opens `path` for writing (O_NOFOLLOW; "-" is stdout).  cfg NULL: defaults.
+/* Opens `path` for writing (analysis/out_file.h: under a temporary name in its folder
+ * until gs_trace_commit or gs_trace_close; "-" is stdout).  cfg NULL: defaults.
  * Returns 0 or an errno value. */
 int gs_trace_open(struct gs_trace **out, const char *path, const struct gs_trace_config *cfg);
+/* Puts gs_trace_open's file under its name now (a continuous source, once it runs).
+ * 0 or an errno value. */
+int gs_trace_commit(struct gs_trace *t);
+/* Frees everything without writing the end; a file not committed yet is removed, and what
+ * was at its path stays (a set-up that failed). */
+void gs_trace_discard(struct gs_trace *t);
 /* The same on a stream the caller owns (not closed by gs_trace_close). */
 int gs_trace_open_stream(struct gs_trace **out, FILE *f, const struct gs_trace_config *cfg);
 /* One ended call.  `e` gives the operation names (NULL: names empty) and the
@@ -45,7 +52,8 @@ void gs_trace_add(struct gs_trace *t, const struct gs_engine *e, const struct gs
 /* The same with the operation name given (merge's string table). */
 void gs_trace_add_named(struct gs_trace *t, const char *op, size_t oplen, const struct gs_call *c);
 /* Writes the end of the JSON (with what was dropped in otherData), closes the
- * file and frees everything.  Returns 0 or the errno of a failed write. */
+ * file (puts it under its name, unless a write failed: then what was there stays)
+ * and frees everything.  Returns 0 or the errno of a failed write or rename. */
 int gs_trace_close(struct gs_trace *t);
 
 /* What was written and dropped so far. */

@@ -308,6 +308,13 @@ int gs_cmd_live(int argc, char **argv)
 		return 2;
 	}
 	if (gs_session_open(&x.s, &so, "live") != 0) {
+		gs_live_close(&x.tap, err, sizeof err); /* the -w file goes again */
+		return 2;
+	}
+	/* set up: the -w file under its name too (the session's files are) */
+	if (gs_live_commit(&x.tap, err, sizeof err) != 0) {
+		fprintf(stderr, "giopscope live: %s\n", err);
+		gs_session_close(&x.s, lo.iface, NULL);
 		gs_live_close(&x.tap, err, sizeof err);
 		return 2;
 	}

@@ -109,7 +109,8 @@ static int write_extras(const struct gs_merge *m, const struct gs_merge_result *
 		return 2;
 	}
 	if (trace_path && (err = gs_trace_open(&tr, trace_path, NULL)) != 0) {
-		fprintf(stderr, "giopscope merge: cannot write %s: %s\n", trace_path, strerror(err));
+		char why[PATH_MAX + 64];
+		fprintf(stderr, "giopscope merge: %s\n", gs_out_why(why, sizeof why, trace_path, err));
 		gs_report_free(rep);
 		return 2;
 	}
@@ -152,7 +153,8 @@ static int write_extras(const struct gs_merge *m, const struct gs_merge_result *
 			       (unsigned long long)res->matched, (unsigned long long)res->calls[0],
 			       res->streams_matched, res->streams[0]);
 		if ((err = gs_report_write(rep, report_path, title, counters)) != 0) {
-			fprintf(stderr, "giopscope merge: cannot write %s: %s\n", report_path, strerror(err));
+			char why[PATH_MAX + 64];
+			fprintf(stderr, "giopscope merge: %s\n", gs_out_why(why, sizeof why, report_path, err));
 			err = 2;
 		}
 		gs_report_free(rep);
@@ -190,6 +192,9 @@ int gs_cmd_merge(int argc, char **argv)
 	bool pairs = false, summary_too = false, quiet = false;
 	enum gs_merge_fmt fmt;
 	FILE *out = stdout;
+	struct gs_out outf = { 0 };
+	bool written = false;       /* -o holds the whole output: kept even if an extra fails */
+	char why[PATH_MAX + 64], reason[512];
 	int opt, err, status = 0, st;
 	uint64_t v;
 	char title[256];
@@ -256,9 +261,27 @@ int gs_cmd_merge(int argc, char **argv)
 		fprintf(stderr, "giopscope merge: --format wants text, csv or jsonl, not '%s'\n", format);
 		return 2;
 	}
-	if (outpath && strcmp(outpath, "-") != 0 && !(out = gs_out_open(outpath, 0644))) {
-		fprintf(stderr, "giopscope merge: cannot write %s: %s\n", outpath, strerror(errno));
-		return 2;
+	/* the inputs and the files written at the end first: a typo must not cost the
+	 * user an existing output (the files are new ones, put under their names at the end) */
+	for (int side = 0; side < 2; side++) {
+		if (gs_pcap_check_file(argv[optind + side], reason, sizeof reason) != GS_READ_OK) {
+			fprintf(stderr, "giopscope: %s\n", reason);
+			return 2;
+		}
+	}
+	for (int k = 0; k < 2; k++) {
+		const char *late = k ? trace : report;
+		if (late && (err = gs_out_check(late, 0666)) != 0) {
+			fprintf(stderr, "giopscope merge: %s\n", gs_out_why(why, sizeof why, late, err));
+			return 2;
+		}
+	}
+	if (outpath && strcmp(outpath, "-") != 0) {
+		if ((err = gs_out_create(&outf, outpath, 0666)) != 0) {
+			fprintf(stderr, "giopscope merge: %s\n", gs_out_why(why, sizeof why, outpath, err));
+			return 2;
+		}
+		out = outf.f;
 	}
 	if ((err = gs_merge_new(&m, &mcfg)) != 0) {
 		fprintf(stderr, "giopscope merge: cannot set up the tables: %s\n", strerror(err));
@@ -307,6 +330,7 @@ int gs_cmd_merge(int argc, char **argv)
 		status = 2;
 		goto done;
 	}
+	written = true;
 	if (report || trace) {
 		snprintf(title, sizeof title, "giopscope merge: %s (client) + %s (server)", argv[optind],
 			 argv[optind + 1]);
@@ -324,9 +348,13 @@ done:
 	if (fflush(out) != 0 || ferror(out)) {
 		fprintf(stderr, "giopscope merge: writing the output failed: %s\n", strerror(errno));
 		status = 2;
+		written = false;
 	}
-	if (out != stdout)
-		fclose(out);
+	/* under its name unless the run failed before it was written (what was there stays) */
+	if ((err = gs_out_close(&outf, written || status != 2)) != 0 && status != 2) {
+		fprintf(stderr, "giopscope merge: %s\n", gs_out_why(why, sizeof why, outpath, err));
+		status = 2;
+	}
 	gs_merge_free(m);
 	return status;
 }

@@ -124,6 +124,8 @@ int gs_cmd_read(int argc, char **argv)
 	char reason[512];
 	struct gs_read_progress prog = { 0 };
 	static char outbuf[1 << 20];
+	struct gs_out outf = { 0 };
+	char why[PATH_MAX + 64];
 
 	memset(&ctx, 0, sizeof ctx);
 	gs_config_default(&cfg);
@@ -223,13 +225,21 @@ int gs_cmd_read(int argc, char **argv)
 		fprintf(stderr, "giopscope read: --format wants text, csv or jsonl, not '%s'\n", format);
 		return 2;
 	}
-	ctx.out = stdout;
-	if (outpath && strcmp(outpath, "-") != 0) {
-		ctx.out = gs_out_open(outpath, 0644);
-		if (!ctx.out) {
-			fprintf(stderr, "giopscope read: cannot write %s: %s\n", outpath, strerror(errno));
+	/* every capture first: a typo in a name must not cost the user an existing -o file */
+	for (int i = optind; i < argc; i++) {
+		if (gs_pcap_check_file(argv[i], reason, sizeof reason) != GS_READ_OK) {
+			fprintf(stderr, "giopscope: %s\n", reason);
 			return 2;
 		}
+	}
+	ctx.out = stdout;
+	if (outpath && strcmp(outpath, "-") != 0) {
+		/* a new file, put under its name at the end (analysis/out_file.h) */
+		if ((err = gs_out_create(&outf, outpath, 0666)) != 0) {
+			fprintf(stderr, "giopscope read: %s\n", gs_out_why(why, sizeof why, outpath, err));
+			return 2;
+		}
+		ctx.out = outf.f;
 	}
 	setvbuf(ctx.out, outbuf, _IOFBF, sizeof outbuf);
 	/* Only rows, intervals, traces, reports and tails care in which order the
@@ -255,13 +265,13 @@ int gs_cmd_read(int argc, char **argv)
 		goto out;
 	}
 	/* written at the end: a path that cannot be written is said before a long read */
-	if (report_path && (err = gs_out_check(report_path, 0644)) != 0) {
-		fprintf(stderr, "giopscope read: cannot write %s: %s\n", report_path, strerror(err));
+	if (report_path && (err = gs_out_check(report_path, 0666)) != 0) {
+		fprintf(stderr, "giopscope read: %s\n", gs_out_why(why, sizeof why, report_path, err));
 		status = 2;
 		goto out;
 	}
 	if (trace_path && (err = gs_trace_open(&ctx.trace, trace_path, NULL)) != 0) {
-		fprintf(stderr, "giopscope read: cannot write %s: %s\n", trace_path, strerror(err));
+		fprintf(stderr, "giopscope read: %s\n", gs_out_why(why, sizeof why, trace_path, err));
 		status = 2;
 		goto out;
 	}
@@ -269,7 +279,8 @@ int gs_cmd_read(int argc, char **argv)
 		gs_pairs_header(ctx.out, ctx.pairs_fmt);
 	ctx.has_interval = interval_ns != 0;
 	ctx.has_tail = tail_n != 0;
-	prog.enabled = !quiet && isatty(STDERR_FILENO);
+	/* no progress line where the rows themselves appear (the same terminal) */
+	prog.enabled = !quiet && isatty(STDERR_FILENO) && !(ctx.pairs && gs_same_terminal(ctx.out));
 
 	for (int i = optind; i < argc; i++) {
 		enum gs_read_result r = gs_pcap_read_file(argv[i], e, &prog, &snaplen, reason, sizeof reason);
@@ -302,7 +313,7 @@ int gs_cmd_read(int argc, char **argv)
 		if (ctx.has_interval)
 			gs_interval_write(&ctx.interval, human, ctx.pairs ? 0 : (int)sf);
 		if (ctx.report && (err = gs_report_write(ctx.report, report_path, info.source, c)) != 0) {
-			fprintf(stderr, "giopscope read: cannot write %s: %s\n", report_path, strerror(err));
+			fprintf(stderr, "giopscope read: %s\n", gs_out_why(why, sizeof why, report_path, err));
 			status = 2;
 		}
 		if (ctx.trace && (err = gs_trace_close(ctx.trace)) != 0) {
@@ -336,11 +347,16 @@ int gs_cmd_read(int argc, char **argv)
 	if (fflush(ctx.out) != 0 || ferror(ctx.out)) {
 		fprintf(stderr, "giopscope: writing the output failed: %s\n", strerror(errno));
 		status = 2;
+	} else if (outf.f && (err = gs_out_close(&outf, true)) != 0) {
+		/* the rename: what was under that name is still there */
+		fprintf(stderr, "giopscope read: %s\n", gs_out_why(why, sizeof why, outpath, err));
+		status = 2;
 	}
 out:
-	/* every set-up step above leaves zeroed or freeable state behind it */
-	if (ctx.out != stdout)
-		fclose(ctx.out);
+	/* every set-up step above leaves zeroed or freeable state behind it; a set-up that
+	 * failed, or an output that could not be written, leaves the old file as it was */
+	gs_trace_discard(ctx.trace);
+	gs_out_close(&outf, false);
 	gs_engine_free(e);
 	gs_stats_free(&ctx.stats);
 	gs_tail_free(&ctx.tail);

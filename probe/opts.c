@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 bool gs_parse_u64(const char *s, uint64_t min, uint64_t max, bool size, uint64_t *out)
 {
@@ -101,4 +103,15 @@ bool gs_parse_ports(const char *s, uint8_t bitmap[8192])
 			return false;
 		p++;
 	}
+}
+
+bool gs_same_terminal(FILE *out)
+{
+	struct stat a, b;
+	int fd = out ? fileno(out) : -1;
+	if (fd < 0 || !isatty(fd) || !isatty(STDERR_FILENO))
+		return false;
+	if (fstat(fd, &a) != 0 || fstat(STDERR_FILENO, &b) != 0)
+		return false;
+	return a.st_rdev == b.st_rdev;
 }

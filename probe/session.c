@@ -129,6 +129,14 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 		gs_trace_add(s->trace, e, c);
 	if (!s->opt.pairs)
 		return;
+	if (s->progress_shown && s->rows_tty) {
+		/* a row after the progress text would start in the middle of its line */
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+		s->progress_shown = false;
+		s->progress_wiped = true;
+		s->wiped_mono = gs_mono_ns();
+	}
 	if (s->text) {
 		gs_pairs_write_text(s->out, gs_engine_strings(e), c);
 		return;
@@ -151,6 +159,7 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const char *cmd)
 {
 	const char *format;
+	char why[PATH_MAX + 64];
 	int err;
 	memset(s, 0, sizeof *s);
 	s->opt = *o;
@@ -168,11 +177,11 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		return bad(cmd, "--format wants text, csv or jsonl");
 	s->out = stdout;
 	if (o->output && strcmp(o->output, "-") != 0) {
-		if (!(s->out = gs_out_open(o->output, 0644))) {
-			fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->output, strerror(errno));
-			s->out = stdout;
+		if ((err = gs_out_create(&s->outf, o->output, 0666)) != 0) {
+			fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->output, err));
 			goto fail;
 		}
+		s->out = s->outf.f;
 	}
 	/* each call is a line the moment it ends, also into a pipe */
 	setvbuf(s->out, NULL, _IOLBF, 0);
@@ -189,37 +198,46 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		goto fail;
 	}
 	/* the report is written when the run ends, maybe hours from now */
-	if (o->report && (err = gs_out_check(o->report, 0644)) != 0) {
-		fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->report, strerror(err));
+	if (o->report && (err = gs_out_check(o->report, 0666)) != 0) {
+		fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->report, err));
 		goto fail;
 	}
 	if (o->trace && (err = gs_trace_open(&s->trace, o->trace, NULL)) != 0) {
-		fprintf(stderr, "giopscope %s: cannot write %s: %s\n", cmd, o->trace, strerror(err));
+		fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->trace, err));
 		goto fail;
 	}
 	if (o->metrics) {
-		char why[256];
 		if (gs_metrics_open(&s->metrics, o->metrics, why, sizeof why) != 0) {
 			fprintf(stderr, "giopscope %s: %s\n", cmd, why);
 			goto fail;
 		}
 	}
+	/* set up: from here on the files are under their names (a capture stopped by a
+	 * signal, or killed, leaves what it wrote there) */
+	if ((err = gs_out_commit(&s->outf)) != 0) {
+		fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->output, err));
+		goto fail;
+	}
+	if ((err = gs_trace_commit(s->trace)) != 0) {
+		fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->trace, err));
+		goto fail;
+	}
 	if (s->opt.pairs && !s->text)
 		(s->opt.syscall_times ? gs_pairs_header_times : gs_pairs_header)(s->out, s->fmt);
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
+	s->rows_tty = s->tty && s->opt.pairs && gs_same_terminal(s->out);
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();
 	return 0;
 fail:
 	/* what was set up goes again (each step leaves zeroed or freeable state) */
 	gs_metrics_close(s->metrics);
-	gs_trace_close(s->trace);
+	gs_trace_discard(s->trace);
 	gs_report_free(s->report);
 	gs_engine_free(s->e);
 	gs_stats_free(&s->stats);
 	gs_tail_free(&s->tail);
 	gs_interval_free(&s->interval);
-	if (s->out != stdout)
-		fclose(s->out);
+	gs_out_close(&s->outf, false);
 	memset(s, 0, sizeof *s);
 	return 2;
 }
@@ -238,13 +256,19 @@ static void progress(struct gs_session *s, int64_t mono, const struct gs_drops *
 	char p99[32] = "-";
 	if (s->stats.all.total.total)
 		snprintf(p99, sizeof p99, "%.1f us", (double)gs_hist_quantile(&s->stats.all.total, 0.99) / 1e3);
-	fprintf(stderr, "\r\033[K%s: %llu calls, %.0f calls/s, %u open, p99 %s, %llu packets, dropped: kernel %llu, interface %llu",
-		s->cmd, (unsigned long long)s->calls, rate, gs_engine_open_calls(s->e), p99,
-		(unsigned long long)c->packets, (unsigned long long)(d ? d->kernel : 0),
-		(unsigned long long)(d ? d->iface : 0));
-	if (d && d->other)
-		fprintf(stderr, ", %s %llu", d->other_name ? d->other_name : "other", (unsigned long long)d->other);
+	int n = snprintf(s->progress_text, sizeof s->progress_text,
+			 "%s: %llu calls, %.0f calls/s, %u open, p99 %s, %llu packets, dropped: kernel %llu, interface %llu",
+			 s->cmd, (unsigned long long)s->calls, rate, gs_engine_open_calls(s->e), p99,
+			 (unsigned long long)c->packets, (unsigned long long)(d ? d->kernel : 0),
+			 (unsigned long long)(d ? d->iface : 0));
+	if (d && d->other && n > 0 && (size_t)n < sizeof s->progress_text)
+		snprintf(s->progress_text + n, sizeof s->progress_text - (size_t)n, ", %s %llu",
+			 d->other_name ? d->other_name : "other", (unsigned long long)d->other);
+	if (s->rows_tty)
+		fflush(s->out); /* the rows first, the line under them */
+	fprintf(stderr, "\r\033[K%s", s->progress_text);
 	fflush(stderr);
+	s->progress_wiped = false;
 	s->progress_shown = true;
 	s->progress_calls = s->calls;
 	s->last_progress_mono = mono;
@@ -255,8 +279,17 @@ void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops
 	int64_t mono = gs_mono_ns();
 	gs_engine_tick(s->e, now_ns);
 	gs_metrics_poll(s->metrics, s->e, &s->stats, drops); /* no-op without --metrics */
-	if (s->tty && mono - s->last_progress_mono >= 1000000000)
+	if (s->tty && mono - s->last_progress_mono >= 1000000000) {
 		progress(s, mono, drops);
+	} else if (s->progress_wiped && mono - s->wiped_mono >= 100000000) {
+		/* rows were written over it: the same line again, under them (at most ten
+		 * times a second, however fast the rows come) */
+		fflush(s->out);
+		fprintf(stderr, "\r\033[K%s", s->progress_text);
+		fflush(stderr);
+		s->progress_shown = true;
+		s->progress_wiped = false;
+	}
 	s->last_tick_mono = mono;
 }
 
@@ -329,8 +362,14 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 			errno ? ": " : "", errno ? strerror(errno) : "");
 		status = 2;
 	}
-	if (s->out != stdout)
-		fclose(s->out);
+	{
+		/* already under its name (gs_session_open): only the close can fail */
+		int err = gs_out_close(&s->outf, true);
+		if (err && status == 0) {
+			fprintf(stderr, "giopscope %s: writing the output failed: %s\n", s->cmd, strerror(err));
+			status = 2;
+		}
+	}
 	gs_engine_free(s->e);
 	gs_stats_free(&s->stats);
 	gs_tail_free(&s->tail);

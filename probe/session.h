@@ -17,6 +17,7 @@
 #include "../analysis/interval.h"
 #include "../analysis/report.h"
 #include "../analysis/sink_trace.h"
+#include "../analysis/out_file.h"
 
 struct gs_metrics; /* metrics.h (which needs struct gs_drops from here) */
 
@@ -99,6 +100,7 @@ struct gs_session {
 	struct gs_tail tail;
 	struct gs_interval interval;
 	FILE *out;
+	struct gs_out outf;       /* -o FILE (out_file.h); out is outf.f, or stdout */
 	enum gs_pairs_format fmt;
 	bool text;                /* summary as a table / pairs as text */
 	struct gs_pairs_cache cache;
@@ -107,6 +109,11 @@ struct gs_session {
 	uint64_t progress_calls;
 	bool tty;
 	bool progress_shown;
+	/* the rows go to the terminal the progress line is on: the line is wiped before a
+	 * row and drawn again (as it was) at a tick 100 ms later */
+	bool rows_tty, progress_wiped;
+	int64_t wiped_mono;
+	char progress_text[384];
 	struct gs_report *report; /* NULL without --report */
 	struct gs_trace *trace;   /* NULL without --trace */
 	struct gs_metrics *metrics; /* NULL without --metrics */
@@ -123,7 +130,10 @@ void gs_session_opts_default(struct gs_session_opts *o);
  * (a one-line reason was printed). */
 int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const char *arg);
 
-/* Opens the output and the engine.  0, or 2 with a one-line reason printed. */
+/* Opens the output and the engine: the last step of a command's set-up.  The files
+ * (-o, --trace) are made under temporary names and put under their own only once
+ * everything here succeeded: 0; or 2 with a one-line reason printed, and whatever was
+ * under those names is left as it was. */
 int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const char *cmd);
 void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_t *data,
 		      uint32_t caplen, uint32_t wirelen);

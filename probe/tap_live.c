@@ -106,19 +106,32 @@ int gs_live_save(struct gs_live *l, const char *path, char *err, size_t errlen)
 		l->dump_fp = stdout;
 	} else {
 		/* 0600: whole packets, payloads included, are nobody else's business */
-		if (!(l->dump_fp = gs_out_open(path, 0600)))
-			return fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		int e = gs_out_create(&l->dump_out, path, 0600);
+		if (e != 0) {
+			char why[PATH_MAX + 64];
+			return fail(err, errlen, "%s", gs_out_why(why, sizeof why, path, e));
+		}
+		l->dump_fp = l->dump_out.f;
 	}
 	/* pcapng with nanosecond time stamps, by our own writer: libpcap 1.10
 	 * writes classic pcap only */
 	if (gs_pcapng_begin(l->dump_fp, l->dlt, (uint32_t)l->snaplen, iface) != 0) {
 		int e = errno;
-		if (l->dump_fp != stdout)
-			fclose(l->dump_fp);
+		gs_out_close(&l->dump_out, false);
 		l->dump_fp = NULL;
 		return fail(err, errlen, "cannot write %s: %s", path, strerror(e));
 	}
 	l->dump = true;
+	return 0;
+}
+
+int gs_live_commit(struct gs_live *l, char *err, size_t errlen)
+{
+	int e = gs_out_commit(&l->dump_out);
+	if (e != 0) {
+		char why[PATH_MAX + 64];
+		return fail(err, errlen, "%s", gs_out_why(why, sizeof why, l->dump_out.path, e));
+	}
 	return 0;
 }
 
@@ -331,8 +344,8 @@ int gs_live_close(struct gs_live *l, char *err, size_t errlen)
 		status = gs_live_flush(l, err, errlen);
 		if (status == 0 && ferror(l->dump_fp))
 			status = fail(err, errlen, "writing the saved capture failed");
-		if (l->dump_fp != stdout)
-			fclose(l->dump_fp);
+		/* committed: closed where it is; not yet (a failed set-up): removed */
+		gs_out_close(&l->dump_out, false);
 		l->dump = false;
 		l->dump_fp = NULL;
 	}

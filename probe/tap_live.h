@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "session.h"
+#include "../analysis/out_file.h"
 
 #define GS_LIVE_SNAPLEN_DEFAULT 262144        /* libpcap's maximum: never cuts a GSO/GRO packet */
 #define GS_LIVE_BUFFER_DEFAULT (64 << 20)     /* kernel ring: 256 frames of the default snaplen */
@@ -38,6 +39,7 @@ struct gs_live {
 	bool dump;                 /* -w: writing pcapng to dump_fp */
 	bool dump_failed;
 	FILE *dump_fp;
+	struct gs_out dump_out;    /* -w FILE: dump_fp is dump_out.f */
 	const char *iface;
 	int fd;                     /* pcap_get_selectable_fd */
 	int dlt;
@@ -57,9 +59,12 @@ struct gs_live {
  * gs_live_save).  0, or 2 with a one-line reason in err. */
 int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, size_t errlen);
 /* -w: from now on every captured packet is also written to `path` ("-":
- * stdout), pcapng, mode 0600, never through a symlink.  Separate from
- * gs_live_open so that it runs as the -Z user.  0, or 2 with a reason in err. */
+ * stdout), pcapng, mode 0600, never through a symlink; under a temporary name
+ * until gs_live_commit (analysis/out_file.h).  Separate from gs_live_open so
+ * that it runs as the -Z user.  0, or 2 with a reason in err. */
 int gs_live_save(struct gs_live *l, const char *path, char *err, size_t errlen);
+/* The -w file under its name (the set-up is complete).  0, or 2 with a reason in err. */
+int gs_live_commit(struct gs_live *l, char *err, size_t errlen);
 /* Waits up to timeout_ms for packets (or an error on the socket).  Returns
  * 1 when there is something to dispatch, 0 on timeout or a signal. */
 int gs_live_wait(struct gs_live *l, int timeout_ms);
@@ -75,7 +80,8 @@ void gs_live_break(struct gs_live *l);
 void gs_live_update_drops(struct gs_live *l);
 /* Pushes the saved packets to the file.  0, or 2 with a reason in err. */
 int gs_live_flush(struct gs_live *l, char *err, size_t errlen);
-/* Flushes and closes the file and the capture.  0, or 2 with a reason in err. */
+/* Flushes and closes the file and the capture (a -w file not committed yet is
+ * removed: what was under its name stays).  0, or 2 with a reason in err. */
 int gs_live_close(struct gs_live *l, char *err, size_t errlen);
 
 /* Prints the time stamp types the interface offers.  0, or 2 with a reason in err. */

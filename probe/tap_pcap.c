@@ -1,6 +1,7 @@
 #include "tap_pcap.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pcap/pcap.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,6 +158,26 @@ static bool fast_fill(struct fast_reader *r, size_t need)
 		r->have += (size_t)got;
 	}
 	return true;
+}
+
+enum gs_read_result gs_pcap_check_file(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+	if (strcmp(path, "-") == 0)
+		return GS_READ_OK;
+	/* as gs_pcap_read_file opens it (fopen "rb"), without reading */
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return GS_READ_CANNOT_OPEN;
+	}
+	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+		close(fd);
+		snprintf(err, errlen, "%s: is a directory", path);
+		return GS_READ_CANNOT_OPEN;
+	}
+	close(fd);
+	return GS_READ_OK;
 }
 
 enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,

@@ -19,6 +19,11 @@ struct gs_read_progress {
 	int64_t last_print_ns;
 };
 
+/* Whether `path` opens for reading (and is not a folder), before any output is touched:
+ * GS_READ_OK, or GS_READ_CANNOT_OPEN with `err` holding the same one-line reason
+ * gs_pcap_read_file would give.  "-" (stdin) is always GS_READ_OK. */
+enum gs_read_result gs_pcap_check_file(const char *path, char *err, size_t errlen);
+
 /* Reads one file ("-": stdin) into the engine.  On failure `err` holds a
  * one-line reason; frames read before the failure were fed. */
 enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,

@@ -190,7 +190,7 @@ int gs_cmd_merge(int argc, char **argv)
 	FILE *out = stdout;
 	int opt, err, status = 0, st;
 	uint64_t v;
-	char title[256];
+	char title[256], why[320];
 
 	gs_config_default(&cfg);
 	gs_merge_config_default(&mcfg);
@@ -206,8 +206,8 @@ int gs_cmd_merge(int argc, char **argv)
 		case O_TRACE: trace = optarg; break;
 		case 'q': quiet = true; break;
 		case O_PORTS:
-			if (!gs_parse_ports(optarg, ports)) {
-				fprintf(stderr, "giopscope merge: bad --ports '%s' (want e.g. 2809,683,10000-10010)\n", optarg);
+			if (!gs_parse_ports(optarg, ports, why, sizeof why)) {
+				fprintf(stderr, "giopscope merge: bad --ports: %s\n", why);
 				return 2;
 			}
 			cfg.port_bitmap = ports;

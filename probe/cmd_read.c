@@ -122,6 +122,7 @@ int gs_cmd_read(int argc, char **argv)
 	int opt, err, status = 0, snaplen = 0;
 	uint64_t v;
 	char reason[512];
+	char why[320];
 	struct gs_read_progress prog = { 0 };
 	static char outbuf[1 << 20];
 
@@ -137,8 +138,8 @@ int gs_cmd_read(int argc, char **argv)
 		case O_SUMMARY: summary_too = true; break;
 		case 'q': quiet = true; break;
 		case O_PORTS:
-			if (!gs_parse_ports(optarg, ports)) {
-				fprintf(stderr, "giopscope read: bad --ports '%s' (want e.g. 2809,683,10000-10010)\n", optarg);
+			if (!gs_parse_ports(optarg, ports, why, sizeof why)) {
+				fprintf(stderr, "giopscope read: bad --ports: %s\n", why);
 				return 2;
 			}
 			cfg.port_bitmap = ports;

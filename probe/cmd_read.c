@@ -266,7 +266,9 @@ int gs_cmd_read(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	if (ctx.pairs && !ctx.pairs_text)
+	if (ctx.pairs && ctx.pairs_text)
+		gs_pairs_header_text(ctx.out);
+	else if (ctx.pairs)
 		gs_pairs_header(ctx.out, ctx.pairs_fmt);
 	ctx.has_interval = interval_ns != 0;
 	ctx.has_tail = tail_n != 0;

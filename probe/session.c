@@ -207,7 +207,9 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 			goto fail;
 		}
 	}
-	if (s->opt.pairs && !s->text)
+	if (s->opt.pairs && s->text)
+		gs_pairs_header_text(s->out);
+	else if (s->opt.pairs)
 		(s->opt.syscall_times ? gs_pairs_header_times : gs_pairs_header)(s->out, s->fmt);
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();

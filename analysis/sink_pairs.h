@@ -1,4 +1,4 @@
-/* The per-call record of pairs-csv.md, as CSV or JSON lines. */
+/* The per-call record (docs/output.md, "The per-call record"), as CSV or JSON lines. */
 #ifndef GS_SINK_PAIRS_H
 #define GS_SINK_PAIRS_H
 

@@ -37,7 +37,7 @@ static void usage(FILE *f)
 	      "  the same calls captured on the client's host and on the server's host (clocks need not\n"
 	      "  be synchronised, addresses may differ by NAT): network time = client total - server total,\n"
 	      "  the server's own time from its side, and the offset between the two capture clocks\n"
-	      "  --pairs               one record per client-side call: the pairs columns (pairs-csv.md) then\n"
+	      "  --pairs               one record per client-side call: the pairs columns (docs/output.md) then\n"
 	      "                        network_us,server_side_total_us,clock_offset_us,server_side_server_us\n"
 	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
 	      "  -o, --output FILE     write there instead of stdout\n"

@@ -60,7 +60,7 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 static void usage(FILE *f)
 {
 	fputs("usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, '-' for stdin)\n"
-	      "  --pairs               one record per call (pairs-csv.md) instead of the summary\n"
+	      "  --pairs               one record per call (docs/output.md) instead of the summary\n"
 	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
 	      "  -o, --output FILE     write there instead of stdout\n"
 	      "  --summary             with --pairs: also print the summary table to stderr\n"

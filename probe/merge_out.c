@@ -328,9 +328,9 @@ void gs_merge_write_offset(FILE *out, const struct gs_merge_result *r)
 	us3(c, sizeof c, r->offset_p95);
 	us3(d, sizeof d, r->offset_p25);
 	us3(e, sizeof e, r->offset_p75);
-	fprintf(out, "clock offset (server capture clock - client capture clock): %s us, median of %llu calls; "
+	fprintf(out, "clock offset (server capture clock - client capture clock): %s us, median of %llu %s; "
 		"p5..p95 %s..%s us, p25..p75 %s..%s us",
-		a, (unsigned long long)r->offset_n, b, c, d, e);
+		a, (unsigned long long)r->offset_n, gs_plural(r->offset_n, "call", "calls"), b, c, d, e);
 	if (r->bounds_consistent) {
 		us3(a, sizeof a, r->bound_lo);
 		us3(b, sizeof b, r->bound_hi);
@@ -385,8 +385,9 @@ int gs_merge_write_summary(FILE *out, enum gs_merge_fmt fmt, const struct gs_mer
 	if (!err) {
 		qsort(g, ng, sizeof *g, cmp_group);
 		if (fmt == GS_MERGE_TEXT) {
-			fprintf(out, "giopscope merge: client side %s (%llu calls), server side %s (%llu calls)\n",
-				client, (unsigned long long)r->calls[0], server, (unsigned long long)r->calls[1]);
+			fprintf(out, "giopscope merge: client side %s (%llu %s), server side %s (%llu %s)\n", client,
+				(unsigned long long)r->calls[0], gs_plural(r->calls[0], "call", "calls"), server,
+				(unsigned long long)r->calls[1], gs_plural(r->calls[1], "call", "calls"));
 			fprintf(out, "request streams (connection and direction): client side %u, server side %u, matched %u\n",
 				r->streams[0], r->streams[1], r->streams_matched);
 			fprintf(out, "calls: %llu of the client side's matched, %llu not; %llu of the server side's not matched\n",

@@ -114,6 +114,7 @@ check-golden: $(BUILD)/giopscope $(BUILD)/bench/giopgen
 	@GIOPSCOPE=$(BUILD)/giopscope tests/golden/run.sh
 	@GIOPSCOPE=$(BUILD)/giopscope GIOPGEN=$(BUILD)/bench/giopgen tests/golden/summary_vs_pairs.sh
 	@GIOPSCOPE=$(BUILD)/giopscope GIOPGEN=$(BUILD)/bench/giopgen GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/golden/read_paths.sh
+	@GIOPSCOPE=$(BUILD)/giopscope tests/golden/read_order_report.sh
 
 check-integration: $(BUILD)/giopscope orb-apps $(BUILD)/bench/giopgen
 	@GIOPSCOPE=$(BUILD)/giopscope BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/run-integration.sh

@@ -31,4 +31,11 @@ void gs_fmt_9digits(char *dst, uint32_t v);
  * treated as 3.  Returns the length (at most GS_FMT_FIXED_MAX). */
 size_t gs_fmt_fixed(char *dst, int64_t v, int dec);
 
+/* The word for n of something in the text people read: "1 call", "2 calls",
+ * "0 calls" (fprintf(f, "%llu %s", n, gs_plural(n, "call", "calls"))). */
+static inline const char *gs_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt_num.h"
 #include "stats.h"
 
 int gs_interval_init(struct gs_interval *iv, int64_t width)
@@ -116,6 +117,7 @@ void gs_interval_write(struct gs_interval *iv, FILE *out, int fmt)
 				(double)r->p99 / 1e3, (double)r->max / 1e3);
 	}
 	if (iv->dropped_rows)
-		fprintf(out, "%s%llu windows not kept (more than %u)\n", fmt == 2 ? "# " : "",
-			(unsigned long long)iv->dropped_rows, GS_INTERVAL_MAX_ROWS);
+		fprintf(out, "%s%llu %s not kept (more than %u)\n", fmt == 2 ? "# " : "",
+			(unsigned long long)iv->dropped_rows, gs_plural(iv->dropped_rows, "window", "windows"),
+			GS_INTERVAL_MAX_ROWS);
 }

@@ -276,12 +276,34 @@ static void bins_widen(struct gs_report *r)
 	r->bins_used = (r->bins_used + 1) / 2;
 }
 
+/* A call that began before the first bin (captures given out of time order,
+ * `read later.pcap earlier.pcap`, or calls ending out of order): the bins move
+ * right by whole bins to make room, widening first if they would not fit, so
+ * that the time axis starts at the earliest call whatever the order they come
+ * in.  false only when no width would do (t absurdly far back). */
+static bool bins_extend_left(struct gs_report *r, int64_t t)
+{
+	for (;;) {
+		uint64_t k = ((uint64_t)(r->origin - t) + (uint64_t)r->width - 1) / (uint64_t)r->width;
+		if (k <= r->cfg.time_bins - r->bins_used) {
+			memmove(&r->bins[k], r->bins, (size_t)r->bins_used * sizeof *r->bins);
+			memset(r->bins, 0, (size_t)k * sizeof *r->bins);
+			r->origin -= (int64_t)k * r->width;
+			r->bins_used += (uint32_t)k;
+			return true;
+		}
+		if (r->width >= INT64_MAX / 4)
+			return false;
+		bins_widen(r);
+	}
+}
+
 static void bin_account(struct gs_report *r, int64_t t, bool answered, bool err, int64_t total)
 {
 	uint64_t off;
 	uint32_t i;
 	struct rp_bin *b;
-	if (t < r->origin) {
+	if (t < r->origin && !bins_extend_left(r, t)) {
 		r->before_origin++;
 		t = r->origin;
 	}
@@ -475,6 +497,9 @@ void gs_report_get_info(const struct gs_report *r, struct gs_report_info *info)
 	info->slow_kept = r->nslow;
 	info->samples_kept = r->nsmp;
 	info->bin_width_ns = r->width;
+	info->origin_ns = r->origin;
+	info->t_first_ns = r->t_first;
+	info->t_last_ns = r->t_last;
 	info->bins_used = r->bins_used;
 	info->before_origin = r->before_origin;
 	info->notes_dropped = r->notes_dropped;

@@ -73,6 +73,8 @@ struct gs_report_info {
 	int64_t bin_width_ns;
 	uint32_t bins_used;
 	uint64_t before_origin;     /* calls that began before the first time bin */
+	int64_t origin_ns;          /* the first time bin's start: at or before t_first_ns */
+	int64_t t_first_ns, t_last_ns; /* the earliest and latest request first byte */
 	uint32_t notes_dropped;
 };
 void gs_report_get_info(const struct gs_report *r, struct gs_report_info *info);

@@ -148,8 +148,9 @@ static void op_plots(FILE *f, const struct rp_op *o, const struct rp_range *rg)
 {
 	fputs("<section class=\"op\"><h3>", f);
 	rp_html_text(f, o->name);
-	fprintf(f, "</h3><div class=\"muted\">%llu calls, %llu answered, %llu errors",
-		(unsigned long long)o->calls, (unsigned long long)o->answered, (unsigned long long)o->errors);
+	fprintf(f, "</h3><div class=\"muted\">%llu %s, %llu answered, %llu %s", (unsigned long long)o->calls,
+		gs_plural(o->calls, "call", "calls"), (unsigned long long)o->answered, (unsigned long long)o->errors,
+		gs_plural(o->errors, "error", "errors"));
 	if (o->oneways)
 		fprintf(f, ", %llu oneway", (unsigned long long)o->oneways);
 	if (o->no_reply)
@@ -264,10 +265,11 @@ int gs_report_write_stream(const struct gs_report *r, FILE *f, const char *title
 	if (r->calls) {
 		rp_fmt_utc(a, sizeof a, r->t_first);
 		rp_fmt_utc(b, sizeof b, r->t_last);
-		fprintf(f, "<p class=\"note\">%llu calls (%llu answered, %llu errors) starting between %s and %s UTC "
+		fprintf(f, "<p class=\"note\">%llu %s (%llu answered, %llu %s) starting between %s and %s UTC "
 			"(%.3f s).</p>\n",
-			(unsigned long long)r->calls, (unsigned long long)r->all.answered,
-			(unsigned long long)r->all.errors, a, b, (double)(r->t_last - r->t_first) / 1e9);
+			(unsigned long long)r->calls, gs_plural(r->calls, "call", "calls"),
+			(unsigned long long)r->all.answered, (unsigned long long)r->all.errors,
+			gs_plural(r->all.errors, "error", "errors"), a, b, (double)(r->t_last - r->t_first) / 1e9);
 	} else {
 		fputs("<p class=\"note\">No calls.</p>\n", f);
 	}
@@ -285,17 +287,19 @@ int gs_report_write_stream(const struct gs_report *r, FILE *f, const char *title
 	fputs("<h2>Operations</h2>\n", f);
 	ops_table(f, r, ops, nops);
 	if (r->other_calls)
-		fprintf(f, "<p class=\"muted\">%llu calls of operations beyond the first %u are grouped as (other).</p>\n",
-			(unsigned long long)r->other_calls, r->cfg.max_ops);
+		fprintf(f, "<p class=\"muted\">%llu %s of operations beyond the first %u %s grouped as (other).</p>\n",
+			(unsigned long long)r->other_calls, gs_plural(r->other_calls, "call", "calls"), r->cfg.max_ops,
+			gs_plural(r->other_calls, "is", "are"));
 
 	fputs("<h2>Latency over time</h2>\n", f);
 	rp_plot_time(f, r, &rg);
 	rp_plot_rate(f, r);
-	fprintf(f, "<p class=\"muted\">%u of %llu answered calls drawn (a uniform sample); time bins of %.6g s.",
-		r->nsmp, (unsigned long long)r->all.answered, (double)r->width / 1e9);
+	fprintf(f, "<p class=\"muted\">%u of %llu answered %s drawn (a uniform sample); time bins of %.6g s.",
+		r->nsmp, (unsigned long long)r->all.answered, gs_plural(r->all.answered, "call", "calls"),
+		(double)r->width / 1e9);
 	if (r->before_origin)
-		fprintf(f, " %llu calls began before the first bin and are drawn in it.",
-			(unsigned long long)r->before_origin);
+		fprintf(f, " %llu %s before the first bin and %s drawn in it.", (unsigned long long)r->before_origin,
+			gs_plural(r->before_origin, "call began", "calls began"), gs_plural(r->before_origin, "is", "are"));
 	fputs("</p>\n", f);
 
 	fputs("<h2>Latency per operation</h2>\n", f);
@@ -304,7 +308,10 @@ int gs_report_write_stream(const struct gs_report *r, FILE *f, const char *title
 	for (uint32_t i = 0; i < nops; i++)
 		op_plots(f, ops[i], &rg);
 
-	fprintf(f, "<h2>The %u slowest calls</h2>\n", r->nslow);
+	if (r->nslow == 1)
+		fputs("<h2>The slowest call</h2>\n", f);
+	else
+		fprintf(f, "<h2>The %u slowest calls</h2>\n", r->nslow);
 	rp_plot_slow(f, r, slow, r->nslow);
 	slow_table(f, r, slow, r->nslow);
 
@@ -313,7 +320,8 @@ int gs_report_write_stream(const struct gs_report *r, FILE *f, const char *title
 		counters_table(f, counters);
 	}
 	if (r->notes_dropped)
-		fprintf(f, "<p class=\"muted\">%u notes dropped.</p>\n", r->notes_dropped);
+		fprintf(f, "<p class=\"muted\">%u %s dropped.</p>\n", r->notes_dropped,
+			gs_plural(r->notes_dropped, "note", "notes"));
 	fputs("<p class=\"muted\">Made by giopscope; self-contained: no scripts, nothing loaded from elsewhere.</p>\n"
 	      "</body></html>\n", f);
 	free(ops);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "fmt_num.h"
 #include "hist.h"
 #include "report.h"
 

@@ -114,12 +114,27 @@ struct box {
 	double x0, y0, w, h; /* the plot area */
 };
 
-static void svg_open(FILE *f, const char *cls, int w, int h, const char *label)
+static void svg_open_attrs(FILE *f, const char *cls, int w, int h, const char *label, const char *attrs)
 {
-	fprintf(f, "<svg class=\"plot %s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
-		cls, w, h, w, h);
+	fprintf(f, "<svg class=\"plot %s\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\"%s role=\"img\" aria-label=\"",
+		cls, w, h, w, h, attrs);
 	rp_html_text(f, label);
 	fputs("\">\n", f);
+}
+
+static void svg_open(FILE *f, const char *cls, int w, int h, const char *label)
+{
+	svg_open_attrs(f, cls, w, h, label, "");
+}
+
+/* The time plots' axis in numbers, for programs and tests: where the first bin
+ * starts (ns since the epoch), the bins' width, how many are used, and the span
+ * the x axis covers (every call's request first byte is within
+ * [origin, origin + span]). */
+static void time_attrs(const struct gs_report *r, double span, char *buf, size_t len)
+{
+	snprintf(buf, len, " data-origin-ns=\"%lld\" data-bin-ns=\"%lld\" data-bins=\"%u\" data-span-ns=\"%.0f\"",
+		 (long long)r->origin, (long long)r->width, r->bins_used, span);
 }
 
 static void svg_title(FILE *f, double x, double y, const char *text)
@@ -396,7 +411,9 @@ void rp_plot_time(FILE *f, const struct gs_report *r, const struct rp_range *rg)
 		{ 1.0, "max", "max per bin", "#555555" },
 	};
 
-	svg_open(f, "time", W, H, "latency over time");
+	char attrs[160];
+	time_attrs(r, span, attrs, sizeof attrs);
+	svg_open_attrs(f, "time", W, H, "latency over time", attrs);
 	svg_title(f, b.x0, 18, "total_us over time (request first byte): sampled calls and per-bin percentiles");
 	frame(f, &b);
 	time_x_axis(f, &b, span);
@@ -457,9 +474,10 @@ void rp_plot_rate(FILE *f, const struct gs_report *r)
 	const int W = 1100, H = 170;
 	struct box b = { 70, 26, W - 90 - 170, H - 26 - 36 };
 	double span = time_span_ns(r), ymax = 0, secs = (double)r->width / 1e9;
-	char lab[64];
+	char lab[64], attrs[160];
 
-	svg_open(f, "rate", W, H, "calls per second over time");
+	time_attrs(r, span, attrs, sizeof attrs);
+	svg_open_attrs(f, "rate", W, H, "calls per second over time", attrs);
 	snprintf(lab, sizeof lab, "calls per second (bins of %g s; errors in red)", secs);
 	svg_title(f, b.x0, 16, lab);
 	frame(f, &b);
@@ -483,9 +501,10 @@ void rp_plot_rate(FILE *f, const struct gs_report *r)
 			continue;
 		if (w > 1.5)
 			w -= 0.5;
-		fprintf(f, "<rect class=\"bar calls\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"#1f77b4\">"
-			"<title>%u calls, %u errors</title></rect>\n",
-			x, b.y0 + b.h - h, w, h, bn->calls, bn->errors);
+		fprintf(f, "<rect class=\"bar calls\" data-bin=\"%u\" data-calls=\"%u\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"#1f77b4\">"
+			"<title>%u %s, %u %s</title></rect>\n",
+			i, bn->calls, x, b.y0 + b.h - h, w, h, bn->calls, gs_plural(bn->calls, "call", "calls"), bn->errors,
+			gs_plural(bn->errors, "error", "errors"));
 		if (bn->errors)
 			fprintf(f, "<rect class=\"bar errors\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"#d62728\"/>\n",
 				x, b.y0 + b.h - he, w, he);

@@ -5,6 +5,7 @@
  * moment it ends). */
 #include "sink_pairs.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "../decoders/giop/giop.h"
@@ -481,20 +482,82 @@ void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern 
 	gs_pairs_write_times(out, fmt, strings, c, NULL, NULL);
 }
 
+int gs_text_width(const struct gs_text_col *col)
+{
+	int n = (int)strlen(col->name);
+	return col->width > n ? col->width : n;
+}
+
+void gs_text_header(FILE *out, const struct gs_text_col *cols, size_t n)
+{
+	const char *vals[GS_TEXT_COLS_MAX];
+	for (size_t i = 0; i < n && i < GS_TEXT_COLS_MAX; i++)
+		vals[i] = cols[i].name;
+	gs_text_row(out, cols, n < GS_TEXT_COLS_MAX ? n : GS_TEXT_COLS_MAX, vals);
+}
+
+void gs_text_row(FILE *out, const struct gs_text_col *cols, size_t n, const char *const *vals)
+{
+	for (size_t i = 0; i < n; i++) {
+		int w = gs_text_width(&cols[i]);
+		const char *sep = i ? " " : "";
+		/* the last column left-aligned needs no padding after it */
+		if (cols[i].left && i + 1 == n)
+			fprintf(out, "%s%.*s", sep, cols[i].cut ? w : INT32_MAX, vals[i]);
+		else if (cols[i].left)
+			fprintf(out, "%s%-*.*s", sep, w, cols[i].cut ? w : INT32_MAX, vals[i]);
+		else
+			fprintf(out, "%s%*s", sep, w, vals[i]);
+	}
+	fputc('\n', out);
+}
+
+/* `--pairs --format text`: the columns, the header's names and the rows' widths */
+enum { TX_CLIENT, TX_SERVER, TX_REQUEST_ID, TX_KIND, TX_OPERATION, TX_STATUS, TX_TOTAL, TX_SERVER_US, TX__N };
+static const struct gs_text_col text_cols[TX__N] = {
+	[TX_CLIENT] = { "client", 22, true, false },
+	[TX_SERVER] = { "server", 22, true, false },
+	[TX_REQUEST_ID] = { "request_id", 10, false, false },
+	[TX_KIND] = { "kind", 3, true, false },
+	[TX_OPERATION] = { "operation", 22, true, true },
+	[TX_STATUS] = { "status", 22, true, false },
+	[TX_TOTAL] = { "total_us", 12, false, false },
+	[TX_SERVER_US] = { "server_us", 12, false, false },
+};
+_Static_assert(TX__N <= GS_TEXT_COLS_MAX, "GS_TEXT_COLS_MAX");
+
+void gs_pairs_header_text(FILE *out)
+{
+	gs_text_header(out, text_cols, TX__N);
+}
+
 void gs_pairs_write_text(FILE *out, const struct gs_intern *strings, const struct gs_call *c)
 {
-	char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+	char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN], id[16], op[24], total[32], server[32];
+	const char *v[TX__N];
 	size_t n;
-	const char *op = gs_intern_get(strings, c->op, &n);
+	const char *name = gs_intern_get(strings, c->op, &n);
 	gs_endpoint_str(&c->client, cl, sizeof cl);
 	gs_endpoint_str(&c->server, sv, sizeof sv);
-	fprintf(out, "%-22s %-22s %10u %-3s %-22.*s %-22s", cl, sv, c->request_id,
-		c->kind == GS_KIND_REQUEST ? "req" : "loc", (int)(n > 22 ? 22 : n), op, gs_call_status(c));
-	if (c->flags & GS_CF_REP_SEEN)
-		fprintf(out, " %12.3f %12.3f\n", (double)(c->t_reply_last - c->t_request_first) / 1e3,
-			(double)(c->t_reply_first - c->t_request_last) / 1e3);
-	else
-		fprintf(out, " %12s %12s\n", "-", "-");
+	snprintf(id, sizeof id, "%u", c->request_id);
+	/* the name may hold NULs or be long: what fits, as before */
+	snprintf(op, sizeof op, "%.*s", (int)(n > 22 ? 22 : n), name);
+	if (c->flags & GS_CF_REP_SEEN) {
+		snprintf(total, sizeof total, "%.3f", (double)(c->t_reply_last - c->t_request_first) / 1e3);
+		snprintf(server, sizeof server, "%.3f", (double)(c->t_reply_first - c->t_request_last) / 1e3);
+	} else {
+		snprintf(total, sizeof total, "-");
+		snprintf(server, sizeof server, "-");
+	}
+	v[TX_CLIENT] = cl;
+	v[TX_SERVER] = sv;
+	v[TX_REQUEST_ID] = id;
+	v[TX_KIND] = c->kind == GS_KIND_REQUEST ? "req" : "loc";
+	v[TX_OPERATION] = op;
+	v[TX_STATUS] = gs_call_status(c);
+	v[TX_TOTAL] = total;
+	v[TX_SERVER_US] = server;
+	gs_text_row(out, text_cols, TX__N, v);
 }
 
 void gs_json_str(FILE *out, const char *s)

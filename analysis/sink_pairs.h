@@ -1,4 +1,4 @@
-/* The per-call record of pairs-csv.md, as CSV or JSON lines. */
+/* The per-call record (docs/output.md, "The per-call record"), as CSV or JSON lines. */
 #ifndef GS_SINK_PAIRS_H
 #define GS_SINK_PAIRS_H
 
@@ -61,7 +61,22 @@ void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_
 			   const struct gs_call *c, struct gs_pairs_cache *cache);
 void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 		    const struct gs_call *c);
-/* One call as an aligned text line, for people (`--pairs --format text`). */
+/* Aligned text columns, for people: the header line and the rows come from the
+ * same table, so they line up (a column is as wide as its name at least; a
+ * value wider than its column pushes the rest of its row right, unless `cut`). */
+#define GS_TEXT_COLS_MAX 16
+struct gs_text_col {
+	const char *name;
+	int width;
+	bool left;                     /* left-aligned (names), else right (numbers) */
+	bool cut;                      /* a longer value is cut to the width */
+};
+int gs_text_width(const struct gs_text_col *col);
+void gs_text_header(FILE *out, const struct gs_text_col *cols, size_t n);
+void gs_text_row(FILE *out, const struct gs_text_col *cols, size_t n, const char *const *vals);
+/* `--pairs --format text`: the header line (client server request_id kind
+ * operation status total_us server_us), then one aligned line per call. */
+void gs_pairs_header_text(FILE *out);
 void gs_pairs_write_text(FILE *out, const struct gs_intern *strings, const struct gs_call *c);
 /* A JSON string, escaped (for the summary's and the tail's JSON lines). */
 void gs_json_str(FILE *out, const char *s);

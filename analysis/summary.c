@@ -153,9 +153,9 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 	static const char *const tn[] = { "Request", "Reply", "CancelRequest", "LocateRequest",
 					  "LocateReply", "CloseConnection", "MessageError", "Fragment" };
 	bool any = false;
-	fprintf(out, "\npackets %llu (%llu TCP segments with data) in %llu connections",
-		(unsigned long long)c->packets, (unsigned long long)c->segments,
-		(unsigned long long)c->flows);
+	fprintf(out, "\npackets %llu (%llu TCP %s with data) in %llu %s", (unsigned long long)c->packets,
+		(unsigned long long)c->segments, gs_plural(c->segments, "segment", "segments"),
+		(unsigned long long)c->flows, gs_plural(c->flows, "connection", "connections"));
 	if (c->non_giop_flows)
 		fprintf(out, " (%llu not GIOP)", (unsigned long long)c->non_giop_flows);
 	fputc('\n', out);
@@ -171,10 +171,10 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 		(unsigned long long)c->calls, (unsigned long long)c->replies_paired,
 		(unsigned long long)c->oneways, (unsigned long long)c->no_reply,
 		(unsigned long long)c->cancelled, (unsigned long long)c->orphan_replies);
-	fprintf(out, "TCP: retransmissions %llu, out of order %llu, overlaps %llu, capture gaps %llu (%llu bytes)\n",
+	fprintf(out, "TCP: retransmissions %llu, out of order %llu, overlaps %llu, capture gaps %llu (%llu %s)\n",
 		(unsigned long long)c->retransmits, (unsigned long long)c->out_of_order,
 		(unsigned long long)c->overlaps, (unsigned long long)c->gaps,
-		(unsigned long long)c->gap_bytes);
+		(unsigned long long)c->gap_bytes, gs_plural(c->gap_bytes, "byte", "bytes"));
 	if (c->gap_fills)
 		fprintf(out, "loss before the tap: %llu gap fills (segments lost or reordered before the tap, "
 			"filled late) in %llu calls, %.3f ms waited for them (network time)\n",

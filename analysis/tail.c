@@ -247,7 +247,8 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 	for (uint32_t i = 0; i < t->n; i++)
 		attach |= t->v[i].has_times;
 	if (!jsonl) {
-		fprintf(out, "\nslowest %u calls\n%12s %12s %12s", t->n, "total_us", "server_us", "network_us");
+		fprintf(out, "\nslowest %u %s\n%12s %12s %12s", t->n, gs_plural(t->n, "call", "calls"), "total_us",
+			"server_us", "network_us");
 		if (attach)
 			fprintf(out, " %17s %17s", "server_process_us", "client_syscall_us");
 		fprintf(out, "  %-20s %-44s %10s  %s\n", "operation", "client -> server", "request", "reasons");

@@ -37,6 +37,30 @@ static bool same_ns(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
 }
 
+/* Field `want` (3.., numeric) of /proc/PID/stat. */
+static bool stat_field(uint32_t pid, int want, uint64_t *out)
+{
+	char path[64], buf[1024], *p, *save = NULL;
+	FILE *f;
+	size_t k;
+	snprintf(path, sizeof path, "/proc/%u/stat", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	k = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[k] = '\0';
+	/* the name (field 2) may hold spaces and parentheses: fields 3.. follow the last ')' */
+	if (!(p = strrchr(buf, ')')))
+		return false;
+	p = strtok_r(p + 1, " ", &save);
+	for (int field = 3; p && field < want; field++)
+		p = strtok_r(NULL, " ", &save);
+	if (!p || !all_digits(p))
+		return false;
+	*out = strtoull(p, NULL, 10);
+	return true;
+}
+
 bool gs_target_pid_exists(uint32_t pid)
 {
 	char path[64];
@@ -140,6 +164,56 @@ int gs_target_listen_ports(uint32_t pid, uint8_t bitmap[8192])
 			for (size_t i = 0; i < n_inodes; i++)
 				if (inodes[i] == ino) {
 					bitmap[port >> 3] |= (uint8_t)(1u << (port & 7));
+					found++;
+					break;
+				}
+		}
+		fclose(f);
+	}
+	free(inodes);
+	return found;
+}
+
+/* PF_KTHREAD of include/linux/sched.h (/proc/PID/stat field 9, flags) */
+#define GS_PF_KTHREAD 0x00200000u
+
+int gs_target_kernel_thread(uint32_t pid)
+{
+	char path[64], exe[8];
+	uint64_t flags;
+	if (!stat_field(pid, 9, &flags))
+		return -1;
+	if (flags & GS_PF_KTHREAD)
+		return 1;
+	/* a running process has an executable; a kernel thread (or a zombie) has
+	 * none: ENOENT (EACCES only says the link is not ours to read) */
+	snprintf(path, sizeof path, "/proc/%u/exe", pid);
+	if (readlink(path, exe, sizeof exe) < 0 && errno == ENOENT && gs_target_pid_exists(pid))
+		return 2;
+	return 0;
+}
+
+int gs_target_tcp_sockets(uint32_t pid)
+{
+	static const char *const tables[] = { "tcp", "tcp6" };
+	unsigned long *inodes;
+	size_t n_inodes;
+	int found = 0;
+	if (socket_inodes(pid, &inodes, &n_inodes) != 0)
+		return -1;
+	for (size_t t = 0; t < 2 && n_inodes; t++) {
+		char path[64], line[512];
+		FILE *f;
+		snprintf(path, sizeof path, "/proc/%u/net/%s", pid, tables[t]);
+		if (!(f = fopen(path, "re")))
+			continue;
+		while (fgets(line, sizeof line, f)) {
+			unsigned long ino;
+			/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+			if (sscanf(line, " %*s %*s %*s %*x %*s %*s %*s %*s %*s %lu", &ino) != 1)
+				continue;
+			for (size_t i = 0; i < n_inodes; i++)
+				if (inodes[i] == ino) {
 					found++;
 					break;
 				}
@@ -289,25 +363,7 @@ struct gs_target_watch {
  * boot (CLOCK_BOOTTIME, seen from our time namespace). */
 static bool start_ticks(uint32_t pid, uint64_t *ticks)
 {
-	char path[64], buf[1024], *p, *save = NULL;
-	FILE *f;
-	size_t k;
-	snprintf(path, sizeof path, "/proc/%u/stat", pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	k = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[k] = '\0';
-	/* the name (field 2) may hold spaces and parentheses: fields 3.. follow the last ')' */
-	if (!(p = strrchr(buf, ')')))
-		return false;
-	p = strtok_r(p + 1, " ", &save);
-	for (int field = 3; p && field < 22; field++)
-		p = strtok_r(NULL, " ", &save);
-	if (!p || !all_digits(p))
-		return false;
-	*ticks = strtoull(p, NULL, 10);
-	return true;
+	return stat_field(pid, 22, ticks);
 }
 
 /* The boot-time offset of our time namespace (what /proc adds to the

@@ -22,6 +22,14 @@ bool gs_target_pid_exists(uint32_t pid);
  * many, or -1 when its sockets cannot be read. */
 int gs_target_listen_ports(uint32_t pid, uint8_t bitmap[8192]);
 
+/* 1 when `pid` is a kernel thread (PF_KTHREAD in /proc/PID/stat), 2 when it
+ * has no executable (/proc/PID/exe absent: a kernel thread, or a process that
+ * exited and was not yet reaped), 0 otherwise, -1 when /proc cannot tell. */
+int gs_target_kernel_thread(uint32_t pid);
+/* How many TCP sockets (any state, IPv4 and IPv6) `pid` holds; -1 when its
+ * open files cannot be read. */
+int gs_target_tcp_sockets(uint32_t pid);
+
 /* Moves this process into the network namespace of the pids when they all
  * share one that is not ours (the interfaces to tap are theirs).  0: nothing
  * to do or done (`moved` says which); 2 with a reason in `err`. */

@@ -85,19 +85,10 @@ static int bad(const char *what)
 	return 2;
 }
 
-static int add_pids(struct attach_opts *a, const char *arg)
+static int bad_list(const char *opt, const char *why)
 {
-	char buf[4096], *save = NULL, *tok;
-	snprintf(buf, sizeof buf, "%s", arg);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		uint64_t v;
-		if (!gs_parse_u64(tok, 1, 0x7fffffff, false, &v))
-			return bad("--pid wants process ids (e.g. 1234 or 1234,5678)");
-		if (a->n_pids == GS_TARGET_MAX_PIDS)
-			return bad("too many --pid");
-		a->pids[a->n_pids++] = (uint32_t)v;
-	}
-	return 0;
+	fprintf(stderr, "giopscope attach: bad %s: %s\n", opt, why);
+	return 2;
 }
 
 static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session_opts *so)
@@ -123,8 +114,8 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 	while ((opt = getopt_long(argc, argv, "p:c:i:o:Z:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
-			if (add_pids(a, optarg))
-				return 2;
+			if (!gs_parse_pids(optarg, a->pids, &a->n_pids, GS_TARGET_MAX_PIDS, err, sizeof err))
+				return bad_list("--pid", err);
 			break;
 		case 'c':
 			if (strlen(optarg) >= GS_TAP_COMM_LEN)
@@ -132,8 +123,8 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 			a->comm = optarg;
 			break;
 		case O_PORT:
-			if (!gs_parse_ports(optarg, a->ports))
-				return bad("bad --port (want e.g. 2809 or 2809,10000-10010)");
+			if (!gs_parse_ports(optarg, a->ports, err, sizeof err))
+				return bad_list("--port", err);
 			a->any_port = true;
 			break;
 		case 'i':
@@ -183,6 +174,29 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 	return 0;
 }
 
+/* The --pid processes: each one there, and not a kernel thread (those have no
+ * sockets of their own).  Checked before the environment: no privilege needed. */
+static int check_pids(const struct attach_opts *a)
+{
+	for (uint32_t i = 0; i < a->n_pids; i++) {
+		if (!gs_target_pid_exists(a->pids[i])) {
+			fprintf(stderr, "giopscope attach: no process %u\n", a->pids[i]);
+			return 2;
+		}
+		switch (gs_target_kernel_thread(a->pids[i])) {
+		case 1:
+			fprintf(stderr, "giopscope attach: pid %u is a kernel thread: it has no sockets to follow\n",
+				a->pids[i]);
+			return 2;
+		case 2:
+			fprintf(stderr, "giopscope attach: pid %u has no executable (a kernel thread, or it exited): "
+				"nothing to follow\n", a->pids[i]);
+			return 2;
+		}
+	}
+	return 0;
+}
+
 /* Processes, ports, namespace, interfaces.  0 or 2. */
 static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach_bpf_cfg *cfg)
 {
@@ -193,13 +207,8 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	int n;
 
 	memset(cfg, 0, sizeof *cfg);
-	for (uint32_t i = 0; i < a->n_pids; i++) {
-		if (!gs_target_pid_exists(a->pids[i])) {
-			fprintf(stderr, "giopscope attach: no process %u\n", a->pids[i]);
-			return 2;
-		}
+	for (uint32_t i = 0; i < a->n_pids; i++)
 		procs[n_procs++] = a->pids[i];
-	}
 	if (a->comm) {
 		gs_target_pids_by_comm(a->comm, procs, &n_procs, GS_TARGET_MAX_PIDS);
 		if (!n_procs)
@@ -211,6 +220,11 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	for (uint32_t i = 0; i < n_procs; i++)
 		if (gs_target_listen_ports(procs[i], a->ports) > 0)
 			a->any_port = true;
+	/* a process without a TCP socket yet may open some later: said, then followed */
+	for (uint32_t i = 0; i < a->n_pids; i++)
+		if (gs_target_tcp_sockets(a->pids[i]) == 0)
+			fprintf(stderr, "giopscope attach: pid %u has no TCP socket yet: its calls show once it "
+				"opens one\n", a->pids[i]);
 	/* --pid: their namespace (processes named by --comm are ours already) */
 	if (a->n_pids && gs_target_enter_netns(procs, n_procs, &moved, err, sizeof err))
 		return bad(err);
@@ -362,6 +376,8 @@ int gs_cmd_attach(int argc, char **argv)
 		rc = r;
 		goto out;
 	}
+	if (check_pids(a))
+		goto out;
 	if (!gs_attach_bpf_built(err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;

@@ -38,7 +38,7 @@ static void usage(FILE *f)
 	      "  be synchronised, addresses may differ by NAT): network time = client total - server total,\n"
 	      "  the server's own time from its side, and the offset between the two capture clocks (from\n"
 	      "  causality alone: the range every call allows, or most calls when they disagree)\n"
-	      "  --pairs               one record per client-side call: the pairs columns (pairs-csv.md) then\n"
+	      "  --pairs               one record per client-side call: the pairs columns (docs/output.md) then\n"
 	      "                        network_us,server_side_total_us,clock_offset_us,server_side_server_us,\n"
 	      "                        clock_offset_lo_us,clock_offset_hi_us\n"
 	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
@@ -213,8 +213,8 @@ int gs_cmd_merge(int argc, char **argv)
 		case O_TRACE: trace = optarg; break;
 		case 'q': quiet = true; break;
 		case O_PORTS:
-			if (!gs_parse_ports(optarg, ports)) {
-				fprintf(stderr, "giopscope merge: bad --ports '%s' (want e.g. 2809,683,10000-10010)\n", optarg);
+			if (!gs_parse_ports(optarg, ports, why, sizeof why)) {
+				fprintf(stderr, "giopscope merge: bad --ports: %s\n", why);
 				return 2;
 			}
 			cfg.port_bitmap = ports;

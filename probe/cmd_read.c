@@ -60,7 +60,7 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 static void usage(FILE *f)
 {
 	fputs("usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, '-' for stdin)\n"
-	      "  --pairs               one record per call (pairs-csv.md) instead of the summary\n"
+	      "  --pairs               one record per call (docs/output.md) instead of the summary\n"
 	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
 	      "  -o, --output FILE     write there instead of stdout\n"
 	      "  --summary             with --pairs: also print the summary table to stderr\n"
@@ -122,6 +122,7 @@ int gs_cmd_read(int argc, char **argv)
 	int opt, err, status = 0, snaplen = 0;
 	uint64_t v;
 	char reason[512];
+	char why[320];
 	struct gs_read_progress prog = { 0 };
 	static char outbuf[1 << 20];
 	struct gs_out outf = { 0 };
@@ -139,8 +140,8 @@ int gs_cmd_read(int argc, char **argv)
 		case O_SUMMARY: summary_too = true; break;
 		case 'q': quiet = true; break;
 		case O_PORTS:
-			if (!gs_parse_ports(optarg, ports)) {
-				fprintf(stderr, "giopscope read: bad --ports '%s' (want e.g. 2809,683,10000-10010)\n", optarg);
+			if (!gs_parse_ports(optarg, ports, why, sizeof why)) {
+				fprintf(stderr, "giopscope read: bad --ports: %s\n", why);
 				return 2;
 			}
 			cfg.port_bitmap = ports;
@@ -275,7 +276,9 @@ int gs_cmd_read(int argc, char **argv)
 		status = 2;
 		goto out;
 	}
-	if (ctx.pairs && !ctx.pairs_text)
+	if (ctx.pairs && ctx.pairs_text)
+		gs_pairs_header_text(ctx.out);
+	else if (ctx.pairs)
 		gs_pairs_header(ctx.out, ctx.pairs_fmt);
 	ctx.has_interval = interval_ns != 0;
 	ctx.has_tail = tail_n != 0;

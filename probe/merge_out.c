@@ -25,6 +25,19 @@ static void figures_of(const struct gs_merge *m, uint32_t i, struct gs_merge_fig
 	gs_merge_call_figures(m, i, f);
 }
 
+/* `merge --pairs --format text`: header and rows from this one table */
+enum { MT_CLIENT, MT_SERVER, MT_REQUEST_ID, MT_OPERATION, MT_STATUS, MT_TOTAL, MT_SERVER_SERVER, MT_NETWORK, MT__N };
+static const struct gs_text_col merge_text_cols[MT__N] = {
+	[MT_CLIENT] = { "client", 22, true, false },
+	[MT_SERVER] = { "server", 22, true, false },
+	[MT_REQUEST_ID] = { "request_id", 10, false, false },
+	[MT_OPERATION] = { "operation", 22, true, true },
+	[MT_STATUS] = { "status", 16, true, false },
+	[MT_TOTAL] = { "total_us", 12, false, false },
+	[MT_SERVER_SERVER] = { "server_side_server_us", 12, false, false },
+	[MT_NETWORK] = { "network_us", 12, false, false },
+};
+
 int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m)
 {
 	const struct gs_intern *strings = gs_merge_strings(m);
@@ -43,6 +56,8 @@ int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge
 	}
 	if (fmt == GS_MERGE_CSV)
 		fputs(GS_PAIRS_HEADER GS_MERGE_EXTRA_HEADER "\n", out);
+	else if (fmt == GS_MERGE_TEXT)
+		gs_text_header(out, merge_text_cols, MT__N);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct gs_mcall *mc = gs_merge_get(m, GS_MERGE_CLIENT, i);
 		struct gs_call c;
@@ -63,21 +78,27 @@ int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge
 				o[0] = '\0';
 		}
 		if (fmt == GS_MERGE_TEXT) {
-			char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+			char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN], id[16], op[24], total[32];
+			const char *v[MT__N];
 			size_t on;
-			const char *op = gs_intern_get(strings, c.op, &on);
+			const char *name = gs_intern_get(strings, c.op, &on);
 			gs_endpoint_str(&c.client, cl, sizeof cl);
 			gs_endpoint_str(&c.server, sv, sizeof sv);
-			fprintf(out, "%-22s %-22s %10u %-22.*s %-16s", cl, sv, c.request_id,
-				(int)(on > 22 ? 22 : on), c.kind == GS_KIND_REQUEST ? op : "", gs_call_status(&c));
+			snprintf(id, sizeof id, "%u", c.request_id);
+			snprintf(op, sizeof op, "%.*s", (int)(on > 22 ? 22 : on), c.kind == GS_KIND_REQUEST ? name : "");
 			if (c.flags & GS_CF_REP_SEEN)
-				fprintf(out, " %12.3f", (double)(c.t_reply_last - c.t_request_first) / 1e3);
+				snprintf(total, sizeof total, "%.3f", (double)(c.t_reply_last - c.t_request_first) / 1e3);
 			else
-				fprintf(out, " %12s", "-");
-			if (f.known)
-				fprintf(out, " %12s %12s\n", s, a);
-			else
-				fprintf(out, " %12s %12s\n", "-", "-");
+				snprintf(total, sizeof total, "-");
+			v[MT_CLIENT] = cl;
+			v[MT_SERVER] = sv;
+			v[MT_REQUEST_ID] = id;
+			v[MT_OPERATION] = op;
+			v[MT_STATUS] = gs_call_status(&c);
+			v[MT_TOTAL] = total;
+			v[MT_SERVER_SERVER] = f.known ? s : "-";
+			v[MT_NETWORK] = f.known ? a : "-";
+			gs_text_row(out, merge_text_cols, MT__N, v);
 			continue;
 		}
 		rewind(mf);
@@ -376,8 +397,9 @@ int gs_merge_write_summary(FILE *out, enum gs_merge_fmt fmt, const struct gs_mer
 	if (!err) {
 		qsort(g, ng, sizeof *g, cmp_group);
 		if (fmt == GS_MERGE_TEXT) {
-			fprintf(out, "giopscope merge: client side %s (%llu calls), server side %s (%llu calls)\n",
-				client, (unsigned long long)r->calls[0], server, (unsigned long long)r->calls[1]);
+			fprintf(out, "giopscope merge: client side %s (%llu %s), server side %s (%llu %s)\n", client,
+				(unsigned long long)r->calls[0], gs_plural(r->calls[0], "call", "calls"), server,
+				(unsigned long long)r->calls[1], gs_plural(r->calls[1], "call", "calls"));
 			fprintf(out, "request streams (connection and direction): client side %u, server side %u, matched %u\n",
 				r->streams[0], r->streams[1], r->streams_matched);
 			fprintf(out, "calls: %llu of the client side's matched, %llu not; %llu of the server side's not matched\n",

@@ -2,6 +2,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -69,39 +70,39 @@ bool gs_parse_seconds(const char *s, int64_t max_ns, int64_t *out)
 	return true;
 }
 
-bool gs_parse_ports(const char *s, uint8_t bitmap[8192])
+bool gs_parse_list(const char *s, gs_list_item_fn item, void *arg, char *why, size_t whylen)
 {
 	const char *p = s;
-	memset(bitmap, 0, 8192);
-	if (!s || !*s)
+	if (!s || !*s) {
+		snprintf(why, whylen, "an empty list");
 		return false;
+	}
 	for (;;) {
-		char *end;
-		unsigned long a, b;
-		if (!isdigit((unsigned char)*p))
+		const char *comma = strchr(p, ',');
+		size_t len = comma ? (size_t)(comma - p) : strlen(p);
+		char buf[GS_LIST_ITEM_MAX + 1];
+		const char *bad;
+		if (len == 0) {
+			snprintf(why, whylen, "an empty item in '%s' (%s)", s,
+				 p == s ? "a comma at the start" : comma ? "two commas in a row" : "a comma at the end");
 			return false;
-		errno = 0;
-		a = strtoul(p, &end, 10);
-		if (errno || a > 65535)
-			return false;
-		b = a;
-		p = end;
-		if (*p == '-') {
-			p++;
-			if (!isdigit((unsigned char)*p))
-				return false;
-			b = strtoul(p, &end, 10);
-			if (errno || b > 65535 || b < a)
-				return false;
-			p = end;
 		}
-		for (unsigned long port = a; port <= b; port++)
-			bitmap[port >> 3] |= (uint8_t)(1u << (port & 7));
-		if (*p == '\0')
-			return true;
-		if (*p != ',')
+		if (len > GS_LIST_ITEM_MAX) {
+			snprintf(why, whylen, "'%.*s...' in '%.*s...' is too long", 16, p, 32, s);
 			return false;
-		p++;
+		}
+		memcpy(buf, p, len);
+		buf[len] = '\0';
+		if ((bad = item(arg, buf)) != NULL) {
+			if (!comma && p == s)
+				snprintf(why, whylen, "'%s': %s", buf, bad);
+			else
+				snprintf(why, whylen, "'%s' in '%.200s': %s", buf, s, bad);
+			return false;
+		}
+		if (!comma)
+			return true;
+		p = comma + 1;
 	}
 }
 
@@ -114,4 +115,59 @@ bool gs_same_terminal(FILE *out)
 	if (fstat(fd, &a) != 0 || fstat(STDERR_FILENO, &b) != 0)
 		return false;
 	return a.st_rdev == b.st_rdev;
+}
+
+/* a port or a range "a-b" (a <= b) */
+static const char *port_item(void *arg, const char *s)
+{
+	uint8_t *bitmap = arg;
+	const char *dash = strchr(s, '-');
+	char first[GS_LIST_ITEM_MAX + 1];
+	uint64_t a, b;
+	snprintf(first, sizeof first, "%.*s", dash ? (int)(dash - s) : (int)strlen(s), s);
+	if (!gs_parse_u64(first, 0, 65535, false, &a))
+		return "not a port (0..65535) or a range of them (e.g. 10000-10010)";
+	b = a;
+	if (dash && !gs_parse_u64(dash + 1, 0, 65535, false, &b))
+		return "not a range of ports (e.g. 10000-10010)";
+	if (b < a)
+		return "a range ends below its start";
+	for (uint64_t port = a; port <= b; port++)
+		bitmap[port >> 3] |= (uint8_t)(1u << (port & 7));
+	return NULL;
+}
+
+bool gs_parse_ports(const char *s, uint8_t bitmap[8192], char *why, size_t whylen)
+{
+	memset(bitmap, 0, 8192);
+	if (gs_parse_list(s, port_item, bitmap, why, whylen))
+		return true;
+	memset(bitmap, 0, 8192);
+	return false;
+}
+
+struct pid_list {
+	uint32_t *pids, *n, max;
+};
+
+static const char *pid_item(void *arg, const char *s)
+{
+	struct pid_list *l = arg;
+	uint64_t v;
+	if (!gs_parse_u64(s, 1, 0x7fffffff, false, &v))
+		return "not a process id (1..2147483647)";
+	if (*l->n >= l->max)
+		return "too many process ids";
+	l->pids[(*l->n)++] = (uint32_t)v;
+	return NULL;
+}
+
+bool gs_parse_pids(const char *s, uint32_t *pids, uint32_t *n, uint32_t max, char *why, size_t whylen)
+{
+	struct pid_list l = { pids, n, max };
+	uint32_t before = *n;
+	if (gs_parse_list(s, pid_item, &l, why, whylen))
+		return true;
+	*n = before;
+	return false;
 }

@@ -46,6 +46,7 @@ static int bad(const char *cmd, const char *what)
 int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const char *arg)
 {
 	uint64_t v;
+	char why[320];
 	switch (opt) {
 	case GS_O_PAIRS: o->pairs = true; return 0;
 	case GS_O_FORMAT: o->format = arg; return 0;
@@ -53,8 +54,10 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 	case GS_O_SUMMARY: o->summary_too = true; return 0;
 	case 'q': case GS_O_QUIET: o->quiet = true; return 0;
 	case GS_O_PORTS:
-		if (!gs_parse_ports(arg, o->ports))
-			return bad(cmd, "bad --ports (want e.g. 2809,683,10000-10010)");
+		if (!gs_parse_ports(arg, o->ports, why, sizeof why)) {
+			fprintf(stderr, "giopscope %s: bad --ports: %s\n", cmd, why);
+			return 2;
+		}
 		o->cfg.port_bitmap = o->ports;
 		return 0;
 	case GS_O_DURATION:
@@ -222,7 +225,9 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->trace, err));
 		goto fail;
 	}
-	if (s->opt.pairs && !s->text)
+	if (s->opt.pairs && s->text)
+		gs_pairs_header_text(s->out);
+	else if (s->opt.pairs)
 		(s->opt.syscall_times ? gs_pairs_header_times : gs_pairs_header)(s->out, s->fmt);
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
 	s->rows_tty = s->tty && s->opt.pairs && gs_same_terminal(s->out);

@@ -52,7 +52,7 @@ enum {
 
 /* The usage lines of the shared options. */
 #define GS_SESSION_USAGE                                                                          \
-	"  --pairs               write each call as it ends (pairs-csv.md) instead of the summary\n" \
+	"  --pairs               write each call as it ends (docs/output.md) instead of the summary\n" \
 	"  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"             \
 	"  -o, --output FILE     write there instead of stdout\n"                                     \
 	"  --summary             with --pairs: also print the summary to stderr at the end\n"        \

@@ -13,7 +13,8 @@ set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld
   tshark tcpdump wireshark-common iproute2 python3 procps psmisc curl strace
   omniorb omniidl libomniorb4-dev omniorb-nameserver tcl tcl-combat
   libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev ethtool
-  dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium prometheus"
+  dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium prometheus
+  groff-base man-db mandoc"
 
 what=${1:-all}
 case "$what" in

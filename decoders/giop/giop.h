@@ -126,7 +126,7 @@ enum giop_res giop_decode(const uint8_t *p, size_t avail, uint32_t max_size, str
 bool giop_plausible_header(const uint8_t *p, size_t avail, uint32_t max_size);
 
 const char *giop_type_name(unsigned type);
-/* Status names of pairs-csv.md; NULL for values out of range. */
+/* Status names of the pairs CSV (docs/output.md); NULL for values out of range. */
 const char *giop_reply_status_name(uint32_t status);
 const char *giop_locate_status_name(uint32_t status);
 const char *giop_error_name(enum giop_error e);

@@ -1,4 +1,4 @@
-/* Names of GIOP values, as pairs-csv.md and the CORBA specification spell them. */
+/* Names of GIOP values, as the pairs CSV (docs/output.md) and the CORBA specification spell them. */
 #include "giop.h"
 
 static const char *const type_names[GIOP_TYPE_COUNT] = {

@@ -4,7 +4,7 @@
 usage: compare_pairs.py EXPECTED.csv OURS.csv [--tolerance-ns N] [--ignore COL,...]
                         [--no-order] [--max-report N]
 
-Both files are in the pairs-csv.md format.  Rows are matched on
+Both files are pairs CSVs (docs/output.md, "The per-call record").  Rows are matched on
 (client, server, request_id, kind); when a key occurs several times (request
 ids reused), its rows are matched in t_request_first order.  For each matched
 row every column that is not empty in EXPECTED (empty = unknown, not
@@ -15,7 +15,7 @@ compared) and not --ignore'd must agree:
   total_us server_us                                                   within 2 N ns
 
 OURS must also be well-formed: the exact header (extra columns only after the
-17 of pairs-csv.md), RFC 4180 minimal quoting, canonical endpoints, 9 decimals
+17 of docs/output.md), RFC 4180 minimal quoting, canonical endpoints, 9 decimals
 in t_*, 3 in *_us, known kinds and statuses, reply columns all empty or all
 set, total_us/server_us consistent with its own timestamps, and (unless
 --no-order) rows ordered by (t_request_first, client, request_id).
@@ -26,7 +26,7 @@ Prints each difference (at most --max-report of each sort), then one line
 
 (Z = matched rows with at least one differing column).  Exit status: 0 when
 there is no difference at all, 1 when there is any (including format or order
-problems in OURS), 2 when an input cannot be used (unreadable, no pairs-csv
+problems in OURS), 2 when an input cannot be used (unreadable, no pairs CSV
 header, malformed EXPECTED).
 """
 import argparse
@@ -80,7 +80,7 @@ def duration_ns(text):
 
 
 def canonical_endpoint(text):
-    """The pairs-csv.md spelling of an endpoint, or None if text is not one."""
+    """The pairs CSV spelling (docs/output.md) of an endpoint, or None if text is not one."""
     host, sep, port = text.rpartition(":")
     if not sep or not UINT_RE.match(port) or int(port) > 65535:
         return None
@@ -119,7 +119,7 @@ class Table:
         self.header = records[0]
         missing = [c for c in COLUMNS if c not in self.header]
         if missing:
-            raise Unusable("%s %s has no pairs-csv header (missing %s)"
+            raise Unusable("%s %s has no pairs CSV header (missing %s)"
                            % (what, path, ",".join(missing)))
         self.rows = []
         self.ragged = []
@@ -159,7 +159,7 @@ def format_problems(table):
     """Everything wrong with the shape of OURS, as (line, text)."""
     out = []
     if table.header[:len(COLUMNS)] != COLUMNS:
-        out.append((1, "header is not the pairs-csv.md header: %s" % ",".join(table.header)))
+        out.append((1, "header is not the pairs CSV header: %s" % ",".join(table.header)))
     for n, k in table.ragged:
         out.append((n, "%d fields, header has %d" % (k, len(table.header))))
     # RFC 4180 quoting only where needed: writing the records back out with

@@ -4,7 +4,7 @@
 usage: tshark_pairs.py CAPTURE [-o OUT.csv] [--ports 2809,...] [--tshark PATH]
 
 Writes the rows giopscope's `read CAPTURE --pairs --format csv` must produce
-(the pairs CSV of pairs-csv.md: one row per GIOP Request/LocateRequest), but
+(the pairs CSV of docs/output.md: one row per GIOP Request/LocateRequest), but
 derived without any giopscope code: every GIOP fact (version, message type,
 request id, operation, response flags, reply/locate status, message size) comes
 from Wireshark's GIOP dissector; this script only does the bookkeeping.
@@ -817,7 +817,7 @@ def parse_ports(text):
 
 def main():
     ap = argparse.ArgumentParser(
-        description="Expected GIOP pairs (pairs-csv.md) of a capture, from tshark's GIOP dissector.")
+        description="Expected GIOP pairs (the pairs CSV of docs/output.md) of a capture, from tshark's GIOP dissector.")
     ap.add_argument("capture", help="pcap or pcapng file")
     ap.add_argument("-o", "--output", help="write the CSV here (default: stdout)")
     ap.add_argument("--ports", type=parse_ports, default=[],

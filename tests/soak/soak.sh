@@ -236,7 +236,7 @@ td_bytes=$(stat -c %s "$W/td.pcap")
 rm -f "$W/td.pcap"
 live_rows=$(($(wc -l <"$W/live.csv") - 1))
 td_rows=$(($(wc -l <"$W/td.csv") - 1))
-# the multiset of calls without time stamps: columns 1-10 of pairs-csv
+# the multiset of calls without time stamps: columns 1-10 of the pairs CSV (docs/output.md)
 keyed() { tail -n +2 "$1" | cut -d, -f1-10 | sort; }
 keyed "$W/live.csv" >"$W/live.keys"
 keyed "$W/td.csv" >"$W/td.keys"

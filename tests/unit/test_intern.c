@@ -1,5 +1,5 @@
-/* Interned strings, endpoints as text, the pairs CSV/JSONL rows, statistics
- * groups, and the command-line number parsers (probe/opts.c, compiled in). */
+/* Interned strings, endpoints as text, the pairs CSV/JSONL rows and statistics
+ * groups.  (The command-line parsers are in test_opts.c.) */
 #include <errno.h>
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>
@@ -11,7 +11,6 @@
 #include "../../analysis/endpoint.h"
 #include "../../analysis/sink_pairs.h"
 #include "../../analysis/stats.h"
-#include "../../probe/opts.c"
 
 /* ---- intern ---------------------------------------------------------------- */
 
@@ -470,88 +469,6 @@ static void test_call_is_error(void **state)
 	assert_false(gs_call_is_error(&c));
 }
 
-/* ---- command-line numbers (probe/opts.c) ------------------------------------------- */
-
-static void test_parse_u64(void **state)
-{
-	uint64_t v;
-	assert_true(gs_parse_u64("0", 0, 10, false, &v));
-	assert_int_equal(v, 0);
-	assert_true(gs_parse_u64("18446744073709551615", 0, UINT64_MAX, false, &v));
-	assert_int_equal(v, UINT64_MAX);
-	assert_false(gs_parse_u64("18446744073709551616", 0, UINT64_MAX, false, &v));
-	assert_false(gs_parse_u64("11", 0, 10, false, &v));
-	assert_false(gs_parse_u64("1", 2, 10, false, &v));
-	assert_false(gs_parse_u64("", 0, 10, false, &v));
-	assert_false(gs_parse_u64(NULL, 0, 10, false, &v));
-	assert_false(gs_parse_u64("-1", 0, UINT64_MAX, false, &v));
-	assert_false(gs_parse_u64(" 1", 0, 10, false, &v));
-	assert_false(gs_parse_u64("1 ", 0, 10, false, &v));
-	assert_false(gs_parse_u64("1k", 0, UINT64_MAX, false, &v));
-	assert_true(gs_parse_u64("1k", 0, UINT64_MAX, true, &v));
-	assert_int_equal(v, 1024);
-	assert_true(gs_parse_u64("3M", 0, UINT64_MAX, true, &v));
-	assert_int_equal(v, 3u << 20);
-	assert_true(gs_parse_u64("2gB", 0, UINT64_MAX, true, &v));
-	assert_int_equal(v, 2ull << 30);
-	assert_true(gs_parse_u64("256m", 0, UINT64_MAX, true, &v));
-	assert_int_equal(v, 256ull << 20);
-	assert_false(gs_parse_u64("1t", 0, UINT64_MAX, true, &v));
-	assert_false(gs_parse_u64("1kx", 0, UINT64_MAX, true, &v));
-	assert_false(gs_parse_u64("17179869184g", 0, UINT64_MAX, true, &v)); /* 2^34 * 2^30 */
-	assert_true(gs_parse_u64("17179869183g", 0, UINT64_MAX, true, &v));
-}
-
-static void test_parse_seconds(void **state)
-{
-	int64_t ns;
-	assert_true(gs_parse_seconds("1.5", INT64_MAX, &ns));
-	assert_int_equal(ns, 1500000000);
-	assert_true(gs_parse_seconds("0.000000001", INT64_MAX, &ns));
-	assert_int_equal(ns, 1);
-	assert_true(gs_parse_seconds("0.0000000019", INT64_MAX, &ns)); /* beyond ns: dropped */
-	assert_int_equal(ns, 1);
-	assert_true(gs_parse_seconds("2", INT64_MAX, &ns));
-	assert_int_equal(ns, 2000000000);
-	assert_false(gs_parse_seconds("2.", INT64_MAX, &ns));
-	assert_false(gs_parse_seconds(".5", INT64_MAX, &ns));
-	assert_false(gs_parse_seconds("1s", INT64_MAX, &ns));
-	assert_false(gs_parse_seconds("-1", INT64_MAX, &ns));
-	assert_true(gs_parse_seconds("10", 10000000000LL, &ns));
-	assert_false(gs_parse_seconds("10.1", 10000000000LL, &ns));
-	assert_false(gs_parse_seconds("11", 10000000000LL, &ns));
-	assert_false(gs_parse_seconds("99999999999999999999", INT64_MAX, &ns));
-}
-
-static bool bit(const uint8_t *b, unsigned p) { return (b[p >> 3] >> (p & 7)) & 1; }
-
-static void test_parse_ports(void **state)
-{
-	static uint8_t b[8192];
-	unsigned n = 0;
-	assert_true(gs_parse_ports("2809,683,10000-10010", b));
-	for (unsigned p = 0; p < 65536; p++)
-		n += bit(b, p);
-	assert_int_equal(n, 13);
-	assert_true(bit(b, 2809));
-	assert_true(bit(b, 683));
-	assert_true(bit(b, 10000));
-	assert_true(bit(b, 10010));
-	assert_false(bit(b, 10011));
-	assert_false(bit(b, 9999));
-	assert_true(gs_parse_ports("0-65535", b));
-	assert_true(bit(b, 0) && bit(b, 65535));
-	assert_false(gs_parse_ports("65536", b));
-	assert_false(gs_parse_ports("10-5", b));
-	assert_false(gs_parse_ports("1,", b));
-	assert_false(gs_parse_ports(",1", b));
-	assert_false(gs_parse_ports("1-", b));
-	assert_false(gs_parse_ports("a", b));
-	assert_false(gs_parse_ports("", b));
-	assert_false(gs_parse_ports("1 2", b));
-	assert_false(gs_parse_ports("99999999999999999999", b));
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -566,9 +483,6 @@ int main(void)
 		UT(test_stats_groups),
 		UT(test_stats_free_releases_other_group),
 		UT(test_call_is_error),
-		UT(test_parse_u64),
-		UT(test_parse_seconds),
-		UT(test_parse_ports),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

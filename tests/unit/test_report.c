@@ -9,6 +9,7 @@
 
 #include "unit.h"
 #include "../../analysis/report.h"
+#include "../../analysis/report_impl.h"
 #include "../../analysis/report_merge.h"
 #include "../../analysis/report_prom.h"
 #include "../../analysis/sink_trace.h"
@@ -550,6 +551,109 @@ static void test_report_empty(void **state)
 	report_free(r);
 }
 
+/* One call, one error: "1 call", "1 error", "The slowest call" -- never "1 calls" */
+static void test_report_plurals(void **state)
+{
+	struct gs_report *r = report_new(NULL);
+	struct gs_call c = answered(40000, 2, T0, US, 50 * US, US);
+	char *html;
+	c.status = GIOP_SYSTEM_EXCEPTION;
+	gs_report_add_named(r, "echoString", 10, &c, NULL);
+	html = report_html(r, "plurals", NULL);
+	assert_non_null(strstr(html, ">1 call (1 answered, 1 error) starting between"));
+	assert_non_null(strstr(html, ">1 call, 1 answered, 1 error</div>"));
+	assert_non_null(strstr(html, "<title>1 call, 1 error</title>"));
+	assert_non_null(strstr(html, "<h2>The slowest call</h2>"));
+	assert_non_null(strstr(html, "1 of 1 answered call drawn"));
+	assert_null(strstr(html, " 1 calls"));
+	assert_null(strstr(html, " 1 errors"));
+	assert_null(strstr(html, ">1 calls"));
+	assert_null(strstr(html, ">1 errors"));
+	report_free(r);
+
+	/* two of each: plural again */
+	r = report_new(NULL);
+	gs_report_add_named(r, "echoString", 10, &c, NULL);
+	c.t_request_first += MS;
+	c.t_request_last += MS;
+	c.t_reply_first += MS;
+	c.t_reply_last += MS;
+	gs_report_add_named(r, "echoString", 10, &c, NULL);
+	html = report_html(r, "plurals", NULL);
+	assert_non_null(strstr(html, ">2 calls (2 answered, 2 errors) starting between"));
+	assert_non_null(strstr(html, "<h2>The 2 slowest calls</h2>"));
+	report_free(r);
+}
+
+/* Calls that come later in time first (read later.pcap earlier.pcap): the time
+ * bins start at the earliest call and each call is in its own bin, not all of
+ * the earlier ones piled into the first. */
+static void test_report_out_of_order_range(void **state)
+{
+	struct gs_report_config cfg;
+	struct gs_report *r;
+	struct gs_report_info info;
+	const int64_t later = T0 + 10000 * MS, earlier = T0;
+	gs_report_config_default(&cfg);
+	cfg.time_bins = 20;
+	cfg.first_bin_ns = MS;
+	r = report_new(&cfg);
+	/* "later.pcap": 100 calls over 1 s from T0 + 10 s */
+	for (uint32_t i = 0; i < 100; i++) {
+		struct gs_call c = answered(40000, 2 * i, later + (int64_t)i * 10 * MS, US, 20 * US, US);
+		gs_report_add_named(r, "op", 2, &c, NULL);
+	}
+	/* "earlier.pcap": 50 calls over 5 s from T0 */
+	for (uint32_t i = 0; i < 50; i++) {
+		struct gs_call c = answered(40001, 2 * i, earlier + (int64_t)i * 100 * MS, US, 20 * US, US);
+		gs_report_add_named(r, "op", 2, &c, NULL);
+	}
+	gs_report_get_info(r, &info);
+	assert_int_equal(info.calls, 150);
+	assert_int_equal(info.before_origin, 0);
+	assert_int_equal(info.t_first_ns, earlier);
+	assert_int_equal(info.t_last_ns, later + 99 * 10 * MS);
+	assert_true(info.origin_ns <= earlier);
+	assert_true(info.origin_ns > earlier - info.bin_width_ns);
+	assert_true(info.origin_ns + (int64_t)info.bins_used * info.bin_width_ns > info.t_last_ns);
+	assert_true(info.bins_used <= 20);
+	{
+		/* per bin, as many calls as began in it */
+		uint32_t want[20] = { 0 }, total = 0;
+		for (uint32_t i = 0; i < 100; i++)
+			want[(later + (int64_t)i * 10 * MS - info.origin_ns) / info.bin_width_ns]++;
+		for (uint32_t i = 0; i < 50; i++)
+			want[(earlier + (int64_t)i * 100 * MS - info.origin_ns) / info.bin_width_ns]++;
+		for (uint32_t i = 0; i < 20; i++) {
+			assert_int_equal(r->bins[i].calls, want[i]);
+			total += r->bins[i].calls;
+		}
+		assert_int_equal(total, 150);
+		/* the earlier calls are not piled into the first bin */
+		assert_true(r->bins[0].calls < 50);
+	}
+	report_free(r);
+
+	/* the same calls in time order: the same bins */
+	{
+		struct gs_report *o = report_new(&cfg);
+		struct gs_report_info oi;
+		for (uint32_t i = 0; i < 50; i++) {
+			struct gs_call c = answered(40001, 2 * i, earlier + (int64_t)i * 100 * MS, US, 20 * US, US);
+			gs_report_add_named(o, "op", 2, &c, NULL);
+		}
+		for (uint32_t i = 0; i < 100; i++) {
+			struct gs_call c = answered(40000, 2 * i, later + (int64_t)i * 10 * MS, US, 20 * US, US);
+			gs_report_add_named(o, "op", 2, &c, NULL);
+		}
+		gs_report_get_info(o, &oi);
+		assert_int_equal(oi.before_origin, 0);
+		assert_true(oi.origin_ns <= earlier);
+		assert_true(oi.origin_ns + (int64_t)oi.bins_used * oi.bin_width_ns > oi.t_last_ns);
+		report_free(o);
+	}
+}
+
 /* ======================================================================== */
 /* Prometheus text                                                             */
 /* ======================================================================== */
@@ -1048,6 +1152,8 @@ int main(void)
 		UT(test_report_bounds),
 		UT(test_report_split),
 		UT(test_report_empty),
+		UT(test_report_plurals),
+		UT(test_report_out_of_order_range),
 		UT(test_prom_text),
 		UT(test_metrics_refuses),
 		UT(test_metrics_serves),

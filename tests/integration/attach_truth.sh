@@ -295,7 +295,7 @@ run_round() {
             --pairs "$SC_DIR/client.csv@client" --tol-ns "$TOL_NS" --label "$SC" \
             --expect "echoString=$N_SMALL" "echoOctets=$N_LARGE" "slow=$N_SLOW" \
             --json "$SC_DIR/result.json" 2>&1); then
-        echo "$out" | sed 's/^/    /'
+        printf "%s\n" "${out//$'\n'/$'\n'    }" | sed "1s/^/    /"
         local calls
         calls=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["calls"])' "$SC_DIR/result.json")
         [ "$calls" = $((N_SMALL + N_LARGE + N_SLOW + n_loc)) ] ||

@@ -24,6 +24,9 @@
 #                 process is there; the servant ran each operation as often as the clients
 #                 called it; the recvs that start a message show the header the send had
 #                 (both sides' byte offsets agree)
+#   the checks can fail: errors planted one at a time in the CSVs (each instant 1 ns outside
+#                 its window, server_process_us 1 ns under the servant's time, a row dropped)
+#                 are each caught as the one violation (truth.py --prove)
 # and prints the distances (instant - window start, window end - instant) p50/p99/max/min, the
 # ORB's part (server_process_us - servant time) per operation, and how far CLOCK_REALTIME -
 # CLOCK_MONOTONIC moved while the processes ran (eBPF stamps monotonic time, giopscope adds
@@ -288,13 +291,13 @@ run_round() {
         SC_NOTE="hogs on $(nproc) vCPUs at nice $srv_ni; "
     fi
     n_loc=3 # one LocateRequest per client connection (omniORB's first message)
-    echo "# python3 $TRUTH_PY check --truth server.truth client_*.truth --servant servant.csv --pairs server.csv@server --pairs client.csv@client --tol-ns $TOL_NS" \
+    echo "# python3 $TRUTH_PY check --truth server.truth client_*.truth --servant servant.csv --pairs server.csv@server --pairs client.csv@client --tol-ns $TOL_NS --prove" \
         >>"$SC_DIR/commands.log"
     if out=$(python3 "$TRUTH_PY" check --truth "$SC_DIR/server.truth" "$SC_DIR"/client_?.truth \
             --servant "$SC_DIR/servant.csv" --pairs "$SC_DIR/server.csv@server" \
             --pairs "$SC_DIR/client.csv@client" --tol-ns "$TOL_NS" --label "$SC" \
             --expect "echoString=$N_SMALL" "echoOctets=$N_LARGE" "slow=$N_SLOW" \
-            --json "$SC_DIR/result.json" 2>&1); then
+            --json "$SC_DIR/result.json" --prove 2>&1); then
         printf "%s\n" "${out//$'\n'/$'\n'    }" | sed "1s/^/    /"
         local calls
         calls=$(python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["calls"])' "$SC_DIR/result.json")

@@ -19,7 +19,7 @@ other that way.
 
     truth.py dump FILE.truth                       the records, one a line
     truth.py check --truth F... --servant SPANS --pairs A.csv@server [--pairs B.csv@client]
-                   [--tol-ns N] [--label NAME] [--expect OP=N ...] [--json OUT]
+                   [--tol-ns N] [--label NAME] [--expect OP=N ...] [--json OUT] [--prove]
 
 check prints the distances (instant - window start, window end - instant) as p50/p99/max per
 instant, the ORB's part (server_process_us - servant time) per operation, and every violation;
@@ -303,9 +303,17 @@ def quant(v, q):
     return v[min(len(v) - 1, int(q * len(v)))] if v else None
 
 
-def check(a):
-    truths = [load(p) for p in a.truth]
+def fmt_s(ns):
+    return "%d.%09d" % (ns // 1000000000, ns % 1000000000)
+
+
+def evaluate(a, truths, override=None):
+    """Every check; the violations, the figures, and `probes`: for --prove, planted errors
+    (path, row, column, value just outside what the truth allows; column None: the row
+    dropped). override = one such probe, applied to the CSV as it is read."""
     bad = []
+    probes = []
+    probed = set()
     for t in truths:
         if t["dropped"]:
             bad.append("%s: %d records dropped (capacity %d)" % (t["path"], t["dropped"], t["capacity"]))
@@ -333,9 +341,15 @@ def check(a):
         if rows and not need <= set(rows[0]):
             raise BadInput("%s: columns missing: %s" % (path, ", ".join(sorted(need - set(rows[0])))))
         rows.sort(key=lambda r: ns_of(r["t_request_first"]))
+        if override and override[0] == path:
+            _, idx, ocol, oval = override
+            if ocol is None:
+                del rows[idx]
+            else:
+                rows[idx] = dict(rows[idx], **{ocol: oval})
         rows_total += len(rows)
         seen = {}
-        for r in rows:
+        for i, r in enumerate(rows):
             key = (r["client"], r["server"], int(r["request_id"]))
             k = seen.get(key, 0)
             seen[key] = k + 1
@@ -348,6 +362,9 @@ def check(a):
             c = cl[k]
             c.setdefault("rows", 0)
             c["rows"] += 1
+            if "drop" not in probed:
+                probed.add("drop")
+                probes.append((path, i, None, None))
             for col in INSTANTS:
                 t = ns_of(r[col])
                 w = c.get(col)
@@ -358,6 +375,12 @@ def check(a):
                     continue
                 d0, d1 = t - w["t0"], w["t1"] - t
                 dist[col].append((d0, d1))
+                if col not in probed:
+                    probed.add(col)
+                    # a send's instant 1 ns before its window, a recv's 1 ns after
+                    out = w["t0"] - a.tol_ns - 1 if col in ("t_client_send", "t_server_send") \
+                        else w["t1"] + a.tol_ns + 1
+                    probes.append((path, i, col, fmt_s(out)))
                 if d0 < -a.tol_ns or d1 < -a.tol_ns:
                     bad.append("%s: %s %d outside the %s window [%d, %d] by %d ns"
                                % (name, col, t, w["fn"], w["t0"], w["t1"], -min(d0, d1)))
@@ -378,6 +401,10 @@ def check(a):
                 s = cand[0]
                 own = s["exit"] - s["entry"]
                 servant_checked += 1
+                if "server_process_us" not in probed:
+                    probed.add("server_process_us")
+                    probes.append((path, i, "server_process_us",
+                                   "%d.%03d" % ((own - 1) // 1000, (own - 1) % 1000)))
                 if sp < own:
                     bad.append("%s: server_process_us %.3f < the servant's own %.3f us"
                                % (name, sp / 1000, own / 1000))
@@ -403,9 +430,20 @@ def check(a):
         got = sum(1 for v in (spans or {}).values() for s in v if s["op"] == op)
         if got != int(n):
             bad.append("servant ran %s %d times, expected %s" % (op, got, n))
+    return {"bad": bad, "probes": probes, "calls": calls, "counts": counts, "nconns": nconns,
+            "rows_total": rows_total, "checked": checked, "servant_checked": servant_checked,
+            "clock": clock, "dist": dist, "orb": orb}
+
+
+def check(a):
+    truths = [load(p) for p in a.truth]
+    st = evaluate(a, truths)
+    bad, calls, counts, nconns = st["bad"], st["calls"], st["counts"], st["nconns"]
+    rows_total, checked, clock, dist, orb = st["rows_total"], st["checked"], st["clock"], st["dist"], st["orb"]
     res = {"label": a.label, "calls": len(calls), "rows": rows_total, "connections": nconns,
-           "recv_heads_checked": checked, "servant_checked": servant_checked, "violations": len(bad),
-           "tol_ns": a.tol_ns, "instants": {}, "orb_part": {}, "clock": clock}
+           "recv_heads_checked": checked, "servant_checked": st["servant_checked"],
+           "violations": len(bad), "tol_ns": a.tol_ns, "instants": {}, "orb_part": {},
+           "clock": clock}
     lab = "[%s] " % a.label if a.label else ""
     print("%srecorded: %d calls (%s) on %d sockets; %d pairs rows; %d recv heads matched their sends"
           % (lab, len(calls), ", ".join("%s %d" % kv for kv in sorted(counts.items())), nconns,
@@ -434,6 +472,19 @@ def check(a):
         print("%sserver_process_us - servant (%s, n=%d): p50 %.1f p99 %.1f max %.1f min %.1f us; servant p50 %.1f us"
               % (lab, op, len(v), quant(o, .5) / 1000, quant(o, .99) / 1000, max(o) / 1000,
                  min(o) / 1000, quant(s, .5) / 1000))
+    if a.prove and not bad:
+        # the checks can fail: each planted error must be the one violation found
+        names = []
+        for path, idx, col, val in st["probes"]:
+            got = evaluate(a, truths, (path, idx, col, val))["bad"]
+            what = "dropped row" if col is None else col
+            want = "in 1 of" if col is None else col
+            names.append(what)
+            if len(got) != 1 or want not in got[0]:
+                bad.append("planted error (%s, row %d of %s) not caught alone: %s"
+                           % (what, idx, path.split("/")[-1], "; ".join(got[:3]) or "no violation"))
+        res["planted_errors_caught"] = len(names)
+        print("%splanted errors, each caught as the one violation: %s" % (lab, ", ".join(names)))
     for b in bad[:40]:
         print("%sBAD %s" % (lab, b))
     if len(bad) > 40:
@@ -471,6 +522,10 @@ def main():
     c.add_argument("--label", default="")
     c.add_argument("--expect", nargs="*", default=[], help="OP=N: the servant ran OP N times")
     c.add_argument("--json")
+    c.add_argument("--prove", action="store_true",
+                   help="then plant one error at a time (an instant 1 ns outside its window, "
+                        "server_process_us 1 ns under the servant's time, a row dropped) and "
+                        "require each to be caught")
     a = p.parse_args()
     try:
         return dump(a) if a.cmd == "dump" else check(a)

@@ -33,7 +33,9 @@
 # that offset: the instants are compared with tolerance TOL_NS, default 0).
 #
 # Scenarios: quiet (nothing else of ours running), hog (the same with a CPU hog on each vCPU:
-# `taskset -c N sh -c 'while :; do :; done'`, bounded by timeout, at the ORB's nice level).
+# `taskset -c N sh -c 'while :; do :; done'`, bounded by timeout, at the ORB's nice level),
+# loopback (server and clients in one namespace over 127.0.0.1, one attach --pid on all of
+# them: one CSV with all four instants).
 #
 # usage: tests/integration/attach_truth.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), TOL_NS (0), N_SMALL (300), N_LARGE (40),
@@ -63,7 +65,7 @@ SLOW_US=${SLOW_US:-2000}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 TRUTH_SO=$BUILD/orb/libgs_truth.so
-ALL="quiet hog"
+ALL="quiet hog loopback"
 
 WANT=""
 for a in "$@"; do
@@ -225,16 +227,22 @@ hogs_stop() {
 # one scenario: server + attach on it, three stopped clients + one attach on them, the clients
 # run one after the other, then the check
 run_round() {
-    local hog=$1 cpids="" p i n_loc srv_ni hog_ni out
+    local hog=$1 loop=$2 cpids="" p i n_loc srv_ni hog_ni out att_srv="" att_cli
+    local srv_addr=$NS_SRV_IP4 cli_ns=$NS_CLI
+    local -a pairs=(--pairs "$SC_DIR/server.csv@server" --pairs "$SC_DIR/client.csv@client")
+    if [ "$loop" = 1 ]; then
+        srv_addr=127.0.0.1 cli_ns=$NS_SRV
+        pairs=(--pairs "$SC_DIR/all.csv@both")
+    fi
     local -a ops=("echoString -size 32 -n $N_SMALL" "echoOctets -size 100000 -n $N_LARGE"
                   "slow -size $SLOW_US -n $N_SLOW")
     [ "$hog" = 1 ] && hogs_start
     rm -f "$SC_DIR/echo.ior"
     ns_start "$NS_SRV" "$SC_DIR/server.log" env LD_PRELOAD="$TRUTH_SO" GS_TRUTH_FILE="$SC_DIR/server.truth" \
-        "$SERVER" -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" -o "$SC_DIR/echo.ior" \
+        "$SERVER" -ORBendPoint "giop:tcp:$srv_addr:$PORT" -o "$SC_DIR/echo.ior" \
         -servant-log "$SC_DIR/servant.csv" -q
     SRV_PID=$NS_LAST_PID
-    echo "# server (pid $SRV_PID) in $NS_SRV: LD_PRELOAD=libgs_truth.so $SERVER -ORBendPoint giop:tcp:$NS_SRV_IP4:$PORT -servant-log servant.csv" \
+    echo "# server (pid $SRV_PID) in $NS_SRV: LD_PRELOAD=libgs_truth.so $SERVER -ORBendPoint giop:tcp:$srv_addr:$PORT -servant-log servant.csv" \
         >>"$SC_DIR/commands.log"
     if ! ns_wait_file "$SC_DIR/echo.ior" 15 || ! ns_wait_port "$NS_SRV" "$PORT" 10; then
         err "server did not start" "$(tail -3 "$SC_DIR/server.log")"
@@ -242,17 +250,19 @@ run_round() {
         hogs_stop
         return 1
     fi
-    start_attach "$SC_DIR/attach_server.log" --pid "$SRV_PID" --pairs -o "$SC_DIR/server.csv" -q || {
-        ns_stop "$SRV_PID" TERM 5; hogs_stop; return 1; }
-    local att_srv=$ATT_PID
+    if [ "$loop" = 0 ]; then
+        start_attach "$SC_DIR/attach_server.log" --pid "$SRV_PID" --pairs -o "$SC_DIR/server.csv" -q || {
+            ns_stop "$SRV_PID" TERM 5; hogs_stop; return 1; }
+        att_srv=$ATT_PID
+    fi
     # the clients, each stopped before it execs (same pid, same start time after exec)
     for i in 0 1 2; do
         # shellcheck disable=SC2016,SC2086  # $$ and $@ are the inner shell's; ops split on purpose
-        ns_start "$NS_CLI" "$SC_DIR/client_$i.log" sh -c 'kill -STOP $$; exec "$@"' sh \
+        ns_start "$cli_ns" "$SC_DIR/client_$i.log" sh -c 'kill -STOP $$; exec "$@"' sh \
             env LD_PRELOAD="$TRUTH_SO" GS_TRUTH_FILE="$SC_DIR/client_$i.truth" \
             "$CLIENT" -i "$SC_DIR/echo.ior" -q -op ${ops[$i]}
         cpids="$cpids${cpids:+,}$NS_LAST_PID"
-        echo "# client $i (pid $NS_LAST_PID) in $NS_CLI: LD_PRELOAD=libgs_truth.so $CLIENT -q -op ${ops[$i]}" >>"$SC_DIR/commands.log"
+        echo "# client $i (pid $NS_LAST_PID) in $cli_ns: LD_PRELOAD=libgs_truth.so $CLIENT -q -op ${ops[$i]}" >>"$SC_DIR/commands.log"
     done
     for p in ${cpids//,/ }; do
         for _ in $(seq 1 100); do
@@ -260,23 +270,34 @@ run_round() {
             sleep 0.05
         done
     done
-    if start_attach "$SC_DIR/attach_client.log" --pid "$cpids" --pairs -o "$SC_DIR/client.csv" -q; then
-        local att_cli=$ATT_PID
+    local started=0
+    if [ "$loop" = 1 ]; then
+        # one attach follows both ends over 127.0.0.1
+        start_attach "$SC_DIR/attach_all.log" --pid "$SRV_PID,$cpids" --pairs -o "$SC_DIR/all.csv" -q &&
+            att_srv=$ATT_PID started=1
+    else
+        start_attach "$SC_DIR/attach_client.log" --pid "$cpids" --pairs -o "$SC_DIR/client.csv" -q &&
+            started=1
+    fi
+    if [ "$started" = 1 ]; then
+        att_cli=$ATT_PID
         for p in ${cpids//,/ }; do
             kill -CONT "$p"
             wait_exit "$p" 180 || err "client $p did not finish within 180 s"
             [ "$WAIT_RC" = 0 ] || err "client $p: exit status $WAIT_RC" "$(tail -3 "$SC_DIR"/client_*.log)"
             NS_PIDS=$(echo "$NS_PIDS" | tr ' ' '\n' | grep -vx "$p" | tr '\n' ' ')
         done
-        # attach --pid ends by itself once every followed process has exited
-        wait_exit "$att_cli" 15 || err "attach on the clients still running 15 s after they exited"
-        [ "$WAIT_RC" = 0 ] || err "attach on the clients: exit status $WAIT_RC" "$(tail -3 "$SC_DIR/attach_client.log")"
-        ATT_PIDS=$(echo "$ATT_PIDS" | tr ' ' '\n' | grep -vx "$att_cli" | tr '\n' ' ')
+        if [ "$loop" = 0 ]; then
+            # attach --pid ends by itself once every followed process has exited
+            wait_exit "$att_cli" 15 || err "attach on the clients still running 15 s after they exited"
+            [ "$WAIT_RC" = 0 ] || err "attach on the clients: exit status $WAIT_RC" "$(tail -3 "$SC_DIR/attach_client.log")"
+            ATT_PIDS=$(echo "$ATT_PIDS" | tr ' ' '\n' | grep -vx "$att_cli" | tr '\n' ' ')
+        fi
     else
         for p in ${cpids//,/ }; do ns_stop "$p" KILL 5; done
     fi
     sleep 0.5
-    stop_attach "$att_srv"
+    [ -n "$att_srv" ] && stop_attach "$att_srv"
     srv_ni=$(ps -o ni= -p "$SRV_PID" 2>/dev/null | tr -d ' ')
     hog_ni=""
     for p in $HOG_PIDS; do hog_ni="$hog_ni $(ps -o ni= -p "$p" 2>/dev/null | tr -d ' ')"; done
@@ -291,11 +312,10 @@ run_round() {
         SC_NOTE="hogs on $(nproc) vCPUs at nice $srv_ni; "
     fi
     n_loc=3 # one LocateRequest per client connection (omniORB's first message)
-    echo "# python3 $TRUTH_PY check --truth server.truth client_*.truth --servant servant.csv --pairs server.csv@server --pairs client.csv@client --tol-ns $TOL_NS --prove" \
+    echo "# python3 $TRUTH_PY check --truth server.truth client_*.truth --servant servant.csv ${pairs[*]//$SC_DIR\//} --tol-ns $TOL_NS --prove" \
         >>"$SC_DIR/commands.log"
     if out=$(python3 "$TRUTH_PY" check --truth "$SC_DIR/server.truth" "$SC_DIR"/client_?.truth \
-            --servant "$SC_DIR/servant.csv" --pairs "$SC_DIR/server.csv@server" \
-            --pairs "$SC_DIR/client.csv@client" --tol-ns "$TOL_NS" --label "$SC" \
+            --servant "$SC_DIR/servant.csv" "${pairs[@]}" --tol-ns "$TOL_NS" --label "$SC" \
             --expect "echoString=$N_SMALL" "echoOctets=$N_LARGE" "slow=$N_SLOW" \
             --json "$SC_DIR/result.json" --prove 2>&1); then
         printf "%s\n" "${out//$'\n'/$'\n'    }" | sed "1s/^/    /"
@@ -312,13 +332,19 @@ run_round() {
 
 scenario_quiet() {
     sc_begin quiet
-    run_round 0
+    run_round 0 0
     sc_end
 }
 
 scenario_hog() {
     sc_begin hog
-    run_round 1
+    run_round 1 0
+    sc_end
+}
+
+scenario_loopback() {
+    sc_begin loopback
+    run_round 0 1
     sc_end
 }
 

@@ -478,7 +478,7 @@ def check(a):
         for path, idx, col, val in st["probes"]:
             got = evaluate(a, truths, (path, idx, col, val))["bad"]
             what = "dropped row" if col is None else col
-            want = "in 1 of" if col is None else col
+            want = "pairs CSVs" if col is None else col
             names.append(what)
             if len(got) != 1 or want not in got[0]:
                 bad.append("planted error (%s, row %d of %s) not caught alone: %s"

@@ -12,7 +12,8 @@
 #     ns_stop "$pid"
 #
 # After ns_setup:
-#   NS_SRV, NS_CLI         namespace names, unique per run: gs-srv-$$-N / gs-cli-$$-N
+#   NS_SRV, NS_CLI         namespace names, unique per run: gs-srv-$$-N / gs-cli-$$-N (NS_TAG,
+#                          default gs, replaces the leading gs: a test's own prefix)
 #   NS_VETH_SRV, NS_VETH_CLI  the veth ends (in NS_SRV / NS_CLI)
 #   NS_SRV_IP4, NS_CLI_IP4 10.x.y.2 / 10.x.y.1 (/24)
 #   NS_SRV_IP6, NS_CLI_IP6 fd00::2 / fd00::1 (/64, nodad: usable at once)
@@ -29,6 +30,7 @@ NS_LAST_PID=""
 NS_CLEANING=0
 : "${NS_CLEANUP_HOOK:=}"
 : "${NS_VERBOSE:=0}"
+: "${NS_TAG:=gs}"
 
 ns_log() {
     [ "$NS_VERBOSE" = 1 ] && echo "netns: $*" >&2
@@ -57,15 +59,15 @@ ns_require() {
 # ns_setup: create NS_SRV and NS_CLI joined by a veth pair, with IPv4 and IPv6 addresses.
 ns_setup() {
     local n=0
-    while ip netns list 2>/dev/null | grep -q "^gs-srv-$$-$n\b\|^gs-cli-$$-$n\b"; do
+    while ip netns list 2>/dev/null | grep -q "^$NS_TAG-srv-$$-$n\b\|^$NS_TAG-cli-$$-$n\b"; do
         n=$((n + 1))
         [ "$n" -lt 100 ] || { echo "netns: no free namespace name" >&2; return 1; }
     done
-    NS_SRV="gs-srv-$$-$n"
-    NS_CLI="gs-cli-$$-$n"
-    # interface names are at most 15 bytes; pids are at most 7 digits
-    NS_VETH_SRV="gsv$$s$n"
-    NS_VETH_CLI="gsv$$c$n"
+    NS_SRV="$NS_TAG-srv-$$-$n"
+    NS_CLI="$NS_TAG-cli-$$-$n"
+    # interface names are at most 15 bytes; pids are at most 7 digits (NS_TAG: 3 bytes at most)
+    NS_VETH_SRV="${NS_TAG}v$$s$n"
+    NS_VETH_CLI="${NS_TAG}v$$c$n"
     local x=$((($$ / 250) % 250 + 1)) y=$(($$ % 250 + 1))
     NS_SRV_IP4="10.$x.$y.2"
     NS_CLI_IP4="10.$x.$y.1"

@@ -30,10 +30,19 @@ ORB_LDFLAGS   ?= -pthread
 
 ORB_SERVER    := $(ORB_OUT)/bench_server
 ORB_CLIENT    := $(ORB_OUT)/bench_client
+# the LD_PRELOAD recorder of a process's socket I/O (tests/truth/recorder.c): ground truth for
+# tests/integration/attach_truth.sh
+ORB_TRUTH     := $(ORB_OUT)/libgs_truth.so
+ORB_CC        ?= $(CC)
+ORB_TRUTH_CFLAGS ?= -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Wshadow -Wpointer-arith -Wcast-qual -Werror
 
 .PHONY: orb-apps orb-clean
 
-orb-apps: $(ORB_SERVER) $(ORB_CLIENT)
+orb-apps: $(ORB_SERVER) $(ORB_CLIENT) $(ORB_TRUTH)
+
+$(ORB_TRUTH): tests/truth/recorder.c
+	@mkdir -p $(ORB_OUT)
+	$(ORB_CC) $(ORB_TRUTH_CFLAGS) -shared -o $@ $< -ldl
 
 # omniidl writes both files in one run (grouped target, GNU make >= 4.3)
 $(ORB_GEN)/benchSK.cc $(ORB_GEN)/bench.hh &: $(ORB_IDL)

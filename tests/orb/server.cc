@@ -1,7 +1,8 @@
 // bench_server: omniORB servant for the Bench IDL (tests/orb/bench.idl), used to make real GIOP
 // captures for giopscope's integration tests.
 //
-//   bench_server [-ORB<option> <value>]... -o IORFILE [-d DEADIORFILE] [-p PIDFILE] [-bidir] [-q]
+//   bench_server [-ORB<option> <value>]... -o IORFILE [-d DEADIORFILE] [-p PIDFILE] [-bidir]
+//                [-servant-log FILE] [-q]
 //
 //   -ORBendPoint giop:tcp:ADDR:PORT     where to listen (IPv6: giop:tcp:[fd00::2]:2809)
 //   -o FILE   write the Echo object's stringified IOR to FILE (atomically: tmp + rename)
@@ -12,6 +13,13 @@
 //             (BiDirPolicy::BOTH); with -ORBacceptBiDirectionalGIOP 1 (and a
 //             -ORBserverTransportRule that allows bidir) a client's offer of bidirectional GIOP
 //             is accepted and callMeBack's pings go back over the client's own connection
+//   -servant-log FILE  one line per servant call, `tid,op,arg,t_entry_ns,t_exit_ns`:
+//             CLOCK_REALTIME as the servant method is entered and as it returns (or throws),
+//             the thread's id and the call's argument (echo*: its length, slow: usec, fail:
+//             code, callMeBack: n, fire: string length). Kept in memory (a slot taken with
+//             an atomic add: nothing between the exit instant and the return but a few
+//             stores; the first 1 048 576 calls) and written when the server stops. The
+//             ground truth of tests/integration/attach_truth.sh
 //   -q        quiet (no "server: ready" line)
 //
 // Servant: echoString/echoOctets/echoRecs return their argument, slow(usec) nanosleep()s usec
@@ -36,6 +44,7 @@
 #include <string>
 
 #include <pthread.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 namespace {
@@ -45,6 +54,40 @@ std::atomic<unsigned long> g_calls{0};
 
 const CORBA::ULong kMaxSleepUsec = 10u * 1000u * 1000u;
 const CORBA::Long kMaxPings = 100000;
+
+// -servant-log: the calls' spans, filled by the servant threads, written at the end
+struct SpanRec {
+    long tid;
+    const char* op;
+    long long arg, entry_ns, exit_ns;
+};
+const size_t kMaxSpans = 1u << 20;
+SpanRec* g_spans = nullptr;  // set before the POA is activated, nullptr: off
+std::atomic<size_t> g_nspans{0};
+
+// The servant's own view of a call: entry instant at construction, exit instant and its
+// record at destruction (a return or an exception). Nothing when -servant-log is not given.
+class ServantSpan {
+public:
+    ServantSpan(const char* op, long long arg) : op_(op), arg_(arg), entry_(g_spans ? rig::now_ns() : 0) {}
+    ~ServantSpan()
+    {
+        if (!g_spans)
+            return;
+        long long exit_ns = rig::now_ns();
+        static thread_local long tid = static_cast<long>(syscall(SYS_gettid));
+        size_t i = g_nspans.fetch_add(1, std::memory_order_relaxed);
+        if (i < kMaxSpans)
+            g_spans[i] = SpanRec{tid, op_, arg_, entry_, exit_ns};
+    }
+    ServantSpan(const ServantSpan&) = delete;
+    ServantSpan& operator=(const ServantSpan&) = delete;
+
+private:
+    const char* op_;
+    long long arg_;
+    long long entry_;
+};
 
 void sleep_usec(CORBA::ULong usec)
 {
@@ -61,36 +104,43 @@ class EchoImpl : public POA_Bench::Echo {
 public:
     char* echoString(const char* s) override
     {
+        ServantSpan span("echoString", static_cast<long long>(std::strlen(s)));
         ++g_calls;
         return CORBA::string_dup(s);
     }
     Bench::Octets* echoOctets(const Bench::Octets& o) override
     {
+        ServantSpan span("echoOctets", o.length());
         ++g_calls;
         return new Bench::Octets(o);
     }
     Bench::Recs* echoRecs(const Bench::Recs& r) override
     {
+        ServantSpan span("echoRecs", r.length());
         ++g_calls;
         return new Bench::Recs(r);
     }
     void slow(CORBA::ULong usec) override
     {
+        ServantSpan span("slow", usec);
         ++g_calls;
         sleep_usec(usec);
     }
-    void fire(const char*) override
+    void fire(const char* s) override
     {
+        ServantSpan span("fire", static_cast<long long>(std::strlen(s)));
         ++g_calls;
         ++g_fired;
     }
     void fail(CORBA::Long code) override
     {
+        ServantSpan span("fail", code);
         ++g_calls;
         throw Bench::Busy(code);
     }
     CORBA::Long callMeBack(Bench::Callback_ptr cb, CORBA::Long n) override
     {
+        ServantSpan span("callMeBack", n);
         ++g_calls;
         if (CORBA::is_nil(cb))
             throw CORBA::BAD_PARAM(0, CORBA::COMPLETED_NO);
@@ -109,7 +159,7 @@ void usage()
 {
     std::fprintf(stderr,
                  "usage: bench_server [-ORB<option> <value>]... -o IORFILE [-d DEADIORFILE] "
-                 "[-p PIDFILE] [-bidir] [-q]\n");
+                 "[-p PIDFILE] [-bidir] [-servant-log FILE] [-q]\n");
     std::exit(2);
 }
 
@@ -124,7 +174,7 @@ int main(int argc, char** argv)
         return 1;
     }
 
-    std::string ior_file, dead_file, pid_file;
+    std::string ior_file, dead_file, pid_file, servant_log;
     bool quiet = false, bidir = false;
     CORBA::ORB_var orb;
     try {
@@ -150,6 +200,8 @@ int main(int argc, char** argv)
             quiet = true;
         else if (a == "-bidir")
             bidir = true;
+        else if (a == "-servant-log")
+            servant_log = val();
         else {
             std::fprintf(stderr, "server: unknown argument '%s'\n", a.c_str());
             usage();
@@ -157,6 +209,15 @@ int main(int argc, char** argv)
     }
     if (ior_file.empty())
         usage();
+    FILE* span_file = nullptr;
+    if (!servant_log.empty()) {
+        span_file = std::fopen(servant_log.c_str(), "w");
+        if (!span_file) {
+            std::fprintf(stderr, "server: %s: %s\n", servant_log.c_str(), std::strerror(errno));
+            return 2;
+        }
+        g_spans = new SpanRec[kMaxSpans];
+    }
 
     int rc = 0;
     try {
@@ -213,6 +274,19 @@ int main(int argc, char** argv)
     } catch (const CORBA::Exception& ex) {
         std::fprintf(stderr, "server: CORBA exception %s\n", ex._name());
         rc = 1;
+    }
+    if (span_file) {
+        // the ORB is destroyed: no servant runs any more
+        size_t n = g_nspans.load();
+        for (size_t i = 0; i < n && i < kMaxSpans; ++i)
+            std::fprintf(span_file, "%ld,%s,%lld,%lld,%lld\n", g_spans[i].tid, g_spans[i].op, g_spans[i].arg,
+                         g_spans[i].entry_ns, g_spans[i].exit_ns);
+        if (n > kMaxSpans)
+            std::fprintf(stderr, "server: -servant-log: %zu calls, only the first %zu kept\n", n, kMaxSpans);
+        if (std::fclose(span_file) != 0) {
+            std::perror("server: -servant-log");
+            rc = 1;
+        }
     }
     std::fprintf(stderr, "server: fired=%lu calls=%lu\n", g_fired.load(), g_calls.load());
     return rc;

@@ -122,7 +122,6 @@ int gs_cmd_read(int argc, char **argv)
 	int opt, err, status = 0, snaplen = 0;
 	uint64_t v;
 	char reason[512];
-	char why[320];
 	struct gs_read_progress prog = { 0 };
 	static char outbuf[1 << 20];
 	struct gs_out outf = { 0 };

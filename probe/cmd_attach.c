@@ -70,7 +70,7 @@ static void usage(FILE *f)
 	      "                       --report files are then written as USER\n"
 	      GS_SESSION_USAGE
 	      "The pairs CSV gets t_client_send,t_server_recv,t_server_send,t_client_recv,\n"
-	      "server_process_us,client_syscall_us after retransmits (empty where not followed).\n"
+	      "server_process_us,client_syscall_us after capture_loss (empty where not followed).\n"
 	      "Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (root); gives them all up once attached.\n"
 	      "exit: 0 stopped (SIGINT/SIGTERM/SIGHUP, --duration, --count, every --pid process exited),\n"
 	      "      2 usage or environment error (also: a tapped interface went away, docs/attach.md)\n",

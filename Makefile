@@ -15,6 +15,39 @@ LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 -include ebpf/ebpf.mk
 -include probe/dpdk/dpdk.mk
 
+# The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
+# was found of the optional parts (DPDK, eBPF; detected above each time make starts). The file
+# is rewritten only when its text changes, and every object and binary built with CFLAGS_ALL
+# depends on it: installing or removing DPDK/libbpf, `make DPDK=0`, another CFLAGS, OPT, SAN
+# or CC rebuilds everything that was built otherwise. Nothing includes it; it is a record.
+GS_CONFIG := $(BUILD)/config.mk
+# the global values, taken now: a target-specific CFLAGS_ALL (dpdk.mk, ebpf.mk) would
+# otherwise be inherited by the config when one of those targets asks for it first
+GS_CFG_CFLAGS_ALL := $(CFLAGS_ALL)
+define GS_CONFIG_TEXT
+# $(GS_CONFIG): what this build folder is built with (see "build configuration" in the Makefile)
+CC = $(CC)
+CC_VERSION = $(shell $(CC) --version 2>/dev/null | head -n 1)
+OPT = $(OPT)
+SAN = $(SAN)
+CFLAGS = $(CFLAGS)
+CFLAGS_ALL = $(GS_CFG_CFLAGS_ALL)
+LDFLAGS = $(LDFLAGS)
+LIBPCAP = $(shell pkg-config --modversion libpcap 2>/dev/null) $(LDLIBS_PCAP)
+LDLIBS_EXTRA = $(LDLIBS_EXTRA)
+DPDK = $(DPDK)
+DPDK_FOUND = $(if $(GS_DPDK_SRCS),yes $(shell pkg-config --modversion libdpdk 2>/dev/null),no)
+DPDK_CFLAGS = $(GS_DPDK_CFLAGS)
+EBPF = $(EBPF)
+EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
+endef
+
+$(GS_CONFIG): gs-config-force
+	$(shell mkdir -p $(@D))$(file > $@.tmp,$(GS_CONFIG_TEXT))
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else \
+		[ -f $@ ] && echo "$@: build configuration changed, rebuilding"; mv -f $@.tmp $@; fi
+.PHONY: gs-config-force
+
 DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_file.c analysis/endpoint.c analysis/flows.c \
@@ -69,7 +102,7 @@ deps:
 deps-build:
 	./scripts/install-deps.sh build
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
@@ -77,10 +110,10 @@ $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a
+$(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
 	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDFLAGS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope.a -lcmocka $(LDFLAGS)
 
@@ -128,7 +161,10 @@ check-asan: orb-apps
 	GIOPSCOPE=build/asan/giopscope BUILD=$(BUILD) tests/integration/live_vs_tcpdump.sh stops iface_deleted; \
 		rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
 
-demo: deps-build all
+# the build is a sub-make: it starts after deps-build (even with -j) and detects what is
+# installed then
+demo: deps-build
+	$(MAKE) all
 	$(BUILD)/giopscope read tests/data/omniorb_demo.pcap
 
 install: $(BUILD)/giopscope
@@ -148,11 +184,11 @@ BENCH_BIN := $(BUILD)/bench
 .PHONY: bench bench-quick bench-tools bench-gen-check
 bench-tools: $(BUILD)/giopscope $(BENCH_BIN)/giopgen $(BENCH_BIN)/bare_loop
 
-$(BENCH_BIN)/giopgen: $(wildcard bench/gen/*.c bench/gen/*.h)
+$(BENCH_BIN)/giopgen: $(wildcard bench/gen/*.c bench/gen/*.h) $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $(filter %.c,$^) -lm $(LDFLAGS)
 
-$(BENCH_BIN)/bare_loop: bench/bare_loop.c
+$(BENCH_BIN)/bare_loop: bench/bare_loop.c $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDLIBS_PCAP) $(LDFLAGS)
 

@@ -81,6 +81,11 @@ help:
 	@echo "  make check-asan      unit, golden, bad-input and tap stop/clean-up tests under ASan+UBSan"
 	@echo "  make check-minimal   the build without DPDK and eBPF (DPDK=0 EBPF=0): golden captures,"
 	@echo "                       and dpdk/attach refusing with exit 2"
+	@echo "  make check-build-config  a DPDK=0 EBPF=0 build, then a plain make in the same folder:"
+	@echo "                       rebuilt with DPDK and eBPF ($(BUILD)/config.mk records the configuration)"
+	@echo "  make deb             install what is missing, build the Debian package giopscope_*.deb"
+	@echo "                       into $(BUILD)/ (debian/; dpkg-buildpackage -b in $(BUILD)/deb-src)"
+	@echo "  make check-deb       make deb, then its contents, dependencies, binary and lintian checked"
 	@echo "  make fuzz            each libFuzzer harness for FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-short      each harness briefly on its seeds (part of make check)"
 	@echo "  make bench           benchmarks (offline vs tshark and a bare libpcap loop, memory, and"
@@ -123,6 +128,8 @@ check: deps
 	$(MAKE) check-asan
 	$(MAKE) fuzz-short
 	$(MAKE) check-minimal
+	$(MAKE) check-build-config GIOPSCOPE_STRICT=1
+	$(MAKE) check-deb GIOPSCOPE_STRICT=1
 	@echo "make check: all passed"
 
 # The build a machine without DPDK or eBPF gets (DPDK=0 EBPF=0): it must build, pass the
@@ -139,6 +146,12 @@ check-minimal:
 			cat build/minimal/refusal.txt; exit 1; fi; \
 		echo "check-minimal: giopscope $$cmd -> exit 2: $$(cat build/minimal/refusal.txt)"; \
 	done
+
+# the build configuration tracked ($(BUILD)/config.mk): a DPDK=0 EBPF=0 build then a plain
+# make into the same (temporary) folder gets DPDK and eBPF; another CFLAGS rebuilds
+.PHONY: check-build-config
+check-build-config:
+	BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/build/config_tracking.sh
 
 check-unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
@@ -177,6 +190,26 @@ uninstall:
 
 clean:
 	rm -rf $(BUILD) build
+
+# The Debian package (debian/): dpkg-buildpackage -b in a copy of the tree,
+# $(BUILD)/deb-src/giopscope (so nothing is written next to the worktree); the .deb files,
+# .changes and .buildinfo are then moved to $(BUILD)/. tests/deb/deb.sh checks them.
+.PHONY: deb deps-deb check-deb
+DEB_SRC := $(BUILD)/deb-src/giopscope
+deps-deb:
+	./scripts/install-deps.sh deb
+
+deb: deps-deb
+	rm -rf $(BUILD)/deb-src
+	mkdir -p $(DEB_SRC)
+	tar -cf - --exclude-vcs --exclude=./build --exclude=./$(BUILD) --exclude=__pycache__ . | tar -xf - -C $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -J2
+	rm -f $(BUILD)/giopscope_*.deb $(BUILD)/giopscope-dbgsym_*.deb $(BUILD)/giopscope_*.changes $(BUILD)/giopscope_*.buildinfo
+	mv $(BUILD)/deb-src/*.deb $(BUILD)/deb-src/*.changes $(BUILD)/deb-src/*.buildinfo $(BUILD)/
+	@ls -1 $(BUILD)/giopscope_*.deb
+
+check-deb:
+	BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/deb/deb.sh
 
 # Benchmarks: bench/run.sh writes docs/benchmarks.md and docs/bench-*.svg. Never part of
 # `make check` (they take minutes and their figures depend on the machine).

@@ -16,14 +16,12 @@ LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 -include probe/dpdk/dpdk.mk
 
 # The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
-# was found of the optional parts (DPDK, eBPF; detected above each time make starts). The file
-# is rewritten only when its text changes, and every object and binary built with CFLAGS_ALL
-# depends on it: installing or removing DPDK/libbpf, `make DPDK=0`, another CFLAGS, OPT, SAN
-# or CC rebuilds everything that was built otherwise. Nothing includes it; it is a record.
+# was found of the optional parts (DPDK, eBPF; detected above each time make starts). It is
+# written here, when make starts, only when its text changes, and every object and binary
+# built with CFLAGS_ALL depends on it: installing or removing DPDK/libbpf, `make DPDK=0`,
+# another CFLAGS, OPT, SAN or CC rebuilds everything that was built otherwise (make -n
+# included). Nothing includes it; it is a record. Goals that build nothing leave it alone.
 GS_CONFIG := $(BUILD)/config.mk
-# the global values, taken now: a target-specific CFLAGS_ALL (dpdk.mk, ebpf.mk) would
-# otherwise be inherited by the config when one of those targets asks for it first
-GS_CFG_CFLAGS_ALL := $(CFLAGS_ALL)
 define GS_CONFIG_TEXT
 # $(GS_CONFIG): what this build folder is built with (see "build configuration" in the Makefile)
 CC = $(CC)
@@ -31,7 +29,7 @@ CC_VERSION = $(shell $(CC) --version 2>/dev/null | head -n 1)
 OPT = $(OPT)
 SAN = $(SAN)
 CFLAGS = $(CFLAGS)
-CFLAGS_ALL = $(GS_CFG_CFLAGS_ALL)
+CFLAGS_ALL = $(CFLAGS_ALL)
 LDFLAGS = $(LDFLAGS)
 LIBPCAP = $(shell pkg-config --modversion libpcap 2>/dev/null) $(LDLIBS_PCAP)
 LDLIBS_EXTRA = $(LDLIBS_EXTRA)
@@ -41,12 +39,16 @@ DPDK_CFLAGS = $(GS_DPDK_CFLAGS)
 EBPF = $(EBPF)
 EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
 endef
-
-$(GS_CONFIG): gs-config-force
-	$(shell mkdir -p $(@D))$(file > $@.tmp,$(GS_CONFIG_TEXT))
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else \
-		[ -f $@ ] && echo "$@: build configuration changed, rebuilding"; mv -f $@.tmp $@; fi
-.PHONY: gs-config-force
+GS_CONFIG_QUIET_GOALS := help clean deps deps-build deps-deb deb check-deb uninstall
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(GS_CONFIG_QUIET_GOALS),$(MAKECMDGOALS)),all),)
+GS_CONFIG_NOW := $(GS_CONFIG_TEXT)
+GS_CONFIG_WAS := $(file < $(GS_CONFIG))
+ifneq ($(GS_CONFIG_WAS),$(GS_CONFIG_NOW))
+$(shell mkdir -p $(BUILD))
+$(file > $(GS_CONFIG),$(GS_CONFIG_NOW))
+$(info $(GS_CONFIG): build configuration $(if $(GS_CONFIG_WAS),changed: what depends on it is rebuilt,recorded))
+endif
+endif
 
 DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c

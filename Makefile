@@ -205,7 +205,7 @@ deb: deps-deb
 	rm -rf $(BUILD)/deb-src
 	mkdir -p $(DEB_SRC)
 	tar -cf - --exclude-vcs --exclude=./build --exclude=./$(BUILD) --exclude=__pycache__ . | tar -xf - -C $(DEB_SRC)
-	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b -J2
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b -J2
 	rm -f $(BUILD)/giopscope_*.deb $(BUILD)/giopscope-dbgsym_*.deb $(BUILD)/giopscope_*.changes $(BUILD)/giopscope_*.buildinfo
 	mv $(BUILD)/deb-src/*.deb $(BUILD)/deb-src/*.changes $(BUILD)/deb-src/*.buildinfo $(BUILD)/
 	@ls -1 $(BUILD)/giopscope_*.deb

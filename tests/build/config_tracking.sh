@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015  # A && ok || fail: ok only echoes
 # tests/build/config_tracking.sh -- the build configuration is tracked ($BUILD/config.mk):
 # what `make demo` then `make check` does to one build folder.
 #
@@ -14,7 +15,10 @@
 # in step 2 (make check has just installed them); otherwise a part not found is a SKIP line
 # and the binary must still refuse it.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
+# the make this runs gets only the variables given here (not those of a make that runs it;
+# its command-line variables are in the environment too)
+unset MAKEFLAGS MFLAGS MAKELEVEL DPDK EBPF CFLAGS
 STRICT=${GIOPSCOPE_STRICT:-0}
 BUILD=${BUILD:-build}
 mkdir -p "$BUILD" || exit 2

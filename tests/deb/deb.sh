@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# shellcheck disable=SC2015  # A && ok || fail: ok only echoes
 # tests/deb/deb.sh -- `make deb`: the Debian package built from debian/, checked.
 #
 #   - make deb writes $BUILD/giopscope_VERSION_ARCH.deb (VERSION from debian/changelog) and
@@ -15,7 +16,9 @@
 # Run from `make check` (check-deb). Exit 77 when dpkg-buildpackage is missing, unless
 # GIOPSCOPE_STRICT=1 (make check installs it), where that and eBPF or DPDK not built in fail.
 set -u
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 2
+# the make this runs gets only the variables given here (not those of a make that runs it)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 STRICT=${GIOPSCOPE_STRICT:-0}
 BUILD=${BUILD:-build}
 GIOPSCOPE=${GIOPSCOPE:-$BUILD/giopscope}

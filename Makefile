@@ -15,6 +15,41 @@ LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 -include ebpf/ebpf.mk
 -include probe/dpdk/dpdk.mk
 
+# The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
+# was found of the optional parts (DPDK, eBPF; detected above each time make starts). It is
+# written here, when make starts, only when its text changes, and every object and binary
+# built with CFLAGS_ALL depends on it: installing or removing DPDK/libbpf, `make DPDK=0`,
+# another CFLAGS, OPT, SAN or CC rebuilds everything that was built otherwise (make -n
+# included). Nothing includes it; it is a record. Goals that build nothing leave it alone.
+GS_CONFIG := $(BUILD)/config.mk
+define GS_CONFIG_TEXT
+# $(GS_CONFIG): what this build folder is built with (see "build configuration" in the Makefile)
+CC = $(CC)
+CC_VERSION = $(shell $(CC) --version 2>/dev/null | head -n 1)
+OPT = $(OPT)
+SAN = $(SAN)
+CFLAGS = $(CFLAGS)
+CFLAGS_ALL = $(CFLAGS_ALL)
+LDFLAGS = $(LDFLAGS)
+LIBPCAP = $(shell pkg-config --modversion libpcap 2>/dev/null) $(LDLIBS_PCAP)
+LDLIBS_EXTRA = $(LDLIBS_EXTRA)
+DPDK = $(DPDK)
+DPDK_FOUND = $(if $(GS_DPDK_SRCS),yes $(shell pkg-config --modversion libdpdk 2>/dev/null),no)
+DPDK_CFLAGS = $(GS_DPDK_CFLAGS)
+EBPF = $(EBPF)
+EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
+endef
+GS_CONFIG_QUIET_GOALS := help clean deps deps-build deps-deb deb check-deb uninstall
+ifneq ($(if $(MAKECMDGOALS),$(filter-out $(GS_CONFIG_QUIET_GOALS),$(MAKECMDGOALS)),all),)
+GS_CONFIG_NOW := $(GS_CONFIG_TEXT)
+GS_CONFIG_WAS := $(file < $(GS_CONFIG))
+ifneq ($(GS_CONFIG_WAS),$(GS_CONFIG_NOW))
+$(shell mkdir -p $(BUILD))
+$(file > $(GS_CONFIG),$(GS_CONFIG_NOW))
+$(info $(GS_CONFIG): build configuration $(if $(GS_CONFIG_WAS),changed: what depends on it is rebuilt,recorded))
+endif
+endif
+
 DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_file.c analysis/endpoint.c analysis/flows.c \
@@ -48,6 +83,11 @@ help:
 	@echo "  make check-asan      unit, golden, bad-input and tap stop/clean-up tests under ASan+UBSan"
 	@echo "  make check-minimal   the build without DPDK and eBPF (DPDK=0 EBPF=0): golden captures,"
 	@echo "                       and dpdk/attach refusing with exit 2"
+	@echo "  make check-build-config  a DPDK=0 EBPF=0 build, then a plain make in the same folder:"
+	@echo "                       rebuilt with DPDK and eBPF ($(BUILD)/config.mk records the configuration)"
+	@echo "  make deb             install what is missing, build the Debian package giopscope_*.deb"
+	@echo "                       into $(BUILD)/ (debian/; dpkg-buildpackage -b in $(BUILD)/deb-src)"
+	@echo "  make check-deb       make deb, then its contents, dependencies, binary and lintian checked"
 	@echo "  make fuzz            each libFuzzer harness for FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-short      each harness briefly on its seeds (part of make check)"
 	@echo "  make bench           benchmarks (offline vs tshark and a bare libpcap loop, memory, and"
@@ -69,7 +109,7 @@ deps:
 deps-build:
 	./scripts/install-deps.sh build
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
@@ -77,10 +117,10 @@ $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a
+$(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
 	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDFLAGS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope.a -lcmocka $(LDFLAGS)
 
@@ -90,6 +130,8 @@ check: deps
 	$(MAKE) check-asan
 	$(MAKE) fuzz-short
 	$(MAKE) check-minimal
+	$(MAKE) check-build-config GIOPSCOPE_STRICT=1
+	$(MAKE) check-deb GIOPSCOPE_STRICT=1
 	@echo "make check: all passed"
 
 # The build a machine without DPDK or eBPF gets (DPDK=0 EBPF=0): it must build, pass the
@@ -106,6 +148,12 @@ check-minimal:
 			cat build/minimal/refusal.txt; exit 1; fi; \
 		echo "check-minimal: giopscope $$cmd -> exit 2: $$(cat build/minimal/refusal.txt)"; \
 	done
+
+# the build configuration tracked ($(BUILD)/config.mk): a DPDK=0 EBPF=0 build then a plain
+# make into the same (temporary) folder gets DPDK and eBPF; another CFLAGS rebuilds
+.PHONY: check-build-config
+check-build-config:
+	BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/build/config_tracking.sh
 
 check-unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
@@ -129,7 +177,10 @@ check-asan: orb-apps
 	GIOPSCOPE=build/asan/giopscope BUILD=$(BUILD) tests/integration/live_vs_tcpdump.sh stops iface_deleted; \
 		rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
 
-demo: deps-build all
+# the build is a sub-make: it starts after deps-build (even with -j) and detects what is
+# installed then
+demo: deps-build
+	$(MAKE) all
 	$(BUILD)/giopscope read tests/data/omniorb_demo.pcap
 
 install: $(BUILD)/giopscope
@@ -143,17 +194,37 @@ uninstall:
 clean:
 	rm -rf $(BUILD) build
 
+# The Debian package (debian/): dpkg-buildpackage -b in a copy of the tree,
+# $(BUILD)/deb-src/giopscope (so nothing is written next to the worktree); the .deb files,
+# .changes and .buildinfo are then moved to $(BUILD)/. tests/deb/deb.sh checks them.
+.PHONY: deb deps-deb check-deb
+DEB_SRC := $(BUILD)/deb-src/giopscope
+deps-deb:
+	./scripts/install-deps.sh deb
+
+deb: deps-deb
+	rm -rf $(BUILD)/deb-src
+	mkdir -p $(DEB_SRC)
+	tar -cf - --exclude-vcs --exclude=./build --exclude=./$(BUILD) --exclude=__pycache__ . | tar -xf - -C $(DEB_SRC)
+	cd $(DEB_SRC) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL dpkg-buildpackage -us -uc -b -J2
+	rm -f $(BUILD)/giopscope_*.deb $(BUILD)/giopscope-dbgsym_*.deb $(BUILD)/giopscope_*.changes $(BUILD)/giopscope_*.buildinfo
+	mv $(BUILD)/deb-src/*.deb $(BUILD)/deb-src/*.changes $(BUILD)/deb-src/*.buildinfo $(BUILD)/
+	@ls -1 $(BUILD)/giopscope_*.deb
+
+check-deb:
+	BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/deb/deb.sh
+
 # Benchmarks: bench/run.sh writes docs/benchmarks.md and docs/bench-*.svg. Never part of
 # `make check` (they take minutes and their figures depend on the machine).
 BENCH_BIN := $(BUILD)/bench
 .PHONY: bench bench-quick bench-tools bench-gen-check
 bench-tools: $(BUILD)/giopscope $(BENCH_BIN)/giopgen $(BENCH_BIN)/bare_loop
 
-$(BENCH_BIN)/giopgen: $(wildcard bench/gen/*.c bench/gen/*.h)
+$(BENCH_BIN)/giopgen: $(wildcard bench/gen/*.c bench/gen/*.h) $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $(filter %.c,$^) -lm $(LDFLAGS)
 
-$(BENCH_BIN)/bare_loop: bench/bare_loop.c
+$(BENCH_BIN)/bare_loop: bench/bare_loop.c $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDLIBS_PCAP) $(LDFLAGS)
 

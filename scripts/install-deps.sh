@@ -1,11 +1,14 @@
 #!/bin/sh
 # Install what giopscope needs to build and test, on Debian 12, idempotently.
 # Only packages that are missing are installed; nothing is done when all are there.
-#   scripts/install-deps.sh [build|check|all]    (default: all)
+#   scripts/install-deps.sh [build|deb|check|all]    (default: all)
 # build: compiler and libpcap, enough for `make` and `make demo`.
-# check: everything the tests use (ORBs, tshark, tcpdump, eBPF, DPDK, cmocka, Prometheus...).
-# Debian's prometheus package starts its own service when installed; the tests run the binary as
-# a plain process of their own, so a service the install started is stopped and disabled here.
+# deb:   what `make deb` needs: debian/control's Build-Depends (eBPF and DPDK included),
+#        debhelper, dpkg-dev, fakeroot and lintian.
+# check: everything the tests use (ORBs, tshark, tcpdump, eBPF, DPDK, cmocka, Prometheus, the
+#        deb set...). Debian's prometheus package starts its own service when installed; the
+#        tests run the binary as a plain process of their own, so a service the install
+#        started is stopped and disabled here.
 set -eu
 
 set_build="build-essential pkg-config libpcap-dev"
@@ -14,13 +17,16 @@ set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld
   omniorb omniidl libomniorb4-dev omniorb-nameserver tcl tcl-combat
   libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev ethtool
   dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium prometheus
-  groff-base man-db mandoc"
+  groff-base man-db mandoc debhelper dpkg-dev fakeroot lintian"
+set_deb="$set_build debhelper dpkg-dev fakeroot lintian clang llvm
+  libbpf-dev bpftool libelf-dev zlib1g-dev libdpdk-dev"
 
 what=${1:-all}
 case "$what" in
   build) want=$set_build ;;
+  deb) want=$set_deb ;;
   check|all) want=$set_check ;;
-  *) echo "usage: $0 [build|check|all]" >&2; exit 2 ;;
+  *) echo "usage: $0 [build|deb|check|all]" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -295,6 +295,12 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 {
 	if (now > e->now)
 		e->now = now;
+	/* holes the peer acknowledged are given up on time even when no packet
+	 * comes: a live call waiting for its request's last bytes ends then */
+	if (e->pend_count && e->now - e->last_expire_scan >= GS_ACK_GAP_GRACE_NS) {
+		e->last_expire_scan = e->now;
+		gs_pending_expire_all(e);
+	}
 	if (e->cfg.reply_timeout_ns > 0) {
 		while (e->wm_n > 0) {
 			uint32_t idx = e->wm_heap[0].idx;
@@ -305,6 +311,12 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 				/* a reply whose request never came: nothing to write */
 				e->cnt.orphan_replies++;
 				gs_call_discard(e, idx);
+				continue;
+			}
+			if (c->flags & GS_CF_REP_DONE) {
+				/* answered, its request's tail never came */
+				c->flags |= GS_CF_CAPTURE_LOSS;
+				gs_call_end(e, idx, GS_OUT_REPLY);
 				continue;
 			}
 			gs_call_end(e, idx, (c->flags & GS_CF_CANCELLED) ? GS_OUT_CANCELLED : GS_OUT_NO_REPLY);

@@ -450,6 +450,47 @@ static void test_out_of_order_first_seen_times(void **state)
 	ub_free(&w);
 }
 
+/* Live (unordered) output, the request's tail lost by the capture: the reply
+ * does not end the call at once; the call ends when the hole the server
+ * acknowledged is given up (by a tick, no packet needed), with capture_loss,
+ * and its request instants are those of its own packet, not the tick's. */
+static void test_reply_waits_for_request_tail(void **state)
+{
+	struct ub w;
+	struct sink s;
+	struct conn c;
+	struct gs_config cfg;
+	struct gs_engine *e;
+	size_t lq, lp, op;
+	small_cfg(&cfg);
+	cfg.ordered = false;
+	e = engine_new(&cfg, &s);
+	ub_init(&w, false);
+	lq = ub_request(&w, 2, false, 3, "op", 200);
+	op = w.n;
+	lp = ub_reply(&w, 2, false, 3, 8);
+	conn_init(&c, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+	conn_handshake(e, &c, TS(0));
+	conn_send(e, &c, 0, TS(1), w.b, 100);          /* head and 100 bytes */
+	c.next[0] += (uint32_t)(lq - 100);              /* the rest: never captured */
+	conn_send(e, &c, 1, TS(2), w.b + op, lp);      /* reply, acking the whole request */
+	conn_ack(e, &c, 0, TS(3));                      /* the client acks the reply */
+	assert_int_equal(s.n, 0);                       /* waits for the request's tail */
+	gs_engine_tick(e, TS(5));
+	assert_int_equal(s.n, 0);                       /* the grace (10 ms) has not passed */
+	gs_engine_tick(e, TS(13));
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.v[0].c.outcome, GS_OUT_REPLY);
+	assert_true(s.v[0].c.flags & GS_CF_CAPTURE_LOSS);
+	check_times(&s.v[0].c, TS(1), TS(1), TS(2), TS(2));
+	gs_engine_finish(e);
+	assert_int_equal(s.n, 1);
+	engine_free(e);
+	conn_free(&c);
+	sink_free(&s);
+	ub_free(&w);
+}
+
 static void test_retransmissions_counted_not_timed(void **state)
 {
 	struct ub w;
@@ -2140,6 +2181,7 @@ int main(void)
 		UT(test_linger_without_ack),
 		UT(test_header_continued_in_fragment_11),
 		UT(test_parked_reply),
+		UT(test_reply_waits_for_request_tail),
 		UT(test_missing_fin_acked_is_not_a_gap),
 		UT(test_ports_bitmap),
 		UT(test_mid_connection_start),

@@ -83,6 +83,10 @@ static void account(struct gs_group *g, const struct gs_call *c)
 		g->oneways++;
 	if (c->outcome == GS_OUT_NO_REPLY)
 		g->no_reply++;
+	if (c->flags & GS_CF_CAPTURE_LOSS)
+		g->capture_loss++;
+	else if (c->gap_fills)
+		g->gap_filled++;
 	if ((c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY) {
 		g->answered++;
 		gs_hist_record(&g->total, c->t_reply_last - c->t_request_first);

@@ -24,6 +24,8 @@ struct gs_group {
 	uint32_t key;          /* interned operation; GS_NONE for (other) */
 	uint8_t kind;          /* gs_call_kind of the first call */
 	uint64_t calls, answered, errors, oneways, no_reply;
+	uint64_t gap_filled;   /* calls whose request or reply waited for a gap fill */
+	uint64_t capture_loss; /* calls that lack bytes in the capture (times are bounds) */
 	struct gs_hist total, server;
 };
 

@@ -78,7 +78,7 @@ static void csv_row(FILE *out, const char *label, const struct gs_group *g)
 		else
 			fputs(",", out);
 	}
-	fputc('\n', out);
+	fprintf(out, ",%llu,%llu\n", (unsigned long long)g->gap_filled, (unsigned long long)g->capture_loss);
 }
 
 
@@ -102,7 +102,8 @@ static void json_row(FILE *out, const char *label, const struct gs_group *g)
 				(double)gs_hist_quantile(hi, quantiles[q]) / 1000.0);
 		fprintf(out, ",\"max\":%.3f}", (double)hi->max / 1000.0);
 	}
-	fputs("}\n", out);
+	fprintf(out, ",\"gap_filled\":%llu,\"capture_loss\":%llu}\n", (unsigned long long)g->gap_filled,
+		(unsigned long long)g->capture_loss);
 }
 
 /* Every counter, in the order shown.  `main` marks those the text summary
@@ -243,7 +244,7 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 	} else if (fmt == GS_SUM_CSV) {
 		fputs("operation,calls,errors,answered,total_p50_us,total_p90_us,total_p99_us,"
 		      "total_p999_us,total_max_us,server_p50_us,server_p90_us,server_p99_us,"
-		      "server_p999_us,server_max_us\n", out);
+		      "server_p999_us,server_max_us,gap_filled,capture_loss\n", out);
 		for (uint32_t i = 0; i < n; i++) {
 			group_label(st, order[i], strings, label, sizeof label);
 			/* labels are printable ASCII; quote the rare comma or quote */

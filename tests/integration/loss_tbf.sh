@@ -143,6 +143,15 @@ scenario() {
     else
         fail "$name oracle" "$(head -8 "$d/compare.txt" | tr '\n' '|')"
     fi
+    # the summary grouped by operation against the oracle's calls: counts, percentiles,
+    # and the calls with gap fills
+    "$GIOPSCOPE" read "$d/cap.pcap" --by op --format csv -o "$d/summary.csv" 2>/dev/null
+    if python3 tests/oracle/summary_oracle.py check "$d/oracle.csv" "$d/summary.csv" --by op \
+        >"$d/summary_check.txt" 2>&1; then
+        pass "$name summary" "$(tail -1 "$d/summary_check.txt"); gap_filled $(awk -F, 'NR>1 && $1=="echoOctets" {print $15}' "$d/summary.csv")"
+    else
+        fail "$name summary" "$(head -4 "$d/summary_check.txt" | tr '\n' '|')"
+    fi
     if python3 tests/oracle/compare_pairs.py "$d/read.csv" "$d/live.csv" --no-order \
         --ignore t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us \
         >"$d/live_compare.txt" 2>&1; then

@@ -136,6 +136,8 @@ def group_of(row, by, keys):
 class Acc:
     def __init__(self):
         self.calls = self.errors = self.answered = 0
+        self.gap_filled = self.capture_loss = 0
+        self.unknown_loss = False   # a row whose gap_fills/capture_loss the oracle left empty
         self.total = []
         self.server = []
 
@@ -143,6 +145,12 @@ class Acc:
         self.calls += 1
         if row["status"] in ERRORS:
             self.errors += 1
+        if row.get("capture_loss", "") == "1":
+            self.capture_loss += 1
+        elif row.get("capture_loss", "") == "0" and row.get("gap_fills", "") not in ("", "0"):
+            self.gap_filled += 1
+        elif row.get("capture_loss", "") == "":
+            self.unknown_loss = True
         if str(row["t_reply_last"]) != "":
             self.answered += 1
             self.total.append(max(0, stamp_ns(row["t_reply_last"]) - stamp_ns(row["t_request_first"])))
@@ -201,7 +209,12 @@ class Checker:
         self.problems.append("%s: %s" % (self.what, msg))
 
     def counts(self, label, got, acc):
-        for col in ("calls", "errors", "answered"):
+        cols = ("calls", "errors", "answered")
+        # groups (not time windows) also count the calls with gap fills and with capture
+        # loss, where the pairs know them
+        if "gap_filled" in got and not acc.unknown_loss:
+            cols += ("gap_filled", "capture_loss")
+        for col in cols:
             want = getattr(acc, col)
             if got.get(col) != str(want):
                 self.bad("%s: %s %s, the pairs give %d" % (label, col, got.get(col), want))

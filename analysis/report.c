@@ -414,6 +414,7 @@ static void keep_slow(struct gs_report *r, const struct gs_call *c, uint32_t op,
 	s.server = c->server;
 	s.request_id = c->request_id;
 	s.retransmits = c->retransmits;
+	s.gap_fills = c->gap_fills;
 	s.flags = c->flags;
 	s.op = op;
 	s.status = gs_call_status(c);

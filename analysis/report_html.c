@@ -185,7 +185,7 @@ static void slow_table(FILE *f, const struct gs_report *r, const struct rp_slow 
 	fputs("<div class=\"wide\"><table class=\"slow\"><tr><th>#</th><th class=\"l\">operation</th><th>request id</th>"
 	      "<th class=\"l\">client</th><th class=\"l\">server</th><th class=\"l\">request first byte (UTC)</th>"
 	      "<th>total_us</th><th>request transit</th><th>server_us</th><th>reply transit</th>"
-	      "<th>network_us</th><th>server host</th><th>server process</th><th>retransmits</th>"
+	      "<th>network_us</th><th>server host</th><th>server process</th><th>retransmits</th><th>gap fills</th>"
 	      "<th class=\"l\">status</th><th class=\"l\">reasons</th></tr>\n", f);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct rp_slow *s = v[i];
@@ -205,7 +205,11 @@ static void slow_table(FILE *f, const struct gs_report *r, const struct rp_slow 
 		cell_ns(f, s->split.network_ns);
 		cell_ns(f, s->split.server_host_ns);
 		cell_ns(f, s->split.server_proc_ns);
-		fprintf(f, "<td>%u</td><td class=\"l\">", s->retransmits);
+		fprintf(f, "<td>%u</td>", s->retransmits);
+		if (s->flags & GS_CF_CAPTURE_LOSS)
+			fputs("<td>capture loss</td><td class=\"l\">", f);
+		else
+			fprintf(f, "<td>%u</td><td class=\"l\">", s->gap_fills);
 		rp_html_text(f, s->status);
 		fputs("</td><td class=\"l\">", f);
 		rp_html_text(f, s->reasons);

@@ -45,7 +45,7 @@ struct rp_slow {
 	struct gs_report_split split;
 	uint64_t serial;
 	struct gs_endpoint client, server;
-	uint32_t request_id, retransmits, flags, op;
+	uint32_t request_id, retransmits, gap_fills, flags, op;
 	const char *status;        /* a static string of gs_call_status */
 	char reasons[256];         /* the tail reasons (tail.c) */
 };

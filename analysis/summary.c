@@ -178,13 +178,15 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 		(unsigned long long)c->gap_bytes, gs_plural(c->gap_bytes, "byte", "bytes"));
 	if (c->gap_fills)
 		fprintf(out, "loss before the tap: %llu gap fills (segments lost or reordered before the tap, "
-			"filled late) in %llu calls, %.3f ms waited for them (network time)\n",
+			"filled late) in %llu %s, %.3f ms waited for them (network time)\n",
 			(unsigned long long)c->gap_fills, (unsigned long long)c->calls_gap_filled,
+			gs_plural(c->calls_gap_filled, "call", "calls"),
 			(double)c->gap_fill_wait_ns / 1e6);
 	if (c->calls_capture_loss)
-		fprintf(out, "capture loss: %llu call%s lack bytes the capture never had: their times are "
+		fprintf(out, "capture loss: %llu %s bytes the capture never had: their times are "
 			"bounds (in the percentiles; capture_loss 1 in --pairs)\n",
-			(unsigned long long)c->calls_capture_loss, c->calls_capture_loss == 1 ? "" : "s");
+			(unsigned long long)c->calls_capture_loss,
+			gs_plural(c->calls_capture_loss, "call lacks", "calls lack"));
 	fprintf(out, "problems: malformed %llu, truncated %llu, resync bytes %llu",
 		(unsigned long long)c->giop_malformed, (unsigned long long)c->giop_truncated,
 		(unsigned long long)c->giop_resync_bytes);

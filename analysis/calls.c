@@ -351,14 +351,6 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 	struct gs_call *c = &e->calls[idx];
 	if (c->where != W_OPEN)
 		return;
-	if (how == GS_OUT_NO_REPLY && c->flow != GS_NONE && e->flows[c->flow].in_use &&
-	    e->flows[c->flow].gen == c->flow_gen) {
-		/* the capture gave up bytes of the reply's direction while the call
-		 * was open: its reply may have been among them */
-		const struct gs_dir *rd = &e->flows[c->flow].dir[!c->dir];
-		if (rd->last_gap_ts && rd->last_gap_ts >= c->t_request_first)
-			c->flags |= GS_CF_CAPTURE_LOSS;
-	}
 	open_remove(e, idx);
 	c->outcome = (uint8_t)how;
 	c->t_done = e->now;

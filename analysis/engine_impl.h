@@ -73,7 +73,6 @@ struct gs_dir {
 	uint64_t next;           /* stream offset of the next byte expected */
 	uint64_t fin_off;
 	uint64_t high;           /* stream offset one past the highest byte seen (held included) */
-	int64_t last_gap_ts;     /* when bytes the capture never had were last given up; 0: never */
 	bool started;            /* base_seq is known */
 	bool syn_seen;
 	bool fin_seen;

@@ -310,7 +310,10 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 				}
 			}
 			n = (uint32_t)((dr->msg_end - cur) < (uint64_t)(len - pos) ? dr->msg_end - cur : len - pos);
-			if (pos + n > cap && !(data && e->cfg.heads_only))
+			/* bytes no packet brought (a gap the capture never filled): the
+			 * message's times are bounds.  Bytes a packet carried but the
+			 * snapshot length cut were seen: their times stand. */
+			if (n && !data && !src->packet)
 				dr->missing = true;
 			if (n) {
 				if (ts != dr->msg_last_seg_ts) {

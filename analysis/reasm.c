@@ -91,8 +91,6 @@ static void gap(struct gs_engine *e, struct gs_flow *f, int d, uint64_t upto, in
 	/* no packet brought these bytes: the time only says when the gap was
 	 * declared, and no message takes its instants from it */
 	struct gs_src src = { ts, 0, -1 };
-	if (upto > dr->next)
-		dr->last_gap_ts = ts;
 	while (upto > dr->next) {
 		uint64_t n = upto - dr->next;
 		uint32_t chunk = n > 0x7fffffff ? 0x7fffffff : (uint32_t)n;

@@ -128,7 +128,7 @@ check: deps
 	$(MAKE) all check-unit check-golden GIOPSCOPE_STRICT=1
 	$(MAKE) check-integration GIOPSCOPE_STRICT=1
 	$(MAKE) check-asan
-	$(MAKE) fuzz-short
+	$(MAKE) fuzz-short fuzz-regress
 	$(MAKE) check-minimal
 	$(MAKE) check-build-config GIOPSCOPE_STRICT=1
 	$(MAKE) check-deb GIOPSCOPE_STRICT=1

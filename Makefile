@@ -90,6 +90,7 @@ help:
 	@echo "  make check-deb       make deb, then its contents, dependencies, binary and lintian checked"
 	@echo "  make fuzz            each libFuzzer harness for FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-short      each harness briefly on its seeds (part of make check)"
+	@echo "  make fuzz-regress    each saved reproducer of tests/fuzz/crashes once (part of make check)"
 	@echo "  make bench           benchmarks (offline vs tshark and a bare libpcap loop, memory, and"
 	@echo "                       each tap's part) into docs/benchmarks.md; long; never in make check"
 	@echo "  make bench-quick     the same, small sizes, in about two minutes"

@@ -225,8 +225,14 @@ static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		}
 	}
 	if (!c && dr->frag_call != GS_NONE) {
+		/* GIOP 1.1 Fragments carry no request id: they continue the
+		 * direction's last message that announced more.  A 1.2+ Fragment
+		 * names its request: one of another request (whose own head the
+		 * capture lost) is not this call's */
 		c = gs_call_live(e, dr->frag_call, dr->frag_serial);
 		half = dr->frag_half;
+		if (c && m->minor >= 2 && (m->have & GIOP_HAVE_REQUEST_ID) && c->request_id != m->request_id)
+			c = NULL;
 	}
 	if (!c) {
 		e->cnt.orphan_fragments++;

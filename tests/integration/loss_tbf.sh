@@ -38,7 +38,7 @@
 #              whole capture (the truth here): t_*_first no earlier, t_*_last no later,
 #              durations never negative, no time taken from another call's packet (the
 #              old code took the next call's); the variant is kept for the dpdk replay
-#   kernel_drops  no shaper; `giopscope live -w` at nice 19 with a 2 MiB ring while a CPU hog
+#   kernel_drops  no shaper; `giopscope live -w` at nice 19 with a 1 MiB ring while a CPU hog
 #              runs on each vCPU and 4 client threads send echoOctets(12000): the kernel drops
 #              packets before live sees them (counted, printed); `read` of live's own -w file
 #              must give exactly the calls live wrote (same packets, same instants, drops
@@ -113,11 +113,10 @@ scenario() {
     local td=$NS_LAST_PID
     ns_start "$tns" "$d/live.err" "$GIOPSCOPE" live -i "$tdev" --ports "$PORT" --pairs --format csv -o "$d/live.csv"
     local lv=$NS_LAST_PID
-    if ! ns_wait_grep "$d/tcpdump.log" "listening on" 15; then
-        fail "$name" "tcpdump did not start"
+    if ! ns_wait_grep "$d/tcpdump.log" "listening on" 15 || ! ns_wait_grep "$d/live.err" "listening on" 15; then
+        fail "$name" "tcpdump or live did not start"
         return
     fi
-    sleep 1   # live opens its interface
     ns_run "$NS_CLI" 300 "$CLIENT" -i "$WORK/echo.ior" -op echoOctets -size $SIZE -n "$CALLS" \
         -lat "$d/lat.csv" >"$d/client.log" 2>&1
     local rc=$?
@@ -297,9 +296,9 @@ done
 d="$WORK/kernel_drops"
 mkdir -p "$d"
 ns_start "$NS_SRV" "$d/live.err" nice -n 19 "$GIOPSCOPE" live -i "$NS_VETH_SRV" --ports "$PORT" \
-    --buffer-size 2m --pairs --summary --format csv -o "$d/live.csv" -w "$d/live.pcapng"
+    --buffer-size 1m --pairs --summary --format csv -o "$d/live.csv" -w "$d/live.pcapng"
 LV=$NS_LAST_PID
-sleep 1
+ns_wait_grep "$d/live.err" "listening on" 30 || echo "FAIL kernel_drops: live did not start" > "$WORK/e0.txt"
 ns_run "$NS_CLI" 120 "$CLIENT" -i "$WORK/echo.ior" -op echoOctets -size $SIZE -n 300 -threads 4 \
     >"$d/client.log" 2>&1
 crc=$?
@@ -313,6 +312,8 @@ if [ "$crc" != 0 ]; then
     echo "FAIL kernel_drops: bench_client exit $crc: $(tail -1 "$d/client.log")"
 elif [ "$rrc" != 0 ] && [ "$rrc" != 1 ]; then
     echo "FAIL kernel_drops: read of live's -w file: exit $rrc: $(head -1 "$d/read.err")"
+elif [ "$(grep -c , "$d/live.csv")" -lt 11 ]; then
+    echo "FAIL kernel_drops: live wrote fewer than 10 calls: $(grep 'packets' "$d/live.err" | head -1)"
 elif python3 tests/oracle/compare_pairs.py "$d/read.csv" "$d/live.csv" --no-order --tolerance-ns 0 \
     >"$d/compare.txt" 2>&1; then
     echo "PASS kernel_drops: live = read of its own -w file: $(tail -1 "$d/compare.txt"); ${drops:-no kernel drops line}; capture_loss rows: $(grep -c ',1$' "$d/live.csv")"
@@ -325,7 +326,7 @@ scenario client_egress_hogs "$NS_CLI" "$NS_VETH_CLI" "$NS_SRV" "$NS_VETH_SRV" 0 
 for p in $HOGS; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 cat "$WORK/c.txt"
 ns_stop "$SRV_PID" TERM 20
-PASSED=$(cat "$WORK"/[abcde].txt | grep -c '^PASS')
-FAILED=$(cat "$WORK"/[abcde].txt | grep -c '^FAIL')
+PASSED=$(cat "$WORK"/[abcde]*.txt | grep -c '^PASS')
+FAILED=$(cat "$WORK"/[abcde]*.txt | grep -c '^FAIL')
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" -eq 0 ]

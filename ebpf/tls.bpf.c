@@ -53,7 +53,7 @@ struct call {
 	__u8 has_base;
 	struct gs_tap_flow flow;
 	__u32 tcp_seq, base_local, base_remote;
-	__u32 pad;
+	__u32 tcp_seq_first;     /* the first TCP send's or receive's first byte */
 };
 
 struct {
@@ -157,7 +157,7 @@ static __always_inline void emit(struct call *c, __u32 kind, __u64 ts_call, __u3
 	r->plain_len = plain;
 	r->base_local = c->base_local;
 	r->base_remote = c->base_remote;
-	r->pad1 = 0;
+	r->tcp_seq_first = c->tcp_seq_first;
 	n = kind == GS_REC_TLS_CONN ? 0 : plain;
 	if (n > GS_TLS_HEAD_MAX)
 		n = GS_TLS_HEAD_MAX;
@@ -174,8 +174,10 @@ static __always_inline void emit(struct call *c, __u32 kind, __u64 ts_call, __u3
 }
 
 /* The socket of a TCP send or receive made inside a TLS call. */
-static __always_inline void take_sock(struct call *c, struct sock *sk, __u32 seq)
+static __always_inline void take_sock(struct call *c, struct sock *sk, __u32 seq, __u32 first)
 {
+	if (!c->have_sock)
+		c->tcp_seq_first = first;
 	sock_flow(sk, &c->flow);
 	c->tcp_seq = seq;
 	c->ts_tcp = bpf_ktime_get_ns();
@@ -195,7 +197,7 @@ int BPF_PROG(tls_tcp_send, const struct sock *csk, const struct msghdr *msg, con
 		return 0;
 	/* the first time round tcp_sendmsg_locked's loop: nothing is queued yet,
 	 * write_seq is the number the first byte gets */
-	take_sock(c, sk, as_tcp(sk)->write_seq);
+	take_sock(c, sk, as_tcp(sk)->write_seq, as_tcp(sk)->write_seq);
 	if (c->fn == GS_TLS_FN_HANDSHAKE)
 		emit(c, GS_REC_TLS_CONN, c->ts_call, 0);
 	else if (c->fn == GS_TLS_FN_WRITE || c->fn == GS_TLS_FN_WRITE_EX)
@@ -213,7 +215,7 @@ int BPF_PROG(tls_tcp_recv, struct sock *sk, int ret, int flags)
 		return 0;
 	first = !c->have_sock;
 	/* copied_seq has moved past what this receive returned */
-	take_sock(c, sk, as_tcp(sk)->copied_seq);
+	take_sock(c, sk, as_tcp(sk)->copied_seq, as_tcp(sk)->copied_seq - (__u32)ret);
 	if (first && c->fn == GS_TLS_FN_HANDSHAKE)
 		emit(c, GS_REC_TLS_CONN, c->ts_call, 0);
 	return 0;
@@ -299,6 +301,7 @@ static __always_inline void read_ret(__u64 got)
 				c->have_sock = 1;
 				c->ts_tcp = 0;
 				c->tcp_seq = 0;
+				c->tcp_seq_first = 0;
 			}
 		}
 		if (c->have_sock)

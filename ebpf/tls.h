@@ -35,7 +35,8 @@ enum gs_tls_fn {
  * RECV: written when SSL_read returns plaintext: ts_call is its return, ts_tcp
  * the last TCP receive inside it (0: the plaintext was already buffered in
  * TLS, read by an earlier call), tcp_seq the sequence number after the last
- * ciphertext byte received.  CONN: a handshake's first TCP send or receive.
+ * ciphertext byte received (tcp_seq_first: the first).  CONN: a handshake's
+ * first TCP send or receive.
  *
  * base_local / base_remote: the sequence number of each direction's first
  * data byte (ISN + 1), from the socket (snd_una - bytes_acked, rcv_nxt -
@@ -54,7 +55,7 @@ struct gs_tls_rec {
 	__u32 plain_len;         /* SEND: bytes asked; RECV: bytes returned */
 	__u32 base_local, base_remote;
 	__u32 head_len;          /* plaintext bytes in head[] */
-	__u32 pad1;
+	__u32 tcp_seq_first;     /* SEND: tcp_seq; RECV: the first ciphertext byte received inside */
 	__u8 head[GS_TLS_HEAD_MAX];
 };
 _Static_assert(sizeof(struct gs_tls_rec) == 360, "gs_tls_rec layout");

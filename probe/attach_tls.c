@@ -24,13 +24,20 @@ int gs_tls_feed_init(struct gs_tls_feed *t, struct gs_feed *feed)
 	memset(t, 0, offsetof(struct gs_tls_feed, rec));
 	t->feed = feed;
 	t->conns = calloc(GS_TLS_CONNS, sizeof *t->conns);
-	return t->conns ? 0 : ENOMEM;
+	t->pend = calloc(GS_TLS_PENDING, sizeof *t->pend);
+	if (!t->conns || !t->pend) {
+		gs_tls_feed_free(t);
+		return ENOMEM;
+	}
+	return 0;
 }
 
 void gs_tls_feed_free(struct gs_tls_feed *t)
 {
 	free(t->conns);
+	free(t->pend);
 	t->conns = NULL;
+	t->pend = NULL;
 }
 
 static void reverse(struct gs_tap_flow *r, const struct gs_tap_flow *f)
@@ -164,7 +171,7 @@ static int64_t giop_size(const uint8_t *h)
 /* `len` plaintext bytes of direction d at the stream's offset `off` (head:
  * the first of them): a segment with the GIOP heads that start in them. */
 static void chunk(struct gs_tls_feed *t, struct gs_tls_conn *c, int d, uint64_t off, uint32_t len,
-		  const uint8_t *head, uint32_t head_len, uint64_t ts)
+		  const uint8_t *head, uint32_t head_len, uint64_t ts, uint64_t ts_last)
 {
 	struct gs_tls_dir *dr = &c->d[d];
 	struct gs_tap_head heads[GS_TAP_HEADS];
@@ -201,8 +208,126 @@ static void chunk(struct gs_tls_feed *t, struct gs_tls_conn *c, int d, uint64_t 
 		n++;
 		dr->next_hdr += 12 + (uint64_t)size;
 	}
-	segment(t, c, d, ts, TCP_ACK | TCP_PSH, TLS_ISN + (uint32_t)off, len, heads, n, data, used);
+	/* the last byte came in a later segment than the first: a segment each
+	 * (when no head reaches into the last byte) */
+	if (ts_last > ts && len >= 2 && (!n || heads[n - 1].off + heads[n - 1].len <= len - 1)) {
+		segment(t, c, d, ts, TCP_ACK | TCP_PSH, TLS_ISN + (uint32_t)off, len - 1, heads, n, data, used);
+		dr->fed = off + len - 1;
+		segment(t, c, d, ts_last, TCP_ACK | TCP_PSH, TLS_ISN + (uint32_t)(off + len - 1), 1, NULL, 0,
+			NULL, 0);
+	} else {
+		segment(t, c, d, ts, TCP_ACK | TCP_PSH, TLS_ISN + (uint32_t)off, len, heads, n, data, used);
+	}
 	dr->fed = off + len;
+}
+
+/* ---- the ciphertext's segments: the message instants ---------------------- */
+
+static bool seq_in(uint32_t seq, uint32_t start, uint32_t len)
+{
+	return seq - start < len;
+}
+
+/* The time of the latest ciphertext segment of direction d that carried
+ * byte `seq`, or 0. */
+static uint64_t wire_ts(const struct gs_tls_dir *dr, uint32_t seq)
+{
+	for (uint32_t k = 1; k <= GS_TLS_SEGS; k++) {
+		const struct gs_tls_wire *w = &dr->wire[(dr->wire_next + GS_TLS_SEGS - k) % GS_TLS_SEGS];
+		if (w->len && seq_in(seq, w->seq, w->len))
+			return w->ts;
+	}
+	return 0;
+}
+
+static uint64_t timed(struct gs_tls_feed *t, uint64_t wire, uint64_t fallback)
+{
+	if (wire) {
+		t->wire_timed++;
+		return wire;
+	}
+	t->tcp_timed++;
+	return fallback;
+}
+
+/* A waiting write goes to the engine: timed by the segment that carried its
+ * ciphertext's first byte, or (none seen) by its TCP send. */
+static void pend_emit(struct gs_tls_feed *t, struct gs_tls_pend *p)
+{
+	struct gs_tls_conn *c = &t->conns[p->conn];
+	uint64_t ts = timed(t, wire_ts(&c->d[p->dir], p->tcp_seq), p->ts_tcp);
+	chunk(t, c, p->dir, p->off, p->len, p->head, p->head_len, ts, ts);
+	p->len = 0;
+	p->conn = UINT32_MAX;    /* done */
+}
+
+static void pend_pop_done(struct gs_tls_feed *t)
+{
+	while (t->pend_n && t->pend[t->pend_head].conn == UINT32_MAX) {
+		t->pend_head = (t->pend_head + 1) % GS_TLS_PENDING;
+		t->pend_n--;
+	}
+}
+
+/* A ciphertext segment of connection ci, direction d: the writes waiting for
+ * it go (and those of that direction before them, in order). */
+static void pend_release(struct gs_tls_feed *t, uint32_t ci, int d, uint32_t seq, uint32_t len)
+{
+	uint32_t last = UINT32_MAX;
+	for (uint32_t k = 0; k < t->pend_n; k++) {
+		const struct gs_tls_pend *p = &t->pend[(t->pend_head + k) % GS_TLS_PENDING];
+		if (p->conn == ci && p->dir == d && seq_in(p->tcp_seq, seq, len))
+			last = k;
+	}
+	if (last == UINT32_MAX)
+		return;
+	for (uint32_t k = 0; k <= last; k++) {
+		struct gs_tls_pend *p = &t->pend[(t->pend_head + k) % GS_TLS_PENDING];
+		if (p->conn == ci && p->dir == d)
+			pend_emit(t, p);
+	}
+	pend_pop_done(t);
+}
+
+static bool pend_any(const struct gs_tls_feed *t, uint32_t ci, int d)
+{
+	for (uint32_t k = 0; k < t->pend_n; k++) {
+		const struct gs_tls_pend *p = &t->pend[(t->pend_head + k) % GS_TLS_PENDING];
+		if (p->conn == ci && p->dir == d)
+			return true;
+	}
+	return false;
+}
+
+static void pend_add(struct gs_tls_feed *t, uint32_t ci, int d, const struct gs_tls_rec *r, uint64_t off)
+{
+	struct gs_tls_pend *p;
+	if (t->pend_n == GS_TLS_PENDING) {
+		pend_emit(t, &t->pend[t->pend_head]);
+		pend_pop_done(t);
+	}
+	p = &t->pend[(t->pend_head + t->pend_n) % GS_TLS_PENDING];
+	t->pend_n++;
+	p->conn = ci;
+	p->dir = (uint8_t)d;
+	p->gen = t->gen;
+	p->tcp_seq = r->tcp_seq;
+	p->off = off;
+	p->len = r->plain_len;
+	p->ts_tcp = r->ts_tcp ? r->ts_tcp : r->ts_call;
+	p->head_len = r->head_len;
+	memcpy(p->head, r->head, r->head_len);
+}
+
+void gs_tls_feed_flush(struct gs_tls_feed *t)
+{
+	for (uint32_t k = 0; k < t->pend_n; k++) {
+		struct gs_tls_pend *p = &t->pend[(t->pend_head + k) % GS_TLS_PENDING];
+		if (p->conn != UINT32_MAX && p->gen != t->gen)
+			pend_emit(t, p);
+	}
+	pend_pop_done(t);
+	t->gen++;
 }
 
 /* The send or recv event of the TLS call: the instants (attach_times), by
@@ -265,15 +390,28 @@ static void on_tls(struct gs_tls_feed *t, const struct gs_tls_rec *r, size_t len
 		if (!dr->from_sender && dr->fed == 0 && dr->got == 0)
 			dr->from_sender = true;
 		event(t, c, d, true, r, off);
-		if (dr->from_sender)
-			chunk(t, c, d, off, r->plain_len, r->head, r->head_len, r->ts_tcp ? r->ts_tcp : r->ts_call);
+		if (dr->from_sender) {
+			uint32_t ci = (uint32_t)(c - t->conns);
+			uint64_t w = r->ts_tcp ? wire_ts(dr, r->tcp_seq) : 0;
+			if (!r->ts_tcp || (w && !pend_any(t, ci, d))) {
+				uint64_t ts = timed(t, w, r->ts_tcp ? r->ts_tcp : r->ts_call);
+				chunk(t, c, d, off, r->plain_len, r->head, r->head_len, ts, ts);
+			} else {
+				/* its segments come after this record */
+				pend_add(t, ci, d, r, off);
+			}
+		}
 	} else {
 		t->recvs++;
 		off = dr->got;
 		dr->got += r->plain_len;
 		event(t, c, d, false, r, off);
 		if (!dr->from_sender) {
-			chunk(t, c, d, off, r->plain_len, r->head, r->head_len, r->ts_tcp ? r->ts_tcp : r->ts_call);
+			/* the ciphertext came before the read: its first and last byte's segments */
+			uint64_t fb = r->ts_tcp ? r->ts_tcp : r->ts_call;
+			uint64_t t0 = timed(t, r->ts_tcp ? wire_ts(dr, r->tcp_seq_first) : 0, fb);
+			uint64_t t1 = r->ts_tcp ? wire_ts(dr, r->tcp_seq - 1) : 0;
+			chunk(t, c, d, off, r->plain_len, r->head, r->head_len, t0, t1 ? t1 : fb);
 		} else if (dr->got <= dr->fed) {
 			/* the receiver has the bytes: its side acknowledges them */
 			struct gs_tls_dir *back = &c->d[!d];
@@ -313,6 +451,7 @@ void gs_tls_feed_record(void *arg, const void *rec, size_t len)
 	struct gs_tls_feed *t = arg;
 	const uint32_t *kind = rec;
 	const struct gs_tap_flow *fl;
+	struct gs_tls_conn *c;
 	int d;
 	if (len < sizeof *kind) {
 		gs_feed_record(t->feed, rec, len);
@@ -322,9 +461,21 @@ void gs_tls_feed_record(void *arg, const void *rec, size_t len)
 		on_tls(t, rec, len);
 		return;
 	}
-	/* the ciphertext of a TLS connection: its plaintext stands in for it */
-	if (t->n_conns && (fl = record_flow(rec, len)) != NULL && conn_of(t, fl, &d, false)) {
+	/* the ciphertext of a TLS connection: its plaintext stands in for it; its
+	 * segments time the plaintext */
+	if (t->n_conns && (fl = record_flow(rec, len)) != NULL && (c = conn_of(t, fl, &d, false)) != NULL) {
+		const struct gs_tap_seg *s = rec;
 		t->tap_dropped++;
+		if (*kind == GS_REC_SEG && s->len) {
+			struct gs_tls_dir *dr = &c->d[d];
+			struct gs_tls_wire *w = &dr->wire[dr->wire_next];
+			dr->wire_next = (dr->wire_next + 1) % GS_TLS_SEGS;
+			w->seq = s->seq;
+			w->len = s->len;
+			w->ts = s->ts_ns;
+			if (t->pend_n)
+				pend_release(t, (uint32_t)(c - t->conns), d, s->seq, s->len);
+		}
 		return;
 	}
 	gs_feed_record(t->feed, rec, len);

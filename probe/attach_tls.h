@@ -25,6 +25,14 @@
 
 #define GS_TLS_CONNS 4096         /* TLS connections followed at once (a hash table) */
 #define GS_TLS_MAX_LIBS 8
+#define GS_TLS_SEGS 32            /* ciphertext segments remembered per direction */
+#define GS_TLS_PENDING 256        /* plaintext writes waiting for their ciphertext's segment */
+
+/* A segment of ciphertext the packet tap saw. */
+struct gs_tls_wire {
+	uint32_t seq, len;
+	uint64_t ts;
+};
 
 struct gs_tls_dir {
 	uint64_t sent;               /* plaintext bytes the sender wrote (SEND records) */
@@ -33,6 +41,8 @@ struct gs_tls_dir {
 	uint64_t next_hdr;           /* offset of the next GIOP header */
 	bool from_sender;            /* the stream comes from the sender's writes */
 	bool lost;                   /* next_hdr unknown: wait for a chunk that starts one */
+	struct gs_tls_wire wire[GS_TLS_SEGS]; /* the latest ciphertext segments, a ring */
+	uint32_t wire_next;
 };
 
 struct gs_tls_conn {
@@ -41,13 +51,30 @@ struct gs_tls_conn {
 	struct gs_tls_dir d[2];
 };
 
+/* A write whose plaintext waits for the segment that carries its ciphertext's
+ * first byte (the packet tap sees it after the write's record). */
+struct gs_tls_pend {
+	uint32_t conn;               /* index in conns */
+	uint8_t dir;
+	uint32_t gen;                /* the poll it came in */
+	uint32_t tcp_seq;
+	uint64_t off;
+	uint32_t len;
+	uint64_t ts_tcp;             /* if no segment comes: the TCP send's instant */
+	uint32_t head_len;
+	uint8_t head[GS_TLS_HEAD_MAX];
+};
+
 struct gs_tls_feed {
 	struct gs_feed *feed;
+	struct gs_tls_pend *pend;    /* GS_TLS_PENDING, a FIFO */
+	uint32_t pend_head, pend_n, gen;
 	bool active;                 /* the TLS probes are attached */
 	struct gs_tls_conn *conns;   /* GS_TLS_CONNS */
 	uint32_t n_conns;
 	/* what happened, for the closing report */
 	uint64_t sends, recvs, conns_seen, tap_dropped, table_full, heads_unframed, bad_records;
+	uint64_t wire_timed, tcp_timed;  /* chunks timed by a ciphertext segment / by the TCP call */
 	uint8_t rec[sizeof(struct gs_tap_seg) + GS_TAP_HEADS * sizeof(struct gs_tap_head) + GS_TAP_DATA_MAX];
 };
 
@@ -55,6 +82,9 @@ int gs_tls_feed_init(struct gs_tls_feed *t, struct gs_feed *feed);
 void gs_tls_feed_free(struct gs_tls_feed *t);
 /* A ring-buffer record (a gs_attach_record_fn; arg: the gs_tls_feed). */
 void gs_tls_feed_record(void *arg, const void *rec, size_t len);
+/* After each poll: writes whose ciphertext segment did not come within a
+ * poll (an interface not tapped) go on, timed by their TCP send. */
+void gs_tls_feed_flush(struct gs_tls_feed *t);
 
 /* The uprobes.  `libs`: where each process maps libssl (found in
  * /proc/PID/maps), for the description. */

@@ -317,6 +317,8 @@ static int loop(struct attach_ctx *x)
 			fprintf(stderr, "giopscope attach: reading the ring buffer failed: %s\n", strerror(errno));
 			return 2;
 		}
+		if (x->tls)
+			gs_tls_feed_flush(&x->tlsf);
 		gs_feed_clock(&x->feed);
 		gs_feed_settle(&x->feed, false);
 		update_drops(x);
@@ -345,6 +347,11 @@ static int loop(struct attach_ctx *x)
 	}
 	/* what reached the ring before the stop still counts */
 	gs_attach_bpf_poll(x->bpf, 0);
+	if (x->tls) {
+		/* every write still waiting for its segment goes */
+		gs_tls_feed_flush(&x->tlsf);
+		gs_tls_feed_flush(&x->tlsf);
+	}
 	return rc;
 }
 
@@ -366,10 +373,12 @@ static void report(const struct attach_ctx *x)
 			(unsigned long long)x->feed.bad_records, (unsigned long long)x->feed.times.replaced);
 	if (x->tls)
 		fprintf(stderr, "giopscope attach: TLS: %llu connections, %llu writes, %llu reads of plaintext, "
+			"%llu timed by their ciphertext's segment, %llu by the TCP call (segment not seen), "
 			"%llu ciphertext records set aside, %llu message heads past what was shipped, "
 			"%llu connections not followed (table full), %llu bad records\n",
 			(unsigned long long)x->tlsf.conns_seen, (unsigned long long)x->tlsf.sends,
-			(unsigned long long)x->tlsf.recvs, (unsigned long long)x->tlsf.tap_dropped,
+			(unsigned long long)x->tlsf.recvs, (unsigned long long)x->tlsf.wire_timed,
+			(unsigned long long)x->tlsf.tcp_timed, (unsigned long long)x->tlsf.tap_dropped,
 			(unsigned long long)x->tlsf.heads_unframed, (unsigned long long)x->tlsf.table_full,
 			(unsigned long long)x->tlsf.bad_records);
 }

@@ -21,7 +21,11 @@
 #     client_syscall_us (client's attach) >= total_us >= server_process_us (server's attach);
 #     server_process_us >= the servant's sleep for every slow call;
 #   - `read` of tcpdump's capture of the same run: "N TLS connections" (N the connections to
-#     the TLS port) and no call.
+#     the TLS port) and no call of them;
+#   - plain IIOP unchanged: the server also has a giop:tcp endpoint (PORT+1) that a client
+#     without the TLS transport uses while the server's attach has its TLS probes in place:
+#     those calls in the server's attach equal `read`'s of the capture (compare_pairs.py, the
+#     first 19 columns, time stamps within 1 ms as in attach_ebpf.sh).
 #
 # usage: tests/integration/attach_tls.sh       environment: GIOPSCOPE, BUILD, PORT (2809),
 #   KEEP_DIR (keep the files there), FAIL_DIR (default /tmp/gs-failing)
@@ -37,6 +41,8 @@ GIOPSCOPE=${GIOPSCOPE:-$BUILD/giopscope}
 FAIL_DIR=${FAIL_DIR:-/tmp/gs-failing}
 KEEP_DIR=${KEEP_DIR:-}
 PORT=${PORT:-2809}
+PLAIN_PORT=$((PORT + 1))
+COMPARE=${COMPARE:-tests/oracle/compare_pairs.py}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 NS_TAG=tla
@@ -154,11 +160,12 @@ wait_gone() {
 
 # --- the run
 ns_start "$NS_SRV" "$D/tcpdump.log" tcpdump -Z root -B 65536 --immediate-mode \
-    --time-stamp-precision=nano -U -i "$NS_VETH_SRV" -w "$D/cap.pcap" "tcp port $PORT"
+    --time-stamp-precision=nano -U -i "$NS_VETH_SRV" -w "$D/cap.pcap" "tcp port $PORT or tcp port $PLAIN_PORT"
 TD_PID=$NS_LAST_PID
 ns_wait_grep "$D/tcpdump.log" "listening on" 15 || { echo "FAIL setup: tcpdump did not start"; exit 1; }
 ns_start "$NS_SRV" "$D/server.log" env LD_PRELOAD="$SSLTP" "$SERVER" \
-    -ORBendPoint "giop:ssl:$NS_SRV_IP4:$PORT" "${SSLOPTS[@]}" -o "$D/echo.ior" -d "$D/dead.ior"
+    -ORBendPoint "giop:ssl:$NS_SRV_IP4:$PORT" -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PLAIN_PORT" \
+    "${SSLOPTS[@]}" -o "$D/echo.ior" -d "$D/dead.ior"
 SRV_PID=$NS_LAST_PID
 if ! ns_wait_file "$D/echo.ior" 15 || ! ns_wait_port "$NS_SRV" "$PORT" 10; then
     echo "FAIL setup: server did not start: $(tail -n 3 "$D/server.log")"
@@ -193,6 +200,10 @@ run_client() {
 }
 run_client slow -op slow -n 20 -usecs 300,3000
 run_client mix -d "$D/dead.ior" -op mix -size 200 -n 27
+# plain IIOP to the same server (no TLS transport in the client: it takes the tcp endpoint)
+ns_run "$NS_CLI" 120 "$CLIENT" -i "$D/echo.ior" -d "$D/dead.ior" -op mix -size 100 -n 36 \
+    -lat "$D/plain.lat.csv" -q >"$D/plain.log" 2>&1
+echo $? >"$D/plain.rc"
 sleep 0.5
 kill -INT "$SRV_ATT" 2>/dev/null
 wait_gone "$SRV_ATT" 15
@@ -206,10 +217,11 @@ for n in slow mix; do
     [ "$(cat "$D/$n.rc")" = 0 ] || why="${why:-client $n exit $(cat "$D/$n.rc")}"$'\n'"$(tail -n 3 "$D/$n.log")"
     [ "$(cat "$D/$n.attach_rc")" = 0 ] || why="${why:-attach of client $n exit $(cat "$D/$n.attach_rc")}"$'\n'"$(tail -n 3 "$D/$n.err")"
 done
+[ "$(cat "$D/plain.rc")" = 0 ] || why="${why:-the plain client exit $(cat "$D/plain.rc")}"$'\n'"$(tail -n 3 "$D/plain.log")"
 [ "$(cat "$D/server.attach_rc")" = 0 ] || why="${why:-attach of the server exit $(cat "$D/server.attach_rc")}"$'\n'"$(tail -n 3 "$D/server.err")"
 result run "$why"
 
-why=$(python3 - "$D" <<'EOF'
+why=$(python3 - "$D" "$PLAIN_PORT" <<'EOF'
 import csv, sys
 from decimal import Decimal
 d = sys.argv[1]
@@ -221,6 +233,8 @@ def rows(name):
     return list(csv.DictReader(open("%s/%s.csv" % (d, name), newline="")))
 server = {}
 for r in rows("server"):
+    if r["server"].endswith(":%s" % sys.argv[2]):
+        continue
     server.setdefault((r["client"], r["request_id"]), []).append(r)
 total = 0
 for name in ("slow", "mix"):
@@ -297,7 +311,20 @@ why=""
 [ "$conns" -ge 2 ] || why="only $conns connections in the capture"
 grep -qx "$conns TLS connections: encrypted, use attach" "$D/read.txt" ||
     why="${why:-read does not report $conns TLS connections}"$'\n'"$(tail -n 8 "$D/read.txt")"
-[ "$(wc -l <"$D/read.csv")" = 1 ] || why="${why:-read made calls of the TLS traffic}"$'\n'"$(head -n 3 "$D/read.csv")"
+off_port=$(awk -F, -v p=":$PLAIN_PORT" 'NR > 1 && substr($2, length($2) - length(p) + 1) != p' "$D/read.csv" | wc -l)
+[ "$off_port" = 0 ] || why="${why:-read made $off_port calls of the TLS traffic}"$'\n'"$(head -n 3 "$D/read.csv")"
 result read_capture_tls "$why"
+
+# plain IIOP beside the TLS probes: the server's attach gives read's calls
+head -n 1 "$D/server.csv" | cut -d, -f1-19 >"$D/server_plain.csv"
+awk -F, -v p=":$PLAIN_PORT" 'NR > 1 && substr($2, length($2) - length(p) + 1) == p' "$D/server.csv" |
+    cut -d, -f1-19 >>"$D/server_plain.csv"
+why=""
+n_plain=$(( $(wc -l <"$D/read.csv") - 1 ))
+[ "$n_plain" -ge 36 ] || why="read has $n_plain calls of the plain client (36 logged)"
+if ! python3 "$COMPARE" "$D/read.csv" "$D/server_plain.csv" --no-order --tolerance-ns 1000000 >"$D/compare.txt" 2>&1; then
+    why="${why:-the attach of the server differs from read on plain IIOP}"$'\n'"$(tail -n 12 "$D/compare.txt")"
+fi
+result plain_iiop_unchanged "$why"
 
 finish

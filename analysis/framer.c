@@ -293,6 +293,13 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 		}
 		case GS_FR_SYNC:
 			if (pos >= cap) {
+				if (data && e->cfg.heads_only && dr->syn_seen && off + pos == 0 &&
+				    !(f->flags & (GS_FLOW_GIOP | GS_FLOW_FORCED))) {
+					/* the tap ships a head wherever a GIOP message starts: none
+					 * at the start of a stream it saw open is no IIOP (TLS, say) */
+					not_giop(e, f);
+					return;
+				}
 				/* the next header was not captured */
 				header_lost(e, f, d, data == NULL);
 				break;

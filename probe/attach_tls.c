@@ -68,6 +68,30 @@ static uint32_t conn_hash(const struct gs_tap_flow *f)
 	return h;
 }
 
+static bool pend_any(const struct gs_tls_feed *t, uint32_t ci, int d);
+
+/* The table full: its entries again without the connections closed long
+ * enough (only when no write waits: the waiting ones name entries by index). */
+static void conns_rebuild(struct gs_tls_feed *t)
+{
+	struct gs_tls_conn *old = t->conns, *nc;
+	if (t->pend_n || !(nc = calloc(GS_TLS_CONNS, sizeof *nc)))
+		return;
+	t->conns = nc;
+	t->n_conns = 0;
+	for (uint32_t i = 0; i < GS_TLS_CONNS; i++) {
+		const struct gs_tls_conn *c = &old[i];
+		uint32_t j;
+		if (!c->used || (c->closed && t->now - c->closed_ts >= (uint64_t)GS_TLS_CLOSED_KEEP_NS))
+			continue;
+		for (j = conn_hash(&c->ab) % GS_TLS_CONNS; nc[j].used; j = (j + 1) % GS_TLS_CONNS)
+			;
+		nc[j] = *c;
+		t->n_conns++;
+	}
+	free(old);
+}
+
 /* The connection of `f` and which of its directions `f` is (0: a -> b), or
  * NULL when it is not a TLS connection seen (create: make it one). */
 static struct gs_tls_conn *conn_of(struct gs_tls_feed *t, const struct gs_tap_flow *f, int *dir, bool create)
@@ -76,6 +100,10 @@ static struct gs_tls_conn *conn_of(struct gs_tls_feed *t, const struct gs_tap_fl
 	struct gs_tap_flow r;
 	if (!t->n_conns && !create)
 		return NULL;
+	if (create && t->n_conns >= GS_TLS_CONNS * 3 / 4) {
+		conns_rebuild(t);
+		i = conn_hash(f) % GS_TLS_CONNS;
+	}
 	reverse(&r, f);
 	for (uint32_t k = 0; k < GS_TLS_CONNS; k++, i = (i + 1) % GS_TLS_CONNS) {
 		struct gs_tls_conn *c = &t->conns[i];
@@ -374,7 +402,16 @@ static void on_tls(struct gs_tls_feed *t, const struct gs_tls_rec *r, size_t len
 	else
 		reverse(&data_flow, &r->flow);
 	c = conn_of(t, &data_flow, &d, false);
-	if (!c) {
+	if (c && c->closed && !pend_any(t, (uint32_t)(c - t->conns), 0) &&
+	    !pend_any(t, (uint32_t)(c - t->conns), 1)) {
+		/* the same 4-tuple again: a new connection */
+		struct gs_tap_flow ab = data_flow;
+		memset(c, 0, sizeof *c);
+		c->used = true;
+		c->ab = ab;
+		d = 0;
+		conn_start(t, c, r->ts_tcp ? r->ts_tcp : r->ts_call);
+	} else if (!c) {
 		c = conn_of(t, &data_flow, &d, true);
 		if (!c)
 			return;
@@ -466,6 +503,16 @@ void gs_tls_feed_record(void *arg, const void *rec, size_t len)
 	if (t->n_conns && (fl = record_flow(rec, len)) != NULL && (c = conn_of(t, fl, &d, false)) != NULL) {
 		const struct gs_tap_seg *s = rec;
 		t->tap_dropped++;
+		if (*kind == GS_REC_SEG && s->ts_ns > t->now)
+			t->now = s->ts_ns;
+		if (*kind == GS_REC_SEG && !c->closed && (s->tcp_flags & (TCP_FIN | TCP_RST))) {
+			c->fin |= (uint8_t)(s->tcp_flags & TCP_RST ? 3 : 1u << d);
+			if (c->fin == 3) {
+				c->closed = true;
+				c->closed_ts = s->ts_ns;
+				t->conns_closed++;
+			}
+		}
 		if (*kind == GS_REC_SEG && s->len) {
 			struct gs_tls_dir *dr = &c->d[d];
 			struct gs_tls_wire *w = &dr->wire[dr->wire_next];

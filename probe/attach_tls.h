@@ -23,7 +23,13 @@
 #include "../ebpf/tls.h"
 #include "attach_feed.h"
 
+#ifndef GS_TLS_CONNS
 #define GS_TLS_CONNS 4096         /* TLS connections followed at once (a hash table) */
+#endif
+/* a closed connection's entry still sets its late ciphertext aside this long */
+#ifndef GS_TLS_CLOSED_KEEP_NS
+#define GS_TLS_CLOSED_KEEP_NS (10 * 1000000000LL)
+#endif
 #define GS_TLS_MAX_LIBS 8
 #define GS_TLS_SEGS 32            /* ciphertext segments remembered per direction */
 #define GS_TLS_PENDING 256        /* plaintext writes waiting for their ciphertext's segment */
@@ -48,6 +54,9 @@ struct gs_tls_dir {
 struct gs_tls_conn {
 	struct gs_tap_flow ab;       /* direction 0: a -> b (the first reporter's local -> remote) */
 	bool used;
+	bool closed;                 /* FIN both ways or RST seen: kept a while, then dropped */
+	uint8_t fin;                 /* bit d: a FIN went in direction d */
+	uint64_t closed_ts;
 	struct gs_tls_dir d[2];
 };
 
@@ -71,9 +80,10 @@ struct gs_tls_feed {
 	uint32_t pend_head, pend_n, gen;
 	bool active;                 /* the TLS probes are attached */
 	struct gs_tls_conn *conns;   /* GS_TLS_CONNS */
-	uint32_t n_conns;
+	uint32_t n_conns;            /* entries used (open or closed) */
+	uint64_t now;                /* the latest record's time (CLOCK_MONOTONIC) */
 	/* what happened, for the closing report */
-	uint64_t sends, recvs, conns_seen, tap_dropped, table_full, heads_unframed, bad_records;
+	uint64_t sends, recvs, conns_seen, conns_closed, tap_dropped, table_full, heads_unframed, bad_records;
 	uint64_t wire_timed, tcp_timed;  /* chunks timed by a ciphertext segment / by the TCP call */
 	uint8_t rec[sizeof(struct gs_tap_seg) + GS_TAP_HEADS * sizeof(struct gs_tap_head) + GS_TAP_DATA_MAX];
 };

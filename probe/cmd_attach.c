@@ -372,11 +372,12 @@ static void report(const struct attach_ctx *x)
 			(unsigned long long)x->feed.instants_missing, (unsigned long long)x->feed.queue_full,
 			(unsigned long long)x->feed.bad_records, (unsigned long long)x->feed.times.replaced);
 	if (x->tls)
-		fprintf(stderr, "giopscope attach: TLS: %llu connections, %llu writes, %llu reads of plaintext, "
+		fprintf(stderr, "giopscope attach: TLS: %llu connections (%llu closed), %llu writes, %llu reads of plaintext, "
 			"%llu timed by their ciphertext's segment, %llu by the TCP call (segment not seen), "
 			"%llu ciphertext records set aside, %llu message heads past what was shipped, "
 			"%llu connections not followed (table full), %llu bad records\n",
-			(unsigned long long)x->tlsf.conns_seen, (unsigned long long)x->tlsf.sends,
+			(unsigned long long)x->tlsf.conns_seen, (unsigned long long)x->tlsf.conns_closed,
+			(unsigned long long)x->tlsf.sends,
 			(unsigned long long)x->tlsf.recvs, (unsigned long long)x->tlsf.wire_timed,
 			(unsigned long long)x->tlsf.tcp_timed, (unsigned long long)x->tlsf.tap_dropped,
 			(unsigned long long)x->tlsf.heads_unframed, (unsigned long long)x->tlsf.table_full,

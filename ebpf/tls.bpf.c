@@ -56,8 +56,9 @@ struct call {
 	__u32 tcp_seq_first;     /* the first TCP send's or receive's first byte */
 };
 
+/* LRU: a thread that dies inside a TLS call leaves its entry behind */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
 	__type(value, struct call);

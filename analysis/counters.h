@@ -16,6 +16,7 @@ struct gs_counters {
 	uint64_t ignored_segments;   /* on flows that are not GIOP or not in --ports */
 	/* TCP */
 	uint64_t flows, flows_evicted, flows_reused, non_giop_flows;
+	uint64_t tls_flows;                  /* opened with a TLS handshake: encrypted, not framed */
 	uint64_t retransmits, overlaps, out_of_order;
 	uint64_t gaps, gap_bytes;            /* bytes the capture never had */
 	uint64_t gap_fills;                  /* segments below the highest byte seen: lost or

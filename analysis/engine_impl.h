@@ -139,7 +139,7 @@ struct gs_dir {
 	uint32_t frag_open;
 };
 
-enum { GS_FLOW_IGNORED = 1, GS_FLOW_FORCED = 2, GS_FLOW_GIOP = 4, GS_FLOW_CLOSED = 8 };
+enum { GS_FLOW_IGNORED = 1, GS_FLOW_FORCED = 2, GS_FLOW_GIOP = 4, GS_FLOW_CLOSED = 8, GS_FLOW_TLS = 16 };
 
 struct gs_flow {
 	struct gs_endpoint ep[2];   /* ep[d] sends direction d */

@@ -40,6 +40,26 @@ static void not_giop(struct gs_engine *e, struct gs_flow *f)
 	e->cnt.non_giop_flows++;
 }
 
+/* A TLS record header (RFC 8446 5.1) opening a handshake: content type 22,
+ * legacy version 3.1 to 3.4; judged on the bytes there are (a first segment
+ * may hold fewer than the three).  No GIOP stream starts so ('G' is 0x47). */
+static bool tls_handshake_start(const uint8_t *p, size_t have)
+{
+	return have >= 1 && p[0] == 22 && (have < 2 || p[1] == 3) &&
+	       (have < 3 || (p[2] >= 1 && p[2] <= 4));
+}
+
+/* The connection opened with a TLS handshake: encrypted IIOP (or another
+ * protocol over TLS); nothing in it can be framed, so nothing is tried. */
+static void tls_flow(struct gs_engine *e, struct gs_flow *f)
+{
+	f->flags |= GS_FLOW_IGNORED | GS_FLOW_TLS;
+	f->dir[0].fstate = f->dir[1].fstate = GS_FR_NOT_GIOP;
+	gs_framer_release(e, &f->dir[0]);
+	gs_framer_release(e, &f->dir[1]);
+	e->cnt.tls_flows++;
+}
+
 static bool header_is_error(enum giop_error err)
 {
 	return err == GIOP_ERR_MAGIC || err == GIOP_ERR_VERSION || err == GIOP_ERR_TYPE ||
@@ -154,6 +174,12 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 	(void)off;
 	r = giop_decode(p, have, e->cfg.max_message_size, &m);
 	if (r == GIOP_INVALID && header_is_error(m.error)) {
+		if (!(f->flags & GS_FLOW_GIOP) && dr->syn_seen && dr->msg_start == 0 &&
+		    tls_handshake_start(p, have)) {
+			/* even on a --ports port: a TLS stream holds no GIOP header to frame */
+			tls_flow(e, f);
+			return false;
+		}
 		e->cnt.giop_malformed++;
 		if (!(f->flags & (GS_FLOW_GIOP | GS_FLOW_FORCED)) && dr->syn_seen && dr->msg_start == 0) {
 			/* the stream did not start with GIOP: not an IIOP connection */
@@ -267,6 +293,13 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 		}
 		case GS_FR_SYNC:
 			if (pos >= cap) {
+				if (data && e->cfg.heads_only && dr->syn_seen && off + pos == 0 &&
+				    !(f->flags & (GS_FLOW_GIOP | GS_FLOW_FORCED))) {
+					/* the tap ships a head wherever a GIOP message starts: none
+					 * at the start of a stream it saw open is no IIOP (TLS, say) */
+					not_giop(e, f);
+					return;
+				}
 				/* the next header was not captured */
 				header_lost(e, f, d, data == NULL);
 				break;

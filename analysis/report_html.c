@@ -220,6 +220,7 @@ static void slow_table(FILE *f, const struct gs_report *r, const struct rp_slow 
 
 #define COUNTER_LIST(X)                                                                            \
 	X(packets) X(bytes) X(segments) X(flows) X(flows_evicted) X(flows_reused) X(non_giop_flows)  \
+	X(tls_flows)                                                                                 \
 	X(giop_messages) X(calls) X(requests) X(locate_requests) X(oneways) X(replies_paired)       \
 	X(no_reply) X(cancelled) X(orphan_replies) X(duplicate_replies) X(request_id_reused)        \
 	X(unknown_request_id) X(orphan_fragments) X(cancel_unknown) X(retransmits) X(overlaps)       \

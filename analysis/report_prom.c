@@ -87,6 +87,7 @@ static void head(FILE *f, const char *metric, const char *type, const char *help
 	X(tcp_segments, segments, "TCP segments carrying data")                                       \
 	X(connections, flows, "TCP connections seen")                                                 \
 	X(connections_evicted, flows_evicted, "connections evicted from the full flow table")        \
+	X(tls_connections, tls_flows, "TCP connections opened with a TLS handshake: encrypted, use attach") \
 	X(giop_messages, giop_messages, "GIOP messages decoded")                                      \
 	X(replies, replies_paired, "replies paired with their request")                              \
 	X(no_reply, no_reply, "calls that ended without a reply")                                    \

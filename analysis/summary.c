@@ -119,6 +119,7 @@ static const struct counter counters[] = {
 	C(packets, packets, 1), C(bytes, bytes, 1), C(tcp_segments, segments, 1),
 	C(connections, flows, 1), C(connections_evicted, flows_evicted, 0),
 	C(connections_reused, flows_reused, 0), C(non_giop_connections, non_giop_flows, 1),
+	C(tls_connections, tls_flows, 1),
 	C(giop_messages, giop_messages, 1), C(calls, calls, 1), C(requests, requests, 0),
 	C(locate_requests, locate_requests, 0), C(oneways, oneways, 1), C(replies, replies_paired, 1),
 	C(no_reply, no_reply, 1), C(cancelled, cancelled, 1), C(orphan_replies, orphan_replies, 1),
@@ -160,6 +161,9 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 	if (c->non_giop_flows)
 		fprintf(out, " (%llu not GIOP)", (unsigned long long)c->non_giop_flows);
 	fputc('\n', out);
+	if (c->tls_flows)
+		fprintf(out, "%llu TLS %s: encrypted, use attach\n", (unsigned long long)c->tls_flows,
+			gs_plural(c->tls_flows, "connection", "connections"));
 	fprintf(out, "GIOP messages %llu:", (unsigned long long)c->giop_messages);
 	for (int t = 0; t < 8; t++)
 		if (c->giop_by_type[t]) {

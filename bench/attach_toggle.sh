@@ -47,7 +47,9 @@
 #   stdout), KEEP_DIR (keep the latency CSVs, per-window figures and tap logs), LOCK
 #   (/tmp/gs-bench.lock: held while measuring, waited for with a message; "none": not taken;
 #   not taken again when an ancestor process holds it, e.g. `flock /tmp/gs-bench.lock
-#   bench/attach_toggle.sh`).
+#   bench/attach_toggle.sh`), TLS (1: IIOP over TLS -- server and client load omniORB's
+#   libomnisslTP4 with LD_PRELOAD, certificates made here with openssl; attach then also puts
+#   its uprobes on the server's libssl: what they add, docs/benchmarks.md).
 # Time: per size, PAIRS x arms cycles of OFF_S + ON_S + tap start/stop + 2 x SETTLE_S (8-9 s
 # with the defaults: about 9 min for 3 arms x 20 pairs), then the analysis (~20 s for ~15M
 # calls). The client keeps 32 bytes per call in memory and writes ~70 bytes per call.
@@ -60,6 +62,7 @@ BUILD=${BUILD:-build}
 GIOPSCOPE=${GIOPSCOPE:-${BENCH_BIN:-$BUILD}/giopscope}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
+TLS=${TLS:-0}
 if [ "${QUICK:-0}" = 1 ]; then
     PAIRS=${PAIRS:-3} OFF_S=${OFF_S:-1.5} ON_S=${ON_S:-1.5} WARMUP_S=${WARMUP_S:-1}
 fi
@@ -139,8 +142,22 @@ tap_veth_mtu_frames attach_toggle || exit 1
 pin() {   # pin CPU: the taskset prefix of a command (nothing when PIN=0)
     [ "$PIN" = 1 ] && echo "taskset -c $1"
 }
+# TLS=1: omniORB's TLS transport preloaded in both programs, a certificate of our own
+ORB_PRE=() ORB_TLS=() EP=tcp
+if [ "$TLS" = 1 ]; then
+    SSLTP=$(ldconfig -p | sed -n 's/.*libomnisslTP4\.so\.2 .*=> //p' | head -n 1)
+    [ -n "$SSLTP" ] || { echo "attach_toggle: TLS=1 wants libomnisslTP4.so.2 (libomniorb4-2)" >&2; exit 2; }
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$WORK/tls.key" -out "$WORK/tls.crt" -days 2 \
+        -subj "/CN=giopscope bench" >/dev/null 2>&1 || { echo "attach_toggle: openssl failed" >&2; exit 2; }
+    cat "$WORK/tls.crt" "$WORK/tls.key" >"$WORK/tls.pem"
+    ORB_PRE=(env LD_PRELOAD="$SSLTP")
+    # omniORB 4.2.5 loads the key file only with a password set (tests/orb/README.md)
+    ORB_TLS=(-ORBsslCAFile "$WORK/tls.crt" -ORBsslKeyFile "$WORK/tls.pem" -ORBsslKeyPassword unused
+             -ORBsslVerifyMode none)
+    EP=ssl
+fi
 # shellcheck disable=SC2046
-ns_start "$NS_SRV" "$WORK/server.log" $(pin "$SERVER_CPU") "$SERVER" -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" -o "$WORK/echo.ior" -q
+ns_start "$NS_SRV" "$WORK/server.log" $(pin "$SERVER_CPU") "${ORB_PRE[@]}" "$SERVER" -ORBendPoint "giop:$EP:$NS_SRV_IP4:$PORT" "${ORB_TLS[@]}" -o "$WORK/echo.ior" -q
 SRV_PID=$NS_LAST_PID
 ns_wait_file "$WORK/echo.ior" 15 && ns_wait_port "$NS_SRV" "$PORT" 10 || { echo "server did not start" >&2; exit 1; }
 
@@ -203,7 +220,7 @@ na=${#arms[@]}
 echo "attach_toggle: sizes ($SIZES), arms ($ARMS), $PAIRS on-windows per arm of ${ON_S} s between off-windows of ${OFF_S} s; spinner $SPIN, pinned $PIN" >&2
 for size in $SIZES; do
     # shellcheck disable=SC2046
-    ns_start "$NS_CLI" "$WORK/client.$size.log" $(pin "$CLIENT_CPU") "$CLIENT" -i "$WORK/echo.ior" \
+    ns_start "$NS_CLI" "$WORK/client.$size.log" $(pin "$CLIENT_CPU") "${ORB_PRE[@]}" "$CLIENT" "${ORB_TLS[@]}" -i "$WORK/echo.ior" \
         -op echoString -size "$size" -n 100000000 -lat "$WORK/lat.$size.csv" -q
     CLI_PID=$NS_LAST_PID
     # calls run once the connection is up; then a warm-up no window covers
@@ -244,7 +261,7 @@ ns_stop "$SRV_PID"
 [ -n "$LOCK_FD" ] && exec {LOCK_FD}>&-
 
 tap_machine
-M_CMD="SIZES=\"$SIZES\" ARMS=\"$ARMS\" PAIRS=$PAIRS OFF_S=$OFF_S ON_S=$ON_S SETTLE_S=$SETTLE_S DRAIN_S=$DRAIN_S SPIN=$SPIN PIN=$PIN${ATTACH_OPTS:+ ATTACH_OPTS=\"$ATTACH_OPTS\"} $CMDLINE" \
+M_CMD="SIZES=\"$SIZES\" ARMS=\"$ARMS\" PAIRS=$PAIRS OFF_S=$OFF_S ON_S=$ON_S SETTLE_S=$SETTLE_S DRAIN_S=$DRAIN_S SPIN=$SPIN PIN=$PIN TLS=$TLS${ATTACH_OPTS:+ ATTACH_OPTS=\"$ATTACH_OPTS\"} $CMDLINE" \
 M_T0=$T0 M_T1=$T1 M_NPROC=$M_NPROC M_CPU=$M_CPU M_KERNEL=$M_KERNEL M_LOAD0=$LOAD0 M_LOAD1=$LOAD1 \
 M_SPIN=$SPIN M_PIN=$PIN M_SERVER_CPU=$SERVER_CPU M_CLIENT_CPU=$CLIENT_CPU M_PROBE_CPU=$PROBE_CPU \
 M_ON=$ON_S M_OFF=$OFF_S M_SETTLE=$SETTLE_S M_DRAIN=$DRAIN_S M_MIN_SEEN=$MIN_SEEN M_PAIRS=$PAIRS \

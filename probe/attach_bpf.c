@@ -45,6 +45,12 @@ void gs_attach_bpf_close(struct gs_attach_bpf *b)
 	(void)b;
 }
 
+int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b)
+{
+	(void)b;
+	return -1;
+}
+
 #else
 
 #include <bpf/bpf.h>
@@ -300,6 +306,11 @@ void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__
 	for (int c = 0; c < ncpu; c++)
 		for (int i = 0; i < GS_CNT__MAX; i++)
 			out[i] += ((volatile const uint64_t *)b->skel->bss->counters[c])[i];
+}
+
+int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b)
+{
+	return bpf_map__fd(b->skel->maps.events);
 }
 
 void gs_attach_bpf_close(struct gs_attach_bpf *b)

@@ -59,6 +59,9 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms);
 /* The kernel side's counters (enum gs_tap_counter), summed over the CPUs. */
 void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__MAX]);
+/* The ring buffer's map, for other eBPF objects to write into (the TLS
+ * probes: one ring, one order).  -1 in a build without eBPF. */
+int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b);
 /* Detaches and frees everything. */
 void gs_attach_bpf_close(struct gs_attach_bpf *b);
 

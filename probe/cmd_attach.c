@@ -13,6 +13,7 @@
 #include "attach_bpf.h"
 #include "attach_caps.h"
 #include "attach_feed.h"
+#include "attach_tls.h"
 #include "attach_target.h"
 #include "commands.h"
 #include "opts.h"
@@ -45,6 +46,10 @@ struct attach_ctx {
 	struct gs_session s;
 	struct gs_feed feed;
 	struct gs_attach_bpf *bpf;
+	struct gs_tls_feed tlsf;       /* IIOP over TLS: the plaintext for the ciphertext */
+	struct gs_tls_probes *tls;
+	struct gs_tls_lib libs[GS_TLS_MAX_LIBS];
+	uint32_t n_libs;
 	struct gs_target_watch *watch; /* --pid processes exiting, interfaces going away */
 	struct gs_attach_iface ifaces[GS_TARGET_MAX_IFACES];
 	uint32_t n_ifaces;
@@ -282,6 +287,9 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 	fprintf(stderr, "; ports %s; tapping", shown ? ports : "(from their sockets)");
 	for (uint32_t i = 0; i < x->n_ifaces; i++)
 		fprintf(stderr, "%s%s", i ? "," : " ", x->ifaces[i].name);
+	for (uint32_t i = 0; i < x->n_libs; i++)
+		fprintf(stderr, "%s%u %s", i ? ", " : "; TLS (uprobes on libssl): pid ", x->libs[i].pid,
+			x->libs[i].path);
 	fprintf(stderr, "\n");
 }
 
@@ -309,6 +317,8 @@ static int loop(struct attach_ctx *x)
 			fprintf(stderr, "giopscope attach: reading the ring buffer failed: %s\n", strerror(errno));
 			return 2;
 		}
+		if (x->tls)
+			gs_tls_feed_flush(&x->tlsf);
 		gs_feed_clock(&x->feed);
 		gs_feed_settle(&x->feed, false);
 		update_drops(x);
@@ -337,6 +347,11 @@ static int loop(struct attach_ctx *x)
 	}
 	/* what reached the ring before the stop still counts */
 	gs_attach_bpf_poll(x->bpf, 0);
+	if (x->tls) {
+		/* every write still waiting for its segment goes */
+		gs_tls_feed_flush(&x->tlsf);
+		gs_tls_feed_flush(&x->tlsf);
+	}
 	return rc;
 }
 
@@ -356,6 +371,17 @@ static void report(const struct attach_ctx *x)
 			"forgotten (table full)\n",
 			(unsigned long long)x->feed.instants_missing, (unsigned long long)x->feed.queue_full,
 			(unsigned long long)x->feed.bad_records, (unsigned long long)x->feed.times.replaced);
+	if (x->tls)
+		fprintf(stderr, "giopscope attach: TLS: %llu connections (%llu closed), %llu writes, %llu reads of plaintext, "
+			"%llu timed by their ciphertext's segment, %llu by the TCP call (segment not seen), "
+			"%llu ciphertext records set aside, %llu message heads past what was shipped, "
+			"%llu connections not followed (table full), %llu bad records\n",
+			(unsigned long long)x->tlsf.conns_seen, (unsigned long long)x->tlsf.conns_closed,
+			(unsigned long long)x->tlsf.sends,
+			(unsigned long long)x->tlsf.recvs, (unsigned long long)x->tlsf.wire_timed,
+			(unsigned long long)x->tlsf.tcp_timed, (unsigned long long)x->tlsf.tap_dropped,
+			(unsigned long long)x->tlsf.heads_unframed, (unsigned long long)x->tlsf.table_full,
+			(unsigned long long)x->tlsf.bad_records);
 }
 
 int gs_cmd_attach(int argc, char **argv)
@@ -408,9 +434,24 @@ int gs_cmd_attach(int argc, char **argv)
 	so.syscall_times = !a->packets_only;
 	/* the tap first (as live: a bad environment leaves no output behind);
 	 * records wait in the ring until the loop polls, after gs_feed_init */
-	if (gs_attach_bpf_open(&x->bpf, &cfg, gs_feed_record, &x->feed, err, sizeof err)) {
+	if (gs_tls_feed_init(&x->tlsf, &x->feed)) {
+		fprintf(stderr, "giopscope attach: out of memory\n");
+		goto out;
+	}
+	if (gs_attach_bpf_open(&x->bpf, &cfg, gs_tls_feed_record, &x->tlsf, err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;
+	}
+	/* --pid processes that map libssl: uprobes on its plaintext boundary,
+	 * writing into the same ring */
+	if (a->n_pids && !a->packets_only) {
+		r = gs_tls_probes_open(&x->tls, a->pids, a->n_pids, gs_attach_bpf_ring_fd(x->bpf), x->libs,
+				       &x->n_libs, err, sizeof err);
+		if (r == 2) {
+			fprintf(stderr, "giopscope attach: %s\n", err);
+			goto out_bpf;
+		}
+		x->tlsf.active = r == 0;
 	}
 	/* -Z: loaded, attached, the ring buffer mapped; all of it held by file
 	 * descriptors, which stay usable (and are closed, detaching everything,
@@ -439,10 +480,13 @@ int gs_cmd_attach(int argc, char **argv)
 	report(x);
 	gs_feed_free(&x->feed);
 out_bpf:
+	gs_tls_probes_close(x->tls);
 	gs_attach_bpf_close(x->bpf);
 out:
-	if (x)
+	if (x) {
 		gs_target_watch_close(x->watch);
+		gs_tls_feed_free(&x->tlsf);
+	}
 	free(a);
 	free(x);
 	return rc;

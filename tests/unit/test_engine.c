@@ -1628,6 +1628,99 @@ static void test_mid_connection_not_giop(void **state)
 	ub_free(&w);
 }
 
+/* A connection that opens with a TLS handshake record is IIOP over TLS (or another
+ * protocol over TLS): counted as TLS, never framed, so GIOP bytes that happen to be in
+ * its records make no call; a plain connection beside it pairs as ever.  With --ports
+ * as well (a forced port is framed whatever it starts with, but not TLS). */
+static void test_tls_connection(void **state)
+{
+	for (int with_map = 0; with_map < 2; with_map++) {
+		struct ub w;
+		struct sink s;
+		struct conn giop, tls, tls13, one, junk;
+		struct gs_config cfg;
+		struct gs_engine *e;
+		const struct gs_counters *k;
+		size_t lq, op_, lp;
+		/* ClientHello record head (TLS 1.0 record version, as TLS 1.3 clients send) */
+		static const uint8_t hello[] = { 22, 3, 1, 0, 8, 1, 0, 0, 4, 3, 3, 0, 0 };
+		static const uint8_t shello[] = { 22, 3, 3, 0, 6, 2, 0, 0, 2, 3, 3 };
+		static const uint8_t one_byte[] = { 22 };
+		/* content type 22 but no TLS version: not TLS, only not GIOP */
+		static const uint8_t not_tls[] = { 22, 3, 9, 0, 4, 1, 2, 3, 4 };
+		uint8_t rec[512];
+		small_cfg(&cfg);
+		memset(bitmap, 0, sizeof bitmap);
+		set_port(2809);
+		set_port(2810);
+		set_port(2811);
+		set_port(2812);
+		set_port(2813);
+		if (with_map)
+			cfg.port_bitmap = bitmap;
+		e = engine_new(&cfg, &s);
+		k = gs_engine_counters(e);
+		ub_init(&w, false);
+		lq = ub_request(&w, 2, false, 1, "op", 0);
+		op_ = w.n;
+		lp = ub_reply(&w, 2, false, 1, 0);
+		/* an application-data record whose bytes hold a whole GIOP request */
+		rec[0] = 23, rec[1] = 3, rec[2] = 3, rec[3] = (uint8_t)(lq >> 8), rec[4] = (uint8_t)lq;
+		memcpy(rec + 5, w.b, lq);
+		conn_init(&giop, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+		conn_init(&tls, "10.0.0.1", 40001, "10.0.0.2", 2810, 1000, 5000);
+		conn_init(&tls13, "10.0.0.1", 40002, "10.0.0.2", 2811, 1000, 5000);
+		conn_init(&one, "10.0.0.1", 40003, "10.0.0.2", 2812, 1000, 5000);
+		conn_init(&junk, "10.0.0.1", 40004, "10.0.0.2", 2813, 1000, 5000);
+		conn_handshake(e, &giop, TS(0));
+		conn_handshake(e, &tls, TS(0));
+		conn_handshake(e, &tls13, TS(0));
+		conn_handshake(e, &one, TS(0));
+		conn_handshake(e, &junk, TS(0));
+		conn_send(e, &giop, 0, TS(1), w.b, lq);
+		conn_send(e, &giop, 1, TS(2), w.b + op_, lp);
+		/* TLS: the client's hello first, then records that carry GIOP bytes */
+		conn_send(e, &tls, 0, TS(3), hello, sizeof hello);
+		conn_send(e, &tls, 1, TS(3), shello, sizeof shello);
+		conn_send(e, &tls, 0, TS(4), w.b, lq);
+		conn_send(e, &tls, 1, TS(5), w.b + op_, lp);
+		/* the server's hello seen first (the client's segment lost to the capture) */
+		conn_send(e, &tls13, 1, TS(6), shello, sizeof shello);
+		conn_send(e, &tls13, 0, TS(7), rec, 5 + lq);
+		/* a first segment of one byte: the record type alone */
+		conn_send(e, &one, 0, TS(8), one_byte, sizeof one_byte);
+		conn_send(e, &one, 0, TS(8), rec, 5 + lq);
+		conn_send(e, &junk, 0, TS(9), not_tls, sizeof not_tls);
+		gs_engine_finish(e);
+		assert_int_equal(s.n, 1);
+		assert_int_equal(s.v[0].c.server.port, 2809);
+		assert_int_equal(s.v[0].c.flags, F_ANSWERED);
+		assert_int_equal(k->tls_flows, 3);
+		assert_int_equal(k->calls, 1);
+		assert_int_equal(k->giop_messages, 2);
+		assert_int_equal(k->orphan_replies, 0);
+		assert_int_equal(k->flows, 5);
+		if (with_map) {
+			/* forced: the junk is framed (malformed), TLS is not */
+			assert_int_equal(k->non_giop_flows, 0);
+			assert_int_equal(k->giop_malformed, 1);
+		} else {
+			assert_int_equal(k->non_giop_flows, 1);
+			assert_int_equal(k->giop_malformed, 0);
+		}
+		/* the records after each TLS connection's first: ignored, not framed */
+		assert_int_equal(k->ignored_segments, 3 + 1 + 1);
+		engine_free(e);
+		conn_free(&giop);
+		conn_free(&tls);
+		conn_free(&tls13);
+		conn_free(&one);
+		conn_free(&junk);
+		sink_free(&s);
+		ub_free(&w);
+	}
+}
+
 /* A new SYN on the same 4-tuple: a new connection; the old one's calls end. */
 static void test_port_reuse_new_syn(void **state)
 {
@@ -2187,6 +2280,7 @@ int main(void)
 		UT(test_ports_bitmap),
 		UT(test_mid_connection_start),
 		UT(test_mid_connection_not_giop),
+		UT(test_tls_connection),
 		UT(test_port_reuse_new_syn),
 		UT(test_snaplen_cut_payload),
 		UT(test_snaplen_cut_inside_next_header),

@@ -225,12 +225,55 @@ static void test_retransmission_counts_once(void **state)
 	ub_free(&w);
 }
 
+/* A stream the tap saw open whose first data brings no head (the tap found no
+ * GIOP header there: TLS, another protocol) is not IIOP: ignored, not counted
+ * as truncated, nothing framed later in it. */
+static void test_no_head_at_start(void **state)
+{
+	struct ub w;
+	struct sink s;
+	struct conn c, g;
+	struct gs_engine *e = new_heads(&s);
+	const struct gs_counters *k = gs_engine_counters(e);
+	uint8_t hello[300];
+	uint32_t h0 = 0;
+	size_t l1;
+	(void)state;
+	memset(hello, 0x16, sizeof hello);
+	ub_init(&w, true);
+	l1 = ub_request(&w, 2, true, 2, "first", 30);
+	conn_init(&c, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+	conn_init(&g, "10.0.0.1", 40001, "10.0.0.2", 2809, 3000, 7000);
+	conn_handshake(e, &c, TS(0));
+	conn_handshake(e, &g, TS(0));
+	seg(e, &c, 0, TS(1), c.next[0], hello, sizeof hello, NULL, 0, GS_TCP_ACK | GS_TCP_PSH);
+	c.next[0] += sizeof hello;
+	/* a GIOP head later in it: the connection is not looked at again */
+	seg(e, &c, 0, TS(2), c.next[0], w.b, (uint32_t)l1, &h0, 1, GS_TCP_ACK | GS_TCP_PSH);
+	/* beside it, a GIOP connection whose first segment has its head */
+	seg(e, &g, 0, TS(3), g.next[0], w.b, (uint32_t)l1, &h0, 1, GS_TCP_ACK | GS_TCP_PSH);
+	gs_engine_finish(e);
+	assert_int_equal(k->non_giop_flows, 1);
+	assert_int_equal(k->giop_truncated, 0);
+	assert_int_equal(k->giop_resync_bytes, 0);
+	assert_int_equal(k->giop_messages, 1);
+	assert_int_equal(k->requests, 1);
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.v[0].c.client.port, 40001);
+	engine_free(e);
+	conn_free(&c);
+	conn_free(&g);
+	sink_free(&s);
+	ub_free(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_heads_at_offsets, ut_cleanup),
 		cmocka_unit_test_teardown(test_head_across_segments, ut_cleanup),
 		cmocka_unit_test_teardown(test_retransmission_counts_once, ut_cleanup),
+		cmocka_unit_test_teardown(test_no_head_at_start, ut_cleanup),
 	};
 	return cmocka_run_group_tests_name("test_segment", tests, NULL, NULL);
 }

@@ -227,8 +227,10 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	}
 	if (s->opt.pairs && s->text)
 		gs_pairs_header_text(s->out);
+	else if (s->opt.pairs && s->opt.syscall_times)
+		gs_pairs_header_times_cols(s->out, s->fmt, s->opt.times_cols);
 	else if (s->opt.pairs)
-		(s->opt.syscall_times ? gs_pairs_header_times : gs_pairs_header)(s->out, s->fmt);
+		gs_pairs_header(s->out, s->fmt);
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
 	s->rows_tty = s->tty && s->opt.pairs && gs_same_terminal(s->out);
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();

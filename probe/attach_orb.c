@@ -142,6 +142,19 @@ static bool mapped_lib(uint32_t pid, const char *lib, char *path, size_t len)
 	return found;
 }
 
+int gs_orb_check_pids(const struct gs_orb_profile *prof, const uint32_t *tgids, uint32_t n, char *err,
+		      size_t errlen)
+{
+	char path[4200];
+	for (uint32_t i = 0; i < n; i++)
+		if (!mapped_lib(tgids[i], prof->library, path, sizeof path)) {
+			snprintf(err, errlen, "--orb %s: pid %u does not map %s: the %s profile does not apply to it", prof->name, tgids[i],
+				 prof->library, prof->name);
+			return 2;
+		}
+	return 0;
+}
+
 #ifndef GS_HAVE_EBPF
 
 int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *prof, const uint32_t *tgids,
@@ -151,7 +164,6 @@ int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *pr
 	(void)tgids;
 	(void)n;
 	(void)log;
-	(void)mapped_lib;
 	*out = NULL;
 	snprintf(err, errlen, "this build has no eBPF support");
 	return 2;
@@ -221,12 +233,8 @@ int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *pr
 			 n);
 		return 2;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		if (!mapped_lib(tgids[i], prof->library, path, sizeof path)) {
-			snprintf(err, errlen, "--orb %s: pid %u does not map %s: not a %s program", prof->name, tgids[i],
-				 prof->library, prof->name);
-			return 2;
-		}
+	if (gs_orb_check_pids(prof, tgids, n, err, errlen))
+		return 2;
 	p = calloc(1, sizeof *p);
 	if (!p) {
 		snprintf(err, errlen, "out of memory");

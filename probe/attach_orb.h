@@ -36,6 +36,11 @@ int gs_orb_profile_parse(struct gs_orb_profile *p, const char *text, const char 
 /* The names of the compiled-in profiles, comma separated. */
 const char *gs_orb_profile_names(char *buf, size_t len);
 
+/* Each of `tgids` maps the profile's library: 0, or 2 with the one-line
+ * reason ("pid N does not map LIB: not a NAME program") in `err`. */
+int gs_orb_check_pids(const struct gs_orb_profile *prof, const uint32_t *tgids, uint32_t n, char *err,
+		      size_t errlen);
+
 struct gs_orb_probe;
 
 /* Attaches the profile's probes to the processes `tgids` (each must map the

@@ -396,8 +396,8 @@ static void enrich(void *arg, const struct gs_feed *f, const struct gs_call *c, 
 			/* each edge in the wall clock of the instant it is measured from */
 			t->upcall_start = us + (t->server_recv - s4->mono);
 			t->upcall_end = ue + (t->server_send - s5->mono);
-		} else {
-			x->orb_unmatched++;
+		} else if (c->kind == GS_KIND_REQUEST) {
+			x->orb_unmatched++; /* a LocateRequest has no upcall */
 		}
 	}
 }
@@ -532,8 +532,8 @@ static void report(const struct attach_ctx *x)
 		uint64_t rec, lost;
 		int64_t last;
 		gs_orb_probe_counts(x->orb, &rec, &lost, &last);
-		fprintf(stderr, "giopscope attach: orb %s: %llu upcall edges, %llu lost (ring full); %llu replied "
-			"calls without their upcall\n", x->prof.name, (unsigned long long)rec,
+		fprintf(stderr, "giopscope attach: orb %s: %llu upcall edges, %llu lost (ring full); %llu answered "
+			"Requests without their upcall\n", x->prof.name, (unsigned long long)rec,
 			(unsigned long long)lost, (unsigned long long)x->orb_unmatched);
 	}
 }
@@ -558,6 +558,16 @@ int gs_cmd_attach(int argc, char **argv)
 	}
 	if (check_pids(a))
 		goto out;
+	/* --orb on --pid processes: the profile and its library first, before
+	 * anything else is said or loaded */
+	if (a->orb && a->n_pids) {
+		if ((r = gs_orb_profile_load(&x->prof, a->orb, err, sizeof err)) != 0 ||
+		    (r = gs_orb_check_pids(&x->prof, a->pids, a->n_pids, err, sizeof err)) != 0) {
+			fprintf(stderr, "giopscope attach: %s\n", err);
+			rc = r == 1 && !strchr(a->orb, '/') ? 2 : r;
+			goto out;
+		}
+	}
 	if (!gs_attach_bpf_built(err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;

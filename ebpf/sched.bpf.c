@@ -105,7 +105,7 @@ int BPF_PROG(gs_sched_wakeup, struct task_struct *p)
 }
 
 SEC("tp_btf/sched_wakeup_new")
-int BPF_PROG(gs_sched_wakeup_new, struct task_struct *p)
+int BPF_PROG(gs_sched_wnew, struct task_struct *p)
 {
 	(void)ctx;
 	return woken(p);

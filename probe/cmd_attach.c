@@ -45,6 +45,8 @@ struct attach_opts {
 	const char *orb;             /* --orb PROFILE */
 };
 
+#define SPLIT_OPS 64 /* operations summed for the closing lines (the first ones seen) */
+
 struct attach_ctx {
 	struct gs_session s;
 	struct gs_feed feed;
@@ -63,6 +65,14 @@ struct attach_ctx {
 	struct gs_orb_probe *orb;
 	struct gs_orb_profile prof;
 	uint64_t sched_unsplit, sched_lost_calls, orb_unmatched;
+	/* per operation, for the closing lines: the sums of the splits */
+	struct split_sum {
+		uint32_t op;
+		char name[32];
+		uint64_t n_sched, n_orb;
+		int64_t oncpu, runq, blocked, orb_in, servant, orb_out;
+	} sums[SPLIT_OPS];
+	uint32_t n_sums;
 };
 
 static void usage(FILE *f)
@@ -365,6 +375,63 @@ static bool sched_side(struct attach_ctx *x, const struct gs_times_ev *a, const 
 	return true;
 }
 
+static void add_sums(struct attach_ctx *x, const struct gs_call *c, const struct gs_call_times *t)
+{
+	struct split_sum *m = NULL;
+	bool up = t->upcall_start && t->upcall_end && t->server_recv && t->server_send;
+	if (c->kind != GS_KIND_REQUEST || (!t->server_sched && !up))
+		return;
+	for (uint32_t i = 0; i < x->n_sums; i++)
+		if (x->sums[i].op == c->op)
+			m = &x->sums[i];
+	if (!m) {
+		if (x->n_sums == SPLIT_OPS)
+			return;
+		size_t n;
+		const char *name = gs_intern_get(gs_engine_strings(x->s.e), c->op, &n);
+		m = &x->sums[x->n_sums++];
+		memset(m, 0, sizeof *m);
+		m->op = c->op;
+		/* kept as text: the engine is gone when the lines are written */
+		for (size_t k = 0; k < n && k < sizeof m->name - 1; k++)
+			m->name[k] = name[k] >= 0x20 && name[k] < 0x7f ? name[k] : '?';
+	}
+	if (t->server_sched) {
+		m->n_sched++;
+		m->oncpu += t->server_oncpu;
+		m->runq += t->server_runq;
+		m->blocked += t->server_blocked;
+	}
+	if (up) {
+		m->n_orb++;
+		m->orb_in += t->upcall_start - t->server_recv;
+		m->servant += t->upcall_end - t->upcall_start;
+		m->orb_out += t->server_send - t->upcall_end;
+	}
+}
+
+/* Per operation, the mean split of its Requests (stderr, at the end). */
+static void write_sums(const struct attach_ctx *x)
+{
+	if (!x->n_sums)
+		return;
+	fprintf(stderr, "giopscope attach: where the server's time went (mean per Request, us):\n");
+	for (uint32_t i = 0; i < x->n_sums; i++) {
+		const struct split_sum *m = &x->sums[i];
+		fprintf(stderr, "  %-24s", m->name);
+		if (m->n_sched)
+			fprintf(stderr, " on-cpu %10.1f  run-queue %10.1f  blocked %10.1f (%llu calls)",
+				(double)m->oncpu / 1e3 / (double)m->n_sched, (double)m->runq / 1e3 / (double)m->n_sched,
+				(double)m->blocked / 1e3 / (double)m->n_sched, (unsigned long long)m->n_sched);
+		if (m->n_orb)
+			fprintf(stderr, "%s orb-in %10.1f  servant %10.1f  orb-out %10.1f (%llu calls)",
+				m->n_sched ? ";" : "", (double)m->orb_in / 1e3 / (double)m->n_orb,
+				(double)m->servant / 1e3 / (double)m->n_orb, (double)m->orb_out / 1e3 / (double)m->n_orb,
+				(unsigned long long)m->n_orb);
+		fputc('\n', stderr);
+	}
+}
+
 /* Each call, before it is written: its threads' split, its upcall. */
 static void enrich(void *arg, const struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t)
 {
@@ -400,6 +467,7 @@ static void enrich(void *arg, const struct gs_feed *f, const struct gs_call *c, 
 			x->orb_unmatched++; /* a LocateRequest has no upcall */
 		}
 	}
+	add_sums(x, c, t);
 }
 
 /* Loads the profile, attaches the probes.  0, or the exit status. */
@@ -636,6 +704,7 @@ int gs_cmd_attach(int argc, char **argv)
 	r = gs_session_close(&x->s, "attach", &x->drops);
 	if (r && !rc)
 		rc = r;
+	write_sums(x);
 	report(x);
 	gs_feed_free(&x->feed);
 out_bpf:

@@ -26,6 +26,7 @@ int gs_tlog_init(struct gs_tlog *l, uint32_t threads)
 
 void gs_tlog_free(struct gs_tlog *l)
 {
+	free(l->pend);
 	if (l->slot)
 		for (uint32_t i = 0; i <= l->mask; i++)
 			free(l->slot[i]);
@@ -267,4 +268,84 @@ bool gs_tlog_upcall_span(const struct gs_tlog *l, uint32_t tid, int64_t from, in
 	*start = s;
 	*end = e;
 	return true;
+}
+
+/* ---- events held until their time ---------------------------------------- */
+
+static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)
+{
+	switch (e->kind) {
+	case 1:
+		gs_tlog_switch(l, e->ts, e->a, e->b, e->flag != 0);
+		break;
+	case 2:
+		gs_tlog_wakeup(l, e->ts, e->a, e->b);
+		break;
+	default:
+		gs_tlog_upcall(l, e->ts, e->a, (enum gs_tedge)e->b);
+		break;
+	}
+}
+
+static void push(struct gs_tlog *l, const struct gs_tlog_pending *e)
+{
+	size_t at;
+	if (l->n_pend >= GS_TLOG_PENDING_MAX) {
+		/* far too many waiting: the oldest goes in now */
+		apply(l, &l->pend[l->head++]);
+		l->n_pend--;
+		l->forced++;
+	}
+	if (l->head + l->n_pend == l->cap) {
+		if (l->head > l->cap / 2) {
+			memmove(l->pend, l->pend + l->head, l->n_pend * sizeof *l->pend);
+			l->head = 0;
+		} else {
+			size_t cap = l->cap ? l->cap * 2 : 4096;
+			struct gs_tlog_pending *p = realloc(l->pend, cap * sizeof *p);
+			if (!p) {
+				l->no_memory++;
+				apply(l, e);
+				return;
+			}
+			l->pend = p;
+			l->cap = cap;
+		}
+	}
+	/* nearly in order: from the tail back to its place */
+	at = l->head + l->n_pend;
+	while (at > l->head && l->pend[at - 1].ts > e->ts) {
+		l->pend[at] = l->pend[at - 1];
+		at--;
+	}
+	l->pend[at] = *e;
+	l->n_pend++;
+}
+
+void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
+{
+	struct gs_tlog_pending e = { ts, prev, next, 1, prev_runnable };
+	push(l, &e);
+}
+
+void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
+{
+	struct gs_tlog_pending e = { ts, tid, waker, 2, 0 };
+	push(l, &e);
+}
+
+void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge)
+{
+	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, 3, 0 };
+	push(l, &e);
+}
+
+void gs_tlog_advance(struct gs_tlog *l, int64_t ts)
+{
+	while (l->n_pend && l->pend[l->head].ts <= ts) {
+		apply(l, &l->pend[l->head++]);
+		l->n_pend--;
+	}
+	if (!l->n_pend)
+		l->head = 0;
 }

@@ -14,6 +14,7 @@
 #define GS_THREAD_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define GS_TLOG_STATES 2048
@@ -48,6 +49,14 @@ struct gs_tlog_wake {
 	uint32_t tid, waker;
 };
 
+/* An event waiting to be applied (gs_tlog_push_*, gs_tlog_advance). */
+struct gs_tlog_pending {
+	int64_t ts;
+	uint32_t a, b;            /* switch: prev, next; wakeup: tid, waker; upcall: tid, edge */
+	uint8_t kind;             /* 1 switch, 2 wakeup, 3 upcall */
+	uint8_t flag;             /* switch: prev runnable */
+};
+
 struct gs_tlog {
 	struct gs_tlog_thread **slot; /* allocated when first used */
 	uint32_t mask;
@@ -55,7 +64,12 @@ struct gs_tlog {
 	uint64_t n_wakes;
 	uint64_t replaced;        /* threads pushed out by newer ones */
 	uint64_t no_memory;       /* events dropped: a thread's log could not be allocated */
+	/* events pushed, not applied yet: sorted by time from `head` on */
+	struct gs_tlog_pending *pend;
+	size_t head, n_pend, cap;
+	uint64_t forced;          /* applied early: more than GS_TLOG_PENDING_MAX waited */
 };
+#define GS_TLOG_PENDING_MAX (1u << 22)
 
 /* `threads`: a power of two, at least 16.  0 or an errno value. */
 int gs_tlog_init(struct gs_tlog *l, uint32_t threads);
@@ -68,6 +82,16 @@ void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next,
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 /* An ORB upcall edge on thread `tid`. */
 void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
+
+/* The same events, held until gs_tlog_advance() reaches their time and then
+ * applied in time order (whatever order they were pushed in): the probes'
+ * rings are read ahead of the syscall records the splits are taken at, and a
+ * log must not run ahead of them (it would push out what they need). */
+void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
+void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
+void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
+/* Applies the pushed events up to `ts` (inclusive). */
+void gs_tlog_advance(struct gs_tlog *l, int64_t ts);
 
 struct gs_tlog_split {
 	int64_t oncpu, runq, blocked; /* ns; they add up to to - from */

@@ -217,7 +217,7 @@ static int on_record(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	p->records++;
-	gs_tlog_upcall(p->log, (int64_t)e->ts_ns, e->tid, (enum gs_tedge)e->edge);
+	gs_tlog_push_upcall(p->log, (int64_t)e->ts_ns, e->tid, (enum gs_tedge)e->edge);
 	return 0;
 }
 

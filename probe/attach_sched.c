@@ -63,9 +63,9 @@ static int on_record(void *ctx, void *data, size_t len)
 	}
 	p->records++;
 	if (e->kind == GS_SCHED_SWITCH)
-		gs_tlog_switch(p->log, (int64_t)e->ts_ns, e->tid, e->other, e->prev_state == GS_SCHED_PREV_RUNNABLE);
+		gs_tlog_push_switch(p->log, (int64_t)e->ts_ns, e->tid, e->other, e->prev_state == GS_SCHED_PREV_RUNNABLE);
 	else if (e->kind == GS_SCHED_WAKEUP)
-		gs_tlog_wakeup(p->log, (int64_t)e->ts_ns, e->tid, e->other);
+		gs_tlog_push_wakeup(p->log, (int64_t)e->ts_ns, e->tid, e->other);
 	else
 		p->bad++;
 	return 0;

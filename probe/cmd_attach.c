@@ -337,10 +337,13 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 static void on_instant(void *arg, struct gs_times_ev *ev)
 {
 	struct attach_ctx *x = arg;
-	if (!x->sched || !ev->tid)
-		return;
+	/* the threads' logs follow the syscall records (what happened after
+	 * them waits): a log ahead of them would push out what a split needs */
 	gs_sched_probe_drain(x->sched);
-	ev->has_cum = gs_tlog_cum(&x->tlog, ev->tid, ev->mono, ev->cum);
+	gs_orb_probe_drain(x->orb);
+	gs_tlog_advance(&x->tlog, ev->mono);
+	if (x->sched && ev->tid)
+		ev->has_cum = gs_tlog_cum(&x->tlog, ev->tid, ev->mono, ev->cum);
 }
 
 /* a loss of a sched record in [from, to] (monotonic ns) */
@@ -453,6 +456,10 @@ static void enrich(void *arg, const struct gs_feed *f, const struct gs_call *c, 
 	t->server_send_tid = s5 ? s5->tid : 0;
 	t->client_send_tid = c1 ? c1->tid : 0;
 	t->client_recv_tid = c8 ? c8->tid : 0;
+	if (s5)
+		gs_tlog_advance(&x->tlog, s5->mono);
+	if (c8)
+		gs_tlog_advance(&x->tlog, c8->mono);
 	if (x->sched) {
 		t->server_sched = sched_side(x, s4, s5, &t->server_oncpu, &t->server_runq, &t->server_blocked);
 		t->client_sched = sched_side(x, c1, c8, &t->client_oncpu, &t->client_runq, &t->client_blocked);
@@ -535,8 +542,12 @@ static int loop(struct attach_ctx *x)
 			fprintf(stderr, "giopscope attach: reading the ring buffer failed: %s\n", strerror(errno));
 			return 2;
 		}
-		gs_sched_probe_drain(x->sched);
-		gs_orb_probe_drain(x->orb);
+		if (x->tlog_ok) {
+			/* no syscall record older than a second is still to come */
+			gs_sched_probe_drain(x->sched);
+			gs_orb_probe_drain(x->orb);
+			gs_tlog_advance(&x->tlog, gs_mono_ns() - 1000000000LL);
+		}
 		gs_feed_clock(&x->feed);
 		gs_feed_settle(&x->feed, false);
 		update_drops(x);
@@ -647,10 +658,6 @@ int gs_cmd_attach(int argc, char **argv)
 	}
 	if (resolve(x, a, &cfg))
 		goto out;
-	if ((r = open_split(x, a, &so)) != 0) {
-		rc = r;
-		goto out;
-	}
 	/* pidfds before the filter is set: the kernel side follows the processes
 	 * that started when these did, never a later holder of their pids */
 	if (gs_target_watch_open(&x->watch, a->pids, a->n_pids, x->ifaces, x->n_ifaces, a->n_ifaces > 0,
@@ -673,6 +680,12 @@ int gs_cmd_attach(int argc, char **argv)
 	if (gs_attach_bpf_open(&x->bpf, &cfg, gs_feed_record, &x->feed, err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;
+	}
+	/* --sched, --orb: after the tap (loading it takes a while; their rings
+	 * would fill meanwhile), before the privileges go */
+	if ((r = open_split(x, a, &so)) != 0) {
+		rc = r;
+		goto out_bpf;
 	}
 	/* -Z: loaded, attached, the ring buffer mapped; all of it held by file
 	 * descriptors, which stay usable (and are closed, detaching everything,

@@ -9,7 +9,10 @@
 #
 # Scenarios:
 #   quiet      slow(SLOW_US) x N (the servant nanosleep()s), spin(SPIN_US) x N (the servant
-#              computes until its thread used SPIN_US of CPU time), echoString(32) x N:
+#              computes until its thread used SPIN_US of CPU time), echoString(32) x N_ECHO
+#              back to back (thousands of calls per 50 ms poll: the threads' logs must follow
+#              the syscall records, not run ahead of them):
+#                every call has its split and every Request its upcall (none left empty);
 #                every call: server_oncpu_us + server_runq_us + server_blocked_us =
 #                  server_process_us within 0.1 us (the split is made on the records' own
 #                  monotonic clock, server_process_us from wall-clock instants converted with the
@@ -36,7 +39,7 @@
 #              (sleep): exit 2 and exactly one line on stderr saying so
 #
 # usage: tests/integration/attach_sched.sh [SCENARIO...]     (default: all; --list)
-# environment: GIOPSCOPE, BUILD, PORT (2809), N (30), SLOW_US (3000), SPIN_US (3000), KEEP_DIR,
+# environment: GIOPSCOPE, BUILD, PORT (2809), N (30), N_ECHO (3000), SLOW_US (3000), SPIN_US (3000), KEEP_DIR,
 #   FAIL_DIR (default /tmp/gs-failing)
 # Prints "PASS name (figures)" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a
 # failure, 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
@@ -53,6 +56,7 @@ FAIL_DIR=${FAIL_DIR:-/tmp/gs-failing}
 KEEP_DIR=${KEEP_DIR:-}
 PORT=${PORT:-2809}
 N=${N:-30}
+N_ECHO=${N_ECHO:-3000}
 SLOW_US=${SLOW_US:-3000}
 SPIN_US=${SPIN_US:-3000}
 SERVER=$BUILD/orb/bench_server
@@ -71,7 +75,7 @@ for a in "$@"; do
     esac
 done
 [ -n "$WANT" ] || WANT=$ALL
-for v in PORT N SLOW_US SPIN_US; do
+for v in PORT N N_ECHO SLOW_US SPIN_US; do
     case "${!v}" in
         ''|*[!0-9]*) echo "attach_sched: $v must be a number, not '${!v}'" >&2; exit 2 ;;
     esac
@@ -333,7 +337,7 @@ scenario_quiet() {
         if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5; then
             client -op slow -size "$SLOW_US" -n "$N"
             client -op spin -size "$SPIN_US" -n "$N"
-            client -op echoString -size 32 -n "$N"
+            client -op echoString -size 32 -n "$N_ECHO"
             sleep 0.5
             stop_attach
         fi

@@ -114,6 +114,37 @@ static void upcall_span(void **state)
 	gs_tlog_free(&l);
 }
 
+static void held_until_their_time(void **state)
+{
+	struct gs_tlog l;
+	struct gs_tlog_split sp;
+	int64_t s, e;
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	/* pushed out of order (two CPUs' records), applied in time order */
+	gs_tlog_push_switch(&l, 10 * US, 0, 7, false);
+	gs_tlog_push_switch(&l, 30 * US, 7, 0, false);  /* blocks at 30 */
+	gs_tlog_push_upcall(&l, 25 * US, 7, GS_TEDGE_END);
+	gs_tlog_push_upcall(&l, 15 * US, 7, GS_TEDGE_START);
+	gs_tlog_push_wakeup(&l, 50 * US, 7, 1);
+	gs_tlog_push_switch(&l, 60 * US, 0, 7, false);
+	/* nothing applied yet: the upcall is not there */
+	assert_false(gs_tlog_upcall_span(&l, 7, 0, 100 * US, &s, &e));
+	gs_tlog_advance(&l, 26 * US);
+	assert_true(gs_tlog_upcall_span(&l, 7, 0, 100 * US, &s, &e));
+	assert_int_equal(s, 15 * US);
+	assert_int_equal(e, 25 * US);
+	/* the state at 26 is known, what comes after is not applied yet */
+	assert_int_equal(l.n_pend, 3);
+	gs_tlog_advance(&l, 100 * US);
+	assert_int_equal(l.n_pend, 0);
+	assert_true(gs_tlog_split(&l, 7, 20 * US, NULL, 7, 70 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, (10 + 10) * US);
+	assert_int_equal(sp.blocked, 20 * US);
+	assert_int_equal(sp.runq, 10 * US);
+	gs_tlog_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -121,6 +152,7 @@ int main(void)
 		cmocka_unit_test(split_handoff),
 		cmocka_unit_test(split_history_short),
 		cmocka_unit_test(upcall_span),
+		cmocka_unit_test(held_until_their_time),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

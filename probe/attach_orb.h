@@ -12,27 +12,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../analysis/orb_profile.h"
 #include "../analysis/thread_log.h"
-
-#define GS_ORB_PROBES 16
-#define GS_ORB_SYM_MAX 256
-
-struct gs_orb_profile {
-	char name[32];
-	char library[64];         /* a mapped file whose name starts with this */
-	uint32_t n;
-	struct {
-		char sym[GS_ORB_SYM_MAX];
-		uint8_t edge;          /* enum gs_tedge */
-		bool ret;              /* at the function's return (else its entry) */
-	} probe[GS_ORB_PROBES];
-};
 
 /* A compiled-in profile by name, or (with a '/') a profile file.  0, or 1
  * with a one-line reason (unknown name, bad line) in `err`. */
 int gs_orb_profile_load(struct gs_orb_profile *p, const char *name, char *err, size_t errlen);
-/* Parses a profile's text; `where` names it in errors.  0 or 1. */
-int gs_orb_profile_parse(struct gs_orb_profile *p, const char *text, const char *where, char *err, size_t errlen);
 /* The names of the compiled-in profiles, comma separated. */
 const char *gs_orb_profile_names(char *buf, size_t len);
 

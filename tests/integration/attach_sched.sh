@@ -36,7 +36,8 @@
 #                >= SPIN_US / 4 and above quiet's median (the hog takes about half the vCPU);
 #                --tail names cpu-starved
 #   not_orb    `attach --pid P --orb omniorb` on a process that does not map libomniORB4
-#              (sleep): exit 2 and exactly one line on stderr saying so
+#              (sleep): exit 2 and exactly one line on stderr saying so; `--orb FILE` with a
+#              bad profile file: exit 1, one line naming the file and its line
 #
 # usage: tests/integration/attach_sched.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), N (30), N_ECHO (3000), SLOW_US (3000), SPIN_US (3000), KEEP_DIR,
@@ -376,7 +377,7 @@ scenario_hog() {
 
 scenario_not_orb() {
     sc_begin not_orb
-    local p rc lines
+    local p rc rc2 lines
     ns_start "$NS_SRV" /dev/null sleep 60
     p=$NS_LAST_PID
     echo "# attach: $GIOPSCOPE attach --pid $p --orb omniorb (sleep 60)" >>"$SC_DIR/commands.log"
@@ -387,8 +388,16 @@ scenario_not_orb() {
     [ "$lines" = 1 ] || err "$lines lines on stderr, want 1" "$(cat "$SC_DIR/err")"
     grep -q "does not map libomniORB4" "$SC_DIR/err" || err "stderr does not say libomniORB4 is not mapped" "$(cat "$SC_DIR/err")"
     [ -s "$SC_DIR/out" ] && err "something on stdout" "$(head -3 "$SC_DIR/out")"
+    # a profile file that is not one: exit 1, one line naming the file and the line
+    printf 'orb x\nlibrary libx.so\nprobe start sideways _Z1fv\n' >"$SC_DIR/bad.txt"
+    timeout 60 "$GIOPSCOPE" attach --pid "$p" --orb "$SC_DIR/bad.txt" >"$SC_DIR/out2" 2>"$SC_DIR/err2"
+    rc2=$?
+    [ "$rc2" = 1 ] || err "a bad profile file: exit status $rc2, want 1" "$(cat "$SC_DIR/err2")"
+    if [ "$(wc -l <"$SC_DIR/err2")" != 1 ] || ! grep -q "bad.txt, line 3" "$SC_DIR/err2"; then
+        err "a bad profile file: not one line naming the file and line" "$(cat "$SC_DIR/err2")"
+    fi
     ns_stop "$p" KILL 5
-    SC_NOTE="exit $rc: $(cat "$SC_DIR/err")"
+    SC_NOTE="exit $rc: $(cat "$SC_DIR/err"); bad profile file: exit $rc2"
     sc_end
 }
 

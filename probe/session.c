@@ -126,6 +126,16 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 		gs_report_split_unknown(&sp);
 		if (t && t->server_recv && t->server_send)
 			sp.server_proc_ns = t->server_send - t->server_recv;
+		if (t && t->server_sched) {
+			sp.sched_ns[0] = t->server_oncpu;
+			sp.sched_ns[1] = t->server_runq;
+			sp.sched_ns[2] = t->server_blocked;
+		}
+		if (t && t->upcall_start && t->upcall_end && t->server_recv && t->server_send) {
+			sp.orb_ns[0] = t->upcall_start - t->server_recv;
+			sp.orb_ns[1] = t->upcall_end - t->upcall_start;
+			sp.orb_ns[2] = t->server_send - t->upcall_end;
+		}
 		gs_report_add_split(s->report, e, c, &sp);
 	}
 	if (s->trace)

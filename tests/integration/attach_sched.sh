@@ -30,7 +30,9 @@
 #                  CPU in that window; -2 us: the two clocks' offset sampled at different
 #                  moments), and the servant's span lies inside [t_upcall_start, t_upcall_end]
 #                  (2 us)
-#                the servant ran as many calls as the CSV has Requests
+#                the servant ran as many calls as the CSV has Requests; the closing lines give
+#                each operation's mean split as the CSV has it; the --report HTML has both
+#                stacked bars (sched, orb) for every operation
 #   hog        spin(SPIN_US) x N with a CPU hog pinned on the server's vCPU (same nice level):
 #                spin: server_oncpu_us >= SPIN_US; the sums as above; median server_runq_us
 #                >= SPIN_US / 4 and above quiet's median (the hog takes about half the vCPU);
@@ -335,7 +337,8 @@ PY
 scenario_quiet() {
     sc_begin quiet
     if run_server; then
-        if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5; then
+        if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5 \
+                --report "$SC_DIR/report.html"; then
             client -op slow -size "$SLOW_US" -n "$N"
             client -op spin -size "$SPIN_US" -n "$N"
             client -op echoString -size 32 -n "$N_ECHO"
@@ -344,6 +347,14 @@ scenario_quiet() {
         fi
         ns_stop "$SRV_PID" TERM 20 || err "server exit status $? after SIGTERM"
         [ -z "$SC_ERR" ] && check quiet
+        # the HTML report's per-operation bars (both kinds, every operation)
+        local op
+        for op in slow spin echoString; do
+            if ! grep -q "$op (sched, " "$SC_DIR/report.html" || ! grep -q "$op (orb, " "$SC_DIR/report.html"; then
+                err "the report has no split bars for $op"
+            fi
+        done
+        grep -q 'seg seg-servant' "$SC_DIR/report.html" || err "the report has no servant segment"
     fi
     sc_end
 }

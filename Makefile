@@ -56,7 +56,7 @@ ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_fi
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
             analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_prom.c \
-            analysis/report_merge.c
+            analysis/report_merge.c analysis/thread_log.c analysis/orb_profile.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment
 PROBE := $(wildcard probe/*.c) $(PROBE_EXTRA)
 LIB_SRCS := $(DECODERS) $(ANALYSIS)
@@ -113,6 +113,14 @@ deps-build:
 $(BUILD)/obj/%.o: %.c $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+# attach --orb: the ORB profiles of probe/orb_profiles/ compiled in (data, not code)
+GS_ORB_PROFILES := $(sort $(wildcard probe/orb_profiles/*.txt))
+$(BUILD)/gen/orb_profiles.h: $(GS_ORB_PROFILES) scripts/orb_profiles.sh
+	@mkdir -p $(dir $@)
+	scripts/orb_profiles.sh $(GS_ORB_PROFILES) > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/probe/attach_orb.o: $(BUILD)/gen/orb_profiles.h
+$(BUILD)/obj/probe/attach_orb.o: CFLAGS_ALL += -I$(BUILD)/gen
 
 $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	@rm -f $@

@@ -22,6 +22,8 @@ void gs_report_config_default(struct gs_report_config *c)
 void gs_report_split_unknown(struct gs_report_split *s)
 {
 	s->network_ns = s->server_host_ns = s->server_proc_ns = s->client_proc_ns = GS_REPORT_UNKNOWN;
+	for (int i = 0; i < 3; i++)
+		s->sched_ns[i] = s->orb_ns[i] = GS_REPORT_UNKNOWN;
 }
 
 static int op_init(struct rp_op *o)
@@ -204,6 +206,17 @@ static void op_account(struct rp_op *o, const struct gs_call *c, bool answered, 
 		gs_hist_record(&o->server, c->t_reply_first - c->t_request_last);
 	if (sp && sp->network_ns != GS_REPORT_UNKNOWN)
 		gs_hist_record(&o->network, sp->network_ns);
+	/* attach --sched / --orb: summed for the mean split per operation */
+	if (sp && sp->sched_ns[0] != GS_REPORT_UNKNOWN) {
+		o->n_sched++;
+		for (int i = 0; i < 3; i++)
+			o->sched[i] += sp->sched_ns[i];
+	}
+	if (sp && sp->orb_ns[0] != GS_REPORT_UNKNOWN) {
+		o->n_orb++;
+		for (int i = 0; i < 3; i++)
+			o->orb[i] += sp->orb_ns[i];
+	}
 }
 
 /* ---- time bins --------------------------------------------------------------- */

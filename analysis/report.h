@@ -37,6 +37,10 @@ struct gs_report_split {
 	int64_t server_host_ns; /* t6-t3: the server host's own time (merge: server side's server_us) */
 	int64_t server_proc_ns; /* t5-t4: the server process (attach) */
 	int64_t client_proc_ns; /* (t2-t1)+(t8-t7): the client's kernel (attach) */
+	/* attach --sched: t4..t5 on CPU, in the run queue, blocked; --orb: orb_in,
+	 * servant, orb_out (GS_REPORT_UNKNOWN: not known) */
+	int64_t sched_ns[3];
+	int64_t orb_ns[3];
 };
 
 void gs_report_split_unknown(struct gs_report_split *s);

@@ -313,6 +313,18 @@ int gs_report_write_stream(const struct gs_report *r, FILE *f, const char *title
 	for (uint32_t i = 0; i < nops; i++)
 		op_plots(f, ops[i], &rg);
 
+	{
+		bool where = false;
+		for (uint32_t i = 0; i < nops; i++)
+			where |= ops[i]->n_sched || ops[i]->n_orb;
+		if (where) {
+			fputs("<h2>Where the server&#39;s time went</h2>\n", f);
+			rp_plot_where(f, (const struct rp_op *const *)ops, nops);
+			fputs("<p class=\"muted\">attach --sched: the server threads' t4..t5 on CPU, runnable in the run "
+			      "queue, blocked; attach --orb: the ORB before the servant, the servant, the ORB after it "
+			      "(means over the calls split).</p>\n", f);
+		}
+	}
 	if (r->nslow == 1)
 		fputs("<h2>The slowest call</h2>\n", f);
 	else

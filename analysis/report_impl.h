@@ -26,6 +26,10 @@ struct rp_op {
 	bool other;                /* the "(other)" group */
 	uint64_t calls, errors, answered, oneways, no_reply;
 	struct gs_hist total, server, network;  /* network: merge only */
+	/* attach --sched: sums of on-CPU, run queue, blocked; --orb: of orb_in,
+	 * servant, orb_out (ns), over n_sched / n_orb answered calls */
+	uint64_t n_sched, n_orb;
+	int64_t sched[3], orb[3];
 };
 
 struct rp_bin {
@@ -101,5 +105,9 @@ void rp_plot_time(FILE *f, const struct gs_report *r, const struct rp_range *rg)
 void rp_plot_rate(FILE *f, const struct gs_report *r);
 /* the slow calls sorted slowest first */
 void rp_plot_slow(FILE *f, const struct gs_report *r, const struct rp_slow *const *order, uint32_t n);
+/* attach --sched / --orb: per operation, the mean server_process_us split into
+ * on-CPU / run queue / blocked and orb_in / servant / orb_out (two stacked
+ * bars); nothing when no operation has either. */
+void rp_plot_where(FILE *f, const struct rp_op *const *ops, uint32_t n);
 
 #endif

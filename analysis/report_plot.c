@@ -567,6 +567,85 @@ static void segments(const struct rp_slow *s, int64_t seg[NSEG])
 		seg[net && host ? SEG_XFER : held] += s->total - sum;
 }
 
+void rp_plot_where(FILE *f, const struct rp_op *const *ops, uint32_t n)
+{
+	static const char *const cls[6] = { "oncpu", "runq", "blocked", "orbin", "servant", "orbout" };
+	static const char *const color[6] = { "#2ca02c", "#ff7f0e", "#7f7f7f", "#9467bd", "#1f77b4", "#c5b0d5" };
+	static const char *const name[6] = { "on CPU", "runnable, in the run queue", "blocked (off CPU)",
+					     "ORB in (t4 -> upcall start)", "servant (upcall)",
+					     "ORB out (upcall end -> t5)" };
+	const int W = 1100, row = 16;
+	const double bx = 330, bw = W - bx - 110;
+	uint32_t rows = 0, groups = 0;
+	double max = 0, y;
+	bool used[6] = { false };
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rp_op *o = ops[i];
+		double a = 0, b = 0;
+		for (int k = 0; k < 3; k++) {
+			a += o->n_sched ? (double)o->sched[k] / (double)o->n_sched : 0;
+			b += o->n_orb ? (double)o->orb[k] / (double)o->n_orb : 0;
+		}
+		rows += (o->n_sched != 0) + (o->n_orb != 0);
+		groups += o->n_sched || o->n_orb;
+		if (a > max)
+			max = a;
+		if (b > max)
+			max = b;
+	}
+	if (!rows)
+		return;
+	if (max <= 0)
+		max = 1;
+	svg_open(f, "where", W, 34 + (int)rows * (row + 4) + 8 * (int)groups + 14 + 2 * 16 + 8,
+		 "where the server's time went, per operation");
+	svg_title(f, 10, 18, "mean server_process_us per operation: on-CPU / run queue / blocked, ORB in / servant / ORB out");
+	y = 34;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct rp_op *o = ops[i];
+		if (!o->n_sched && !o->n_orb)
+			continue;
+		for (int part = 0; part < 2; part++) {
+			uint64_t cnt = part ? o->n_orb : o->n_sched;
+			const int64_t *sum = part ? o->orb : o->sched;
+			char label[RP_NAME_MAX + 48];
+			double x = bx;
+			if (!cnt)
+				continue;
+			snprintf(label, sizeof label, "%s (%s, %llu)", o->name, part ? "orb" : "sched", (unsigned long long)cnt);
+			fprintf(f, "<text class=\"rowlabel\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", bx - 6, y + 12);
+			rp_html_text(f, label);
+			fputs("</text>\n<g class=\"op\">\n", f);
+			for (int k = 0; k < 3; k++) {
+				int c = part * 3 + k;
+				int64_t mean = sum[k] / (int64_t)cnt;
+				double w = bw * (double)mean / max;
+				char d[32];
+				if (mean <= 0)
+					continue;
+				used[c] = true;
+				rp_fmt_us(d, sizeof d, mean);
+				fprintf(f, "<rect class=\"seg seg-%s\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" "
+					"fill=\"%s\"><title>", cls[c], x, y + 1, w, row - 2, color[c]);
+				rp_html_text(f, name[c]);
+				fprintf(f, ": %s us</title></rect>\n", d);
+				x += w;
+			}
+			fputs("</g>\n", f);
+			y += row + 4;
+		}
+		y += 8;
+	}
+	y += 14;
+	for (int k = 0, col = 0; k < 6; k++) {
+		if (!used[k])
+			continue;
+		legend(f, 10 + (col % 3) * 360, y + (col / 3) * 16, color[k], cls[k], name[k]);
+		col++;
+	}
+	fputs("</svg>\n", f);
+}
+
 void rp_plot_slow(FILE *f, const struct gs_report *r, const struct rp_slow *const *order, uint32_t n)
 {
 	const int W = 1100, row = 20;

@@ -140,8 +140,19 @@ const char *gs_call_status(const struct gs_call *c)
 
 void gs_pairs_header_times(FILE *out, enum gs_pairs_format fmt)
 {
-	if (fmt == GS_PAIRS_CSV)
-		fputs(GS_PAIRS_HEADER GS_PAIRS_HEADER_TIMES "\n", out);
+	gs_pairs_header_times_cols(out, fmt, 0);
+}
+
+void gs_pairs_header_times_cols(FILE *out, enum gs_pairs_format fmt, unsigned cols)
+{
+	if (fmt != GS_PAIRS_CSV)
+		return;
+	fputs(GS_PAIRS_HEADER GS_PAIRS_HEADER_TIMES, out);
+	if (cols & GS_TIMES_COLS_SCHED)
+		fputs(GS_PAIRS_HEADER_SCHED, out);
+	if (cols & GS_TIMES_COLS_ORB)
+		fputs(GS_PAIRS_HEADER_ORB, out);
+	fputc('\n', out);
 }
 
 void gs_pairs_header(FILE *out, enum gs_pairs_format fmt)
@@ -258,6 +269,13 @@ static void csv_span(struct line *l, int64_t from, int64_t to)
 		put_fixed(l, to - from, 3);
 }
 
+static void csv_ns(struct line *l, bool known, int64_t ns)
+{
+	putc_(l, ',');
+	if (known)
+		put_fixed(l, ns, 3);
+}
+
 static void csv_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c,
 		    struct gs_pairs_cache *cache, const struct gs_call_times *t)
 {
@@ -318,6 +336,22 @@ static void csv_row(struct line *l, const struct gs_intern *strings, const struc
 		csv_time(l, t->client_recv);
 		csv_span(l, t->server_recv, t->server_send);
 		csv_span(l, t->client_send, t->client_recv);
+		if (t->cols & GS_TIMES_COLS_SCHED) {
+			csv_ns(l, t->server_sched, t->server_oncpu);
+			csv_ns(l, t->server_sched, t->server_runq);
+			csv_ns(l, t->server_sched, t->server_blocked);
+			csv_ns(l, t->client_sched, t->client_oncpu);
+			csv_ns(l, t->client_sched, t->client_runq);
+			csv_ns(l, t->client_sched, t->client_blocked);
+		}
+		if (t->cols & GS_TIMES_COLS_ORB) {
+			bool up = t->upcall_start && t->upcall_end;
+			csv_time(l, t->upcall_start);
+			csv_time(l, t->upcall_end);
+			csv_span(l, up ? t->server_recv : 0, t->upcall_start);
+			csv_span(l, up ? t->upcall_start : 0, t->upcall_end);
+			csv_span(l, up ? t->upcall_end : 0, t->server_send);
+		}
 	}
 	putc_(l, '\n');
 }
@@ -348,6 +382,15 @@ static void json_span(struct line *l, const char *k, int64_t from, int64_t to)
 	json_key(l, k, false);
 	if (from && to)
 		put_fixed(l, to - from, 3);
+	else
+		puts_(l, "null");
+}
+
+static void json_ns(struct line *l, const char *k, bool known, int64_t ns)
+{
+	json_key(l, k, false);
+	if (known)
+		put_fixed(l, ns, 3);
 	else
 		puts_(l, "null");
 }
@@ -447,6 +490,22 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 		json_time(l, "t_client_recv", t->client_recv);
 		json_span(l, "server_process_us", t->server_recv, t->server_send);
 		json_span(l, "client_syscall_us", t->client_send, t->client_recv);
+		if (t->cols & GS_TIMES_COLS_SCHED) {
+			json_ns(l, "server_oncpu_us", t->server_sched, t->server_oncpu);
+			json_ns(l, "server_runq_us", t->server_sched, t->server_runq);
+			json_ns(l, "server_blocked_us", t->server_sched, t->server_blocked);
+			json_ns(l, "client_oncpu_us", t->client_sched, t->client_oncpu);
+			json_ns(l, "client_runq_us", t->client_sched, t->client_runq);
+			json_ns(l, "client_blocked_us", t->client_sched, t->client_blocked);
+		}
+		if (t->cols & GS_TIMES_COLS_ORB) {
+			bool up = t->upcall_start && t->upcall_end;
+			json_time(l, "t_upcall_start", t->upcall_start);
+			json_time(l, "t_upcall_end", t->upcall_end);
+			json_span(l, "orb_in_us", up ? t->server_recv : 0, t->upcall_start);
+			json_span(l, "servant_us", up ? t->upcall_start : 0, t->upcall_end);
+			json_span(l, "orb_out_us", up ? t->upcall_end : 0, t->server_send);
+		}
 	}
 	puts_(l, "}\n");
 }

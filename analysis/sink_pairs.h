@@ -49,10 +49,28 @@ void gs_pairs_header(FILE *out, enum gs_pairs_format fmt);
  * client_syscall_us = t8 - t1. */
 struct gs_call_times {
 	int64_t client_send, server_recv, server_send, client_recv;
+	/* the threads of those syscalls (0: not known) */
+	uint32_t client_send_tid, server_recv_tid, server_send_tid, client_recv_tid;
+	/* which optional groups of columns follow the six (GS_TIMES_COLS_*): the
+	 * same for every row of a run (the header says so) */
+	uint8_t cols;
+	/* attach --sched: t4..t5 (t1..t8) of the threads that held the call, split
+	 * into on-CPU, run queue, blocked (ns); *_sched false: not known */
+	bool server_sched, client_sched;
+	int64_t server_oncpu, server_runq, server_blocked;
+	int64_t client_oncpu, client_runq, client_blocked;
+	/* attach --orb: the ORB's upcall boundary (wall-clock ns; 0: not seen) */
+	int64_t upcall_start, upcall_end;
 };
+enum { GS_TIMES_COLS_SCHED = 1, GS_TIMES_COLS_ORB = 2 };
 #define GS_PAIRS_HEADER_TIMES \
 	",t_client_send,t_server_recv,t_server_send,t_client_recv,server_process_us,client_syscall_us"
+#define GS_PAIRS_HEADER_SCHED \
+	",server_oncpu_us,server_runq_us,server_blocked_us,client_oncpu_us,client_runq_us,client_blocked_us"
+#define GS_PAIRS_HEADER_ORB ",t_upcall_start,t_upcall_end,orb_in_us,servant_us,orb_out_us"
 void gs_pairs_header_times(FILE *out, enum gs_pairs_format fmt);
+/* The same with the optional groups `cols` (GS_TIMES_COLS_*) after the six. */
+void gs_pairs_header_times_cols(FILE *out, enum gs_pairs_format fmt, unsigned cols);
 /* One row, written with one fwrite.  cache may be NULL (every endpoint is then
  * formatted); t NULL: no attach columns. */
 void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,

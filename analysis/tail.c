@@ -184,6 +184,46 @@ unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *b
 	return tags;
 }
 
+unsigned gs_times_reasons(const struct gs_call_times *t, char *buf, size_t len, size_t at)
+{
+	unsigned tags = 0;
+	const char *sep = at ? "; " : "";
+	int64_t proc = t->server_send - t->server_recv;
+	if (!t->server_recv || !t->server_send || proc <= 0)
+		return 0;
+	if ((t->cols & GS_TIMES_COLS_SCHED) && t->server_sched) {
+		if (t->server_runq * 3 >= proc) {
+			tags |= GS_TAG_CPU_STARVED;
+			at = app(buf, len, at, "%scpu-starved: %.1f us runnable in the run queue (%.0f%% of the server's "
+				 "%.1f us)", sep, us(t->server_runq), 100.0 * (double)t->server_runq / (double)proc,
+				 us(proc));
+			sep = "; ";
+		}
+		if (t->server_blocked * 3 >= proc) {
+			tags |= GS_TAG_BLOCKED;
+			at = app(buf, len, at, "%sblocked: %.1f us off CPU (%.0f%%)", sep, us(t->server_blocked),
+				 100.0 * (double)t->server_blocked / (double)proc);
+			sep = "; ";
+		}
+		if (t->server_oncpu * 3 >= proc) {
+			tags |= GS_TAG_ON_CPU;
+			at = app(buf, len, at, "%son-cpu: %.1f us (%.0f%%)", sep, us(t->server_oncpu),
+				 100.0 * (double)t->server_oncpu / (double)proc);
+			sep = "; ";
+		}
+	}
+	if ((t->cols & GS_TIMES_COLS_ORB) && t->upcall_start && t->upcall_end) {
+		int64_t in = t->upcall_start - t->server_recv, out = t->server_send - t->upcall_end;
+		if ((in + out) * 3 >= proc) {
+			tags |= GS_TAG_ORB;
+			at = app(buf, len, at, "%sorb: %.1f us in the ORB (in %.1f, out %.1f; servant %.1f us)", sep,
+				 us(in + out), us(in), us(out), us(t->upcall_end - t->upcall_start));
+		}
+	}
+	(void)at;
+	return tags;
+}
+
 bool gs_tail_network_ns(const struct gs_call *c, int64_t *ns)
 {
 	/* a message cut short (connection or capture ended in it) has no last
@@ -238,8 +278,9 @@ static int by_total_desc(const void *a, const void *b)
 void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 {
 	static const char *const names[] = { "server", "network", "retransmission", "queued",
-					     "nagle", "zero-window", "capture-loss", "loss" };
-	char reasons[512], cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+					     "nagle", "zero-window", "capture-loss", "loss",
+					     "cpu-starved", "blocked", "on-cpu", "orb" };
+	char reasons[1024], cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
 	bool attach = false;
 	qsort(t->v, t->n, sizeof *t->v, by_total_desc);
 	/* the process columns only when the calls came from attach: elsewhere
@@ -257,6 +298,8 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 		const struct gs_tail_entry *en = &t->v[i];
 		const struct gs_call *c = &en->call;
 		unsigned tags = gs_call_reasons(c, en->queued_op, reasons, sizeof reasons);
+		if (en->has_times)
+			tags |= gs_times_reasons(&en->times, reasons, sizeof reasons, strlen(reasons));
 		char conn[2 * GS_ENDPOINT_STRLEN + 8];
 		int64_t net = 0, proc = 0, sys = 0;
 		bool net_k = gs_tail_network_ns(c, &net);
@@ -289,8 +332,20 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 			us(c->t_reply_first - c->t_request_last));
 		split_json(out, "network_us", net_k, net);
 		if (en->has_times) {
+			const struct gs_call_times *tm = &en->times;
 			split_json(out, "server_process_us", proc_k, proc);
 			split_json(out, "client_syscall_us", sys_k, sys);
+			if (tm->cols & GS_TIMES_COLS_SCHED) {
+				split_json(out, "server_oncpu_us", tm->server_sched, tm->server_oncpu);
+				split_json(out, "server_runq_us", tm->server_sched, tm->server_runq);
+				split_json(out, "server_blocked_us", tm->server_sched, tm->server_blocked);
+			}
+			if (tm->cols & GS_TIMES_COLS_ORB) {
+				bool up = proc_k && tm->upcall_start && tm->upcall_end;
+				split_json(out, "orb_in_us", up, tm->upcall_start - tm->server_recv);
+				split_json(out, "servant_us", up, tm->upcall_end - tm->upcall_start);
+				split_json(out, "orb_out_us", up, tm->server_send - tm->upcall_end);
+			}
 		}
 		fputs(",\"tags\":[", out);
 		for (unsigned k = 0, first = 1; k < sizeof names / sizeof *names; k++)

@@ -9,6 +9,11 @@
  *   nagle           a message's last segment was held until an ACK (delayed-ACK stall)
  *   zero-window     a receiver stopped reading
  *   capture-loss    the capture missed bytes of the call: its figures are bounds
+ * and under attach --sched / --orb, of server_process_us (t4..t5):
+ *   cpu-starved     a third or more in the run queue (runnable, waiting for a CPU)
+ *   blocked         a third or more off CPU, blocked (sleep, lock, I/O)
+ *   on-cpu          a third or more on CPU
+ *   orb             a third or more in the ORB outside the servant (orb_in + orb_out)
  * The split: total_us, server_us, network_us (total - server, where both
  * messages were seen whole) and, under attach, server_process_us and
  * client_syscall_us (docs/output.md).
@@ -58,7 +63,11 @@ bool gs_tail_client_syscall_ns(const struct gs_tail_entry *en, int64_t *ns);
 enum {
 	GS_TAG_SERVER = 1, GS_TAG_NETWORK = 2, GS_TAG_RETRANSMISSION = 4, GS_TAG_QUEUED = 8,
 	GS_TAG_NAGLE = 16, GS_TAG_ZERO_WINDOW = 32, GS_TAG_CAPTURE_LOSS = 64, GS_TAG_LOSS = 128,
+	GS_TAG_CPU_STARVED = 256, GS_TAG_BLOCKED = 512, GS_TAG_ON_CPU = 1024, GS_TAG_ORB = 2048,
 };
+/* The reasons of attach --sched / --orb (cpu-starved, blocked, on-cpu, orb),
+ * appended to `buf` (which holds `at` bytes of text already); returns the tags. */
+unsigned gs_times_reasons(const struct gs_call_times *t, char *buf, size_t len, size_t at);
 unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *buf, size_t len);
 /* Writes the kept calls, slowest first: a table (text) or JSON lines. */
 void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t);

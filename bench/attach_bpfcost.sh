@@ -13,7 +13,9 @@
 #
 # usage: bench/attach_bpfcost.sh          (as root; not part of make check)
 # environment: CALLS (20000), GIOPSCOPE (build/giopscope), BUILD (build), PORT (2809), ATTACH_OPTS
-#   (more options for attach, e.g. "--ring-size 1m"), IDLE (1; 0: no second run for the cost of a
+#   (more options for attach, e.g. "--ring-size 1m"; "--sched": the scheduler programs run at
+#   every context switch of the machine, those of other processes rejected; "--orb omniorb"
+#   wants IDLE=0, the idle process maps no ORB), IDLE (1; 0: no second run for the cost of a
 #   rejected syscall)
 set -u
 export LC_ALL=C
@@ -72,7 +74,9 @@ import json, os, sys
 work, calls = sys.argv[1], int(sys.argv[2])
 names = ("giop_tap_ingress", "giop_tap_egress", "sys_enter_sendto", "sys_enter_sendmsg", "sys_enter_write",
          "sys_enter_writev", "sys_enter_recvfrom", "sys_enter_recvmsg", "sys_enter_read", "sys_enter_readv",
-         "sys_exit_recvfrom", "sys_exit_recvmsg", "sys_exit_read", "sys_exit_readv")
+         "sys_exit_recvfrom", "sys_exit_recvmsg", "sys_exit_read", "sys_exit_readv",
+         # attach --sched, --orb (ATTACH_OPTS)
+         "gs_sched_switch", "gs_sched_wakeup", "gs_sched_wnew", "gs_orb_entry", "gs_orb_return")
 def delta(label):
     b = {p["id"]: p for p in json.load(open(os.path.join(work, label + ".before.json")))}
     out = {}

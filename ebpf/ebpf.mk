@@ -22,14 +22,15 @@ GS_EBPF_OK := $(shell test -r $(GS_BTF) && test -n "$(GS_BPFTOOL)" && \
                 test -r /usr/include/bpf/libbpf.h && echo yes)
 ifeq ($(GS_EBPF_OK),yes)
 GS_EBPF_OUT := $(BUILD)/ebpf
-GS_EBPF_PROGS := giop_tap tls
+GS_EBPF_PROGS := giop_tap tls sched orb_upcall
 GS_EBPF_SKELS := $(GS_EBPF_PROGS:%=$(GS_EBPF_OUT)/%.skel.h)
 # our BPF code gets the project's warnings too; -Wno-unused-function: the shared
 # inline helpers are not all used by every program
 GS_BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_x86 -Wall -Wextra -Wshadow \
                  -Wpointer-arith -Werror -Wno-unused-function -I$(GS_EBPF_OUT) -Iebpf
 # The user-space side of the taps: only these objects see the skeletons.
-GS_EBPF_USERS := $(BUILD)/obj/probe/attach_bpf.o $(BUILD)/obj/probe/attach_tls.o
+GS_EBPF_USERS := $(BUILD)/obj/probe/attach_bpf.o $(BUILD)/obj/probe/attach_tls.o $(BUILD)/obj/probe/attach_sched.o \
+                 $(BUILD)/obj/probe/attach_orb.o
 
 $(GS_EBPF_OUT)/vmlinux.h: $(GS_BTF)
 	@mkdir -p $(dir $@)

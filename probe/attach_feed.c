@@ -71,6 +71,9 @@ static void emit(struct gs_feed *f, struct gs_pending *p, bool late)
 {
 	if (!instants(f, &p->c, &p->t) && late)
 		f->instants_missing++;
+	p->t.cols = f->cols;
+	if (f->enrich)
+		f->enrich(f->enrich_arg, f, &p->c, &p->t);
 	gs_session_emit(f->s, &p->c, &p->t);
 }
 
@@ -129,15 +132,19 @@ static void flush(void *arg)
 /* A send or recv of a followed process, from its own record or folded into
  * a segment's. */
 static void on_sys_event(struct gs_feed *f, const struct gs_tap_flow *fl, bool send, uint32_t seq, uint32_t len,
-			 uint64_t ts_ns, const uint8_t *head, uint32_t head_len)
+			 uint64_t ts_ns, const uint8_t *head, uint32_t head_len, uint32_t tid)
 {
 	struct gs_endpoint src, dst;
 	struct gs_times_id id;
+	struct gs_times_ev *ev;
 	ep_of(&src, fl->saddr, fl->sport, fl->family);
 	ep_of(&dst, fl->daddr, fl->dport, fl->family);
 	f->syscalls++;
 	id = gs_times_id_of(head_len ? head : NULL, head_len);
-	gs_times_add(&f->times, &src, &dst, send, seq, len, (int64_t)ts_ns + f->mono_to_real, &id);
+	ev = gs_times_add_tid(&f->times, &src, &dst, send, seq, len, (int64_t)ts_ns + f->mono_to_real, &id, tid,
+			      (int64_t)ts_ns);
+	if (f->on_instant)
+		f->on_instant(f->enrich_arg, ev);
 	if (f->q_n && ++f->since_settle >= SETTLE_EVERY) {
 		f->since_settle = 0;
 		gs_feed_settle(f, false);
@@ -157,13 +164,13 @@ static void on_fold(struct gs_feed *f, const struct gs_tap_flow *out, struct gs_
 	rev.dport = out->sport;
 	rev.family = out->family;
 	if (fold.send.call && (!fold.recv.call || fold.send.ts_ns < fold.recv.ts_ns)) {
-		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0);
+		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0, fold.send.tid);
 		fold.send.call = 0;
 	}
 	if (fold.recv.call)
-		on_sys_event(f, &rev, false, fold.recv.seq, fold.recv.len, fold.recv.ts_ns, NULL, 0);
+		on_sys_event(f, &rev, false, fold.recv.seq, fold.recv.len, fold.recv.ts_ns, NULL, 0, fold.recv.tid);
 	if (fold.send.call)
-		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0);
+		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0, fold.send.tid);
 }
 
 static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len)
@@ -230,7 +237,7 @@ static void on_syscall(struct gs_feed *f, const struct gs_tap_sys *r, size_t len
 		f->bad_records++;
 		return;
 	}
-	on_sys_event(f, &r->flow, r->kind == GS_REC_SEND, r->seq, r->len, r->ts_ns, r->head, r->head_len);
+	on_sys_event(f, &r->flow, r->kind == GS_REC_SEND, r->seq, r->len, r->ts_ns, r->head, r->head_len, r->tid);
 }
 
 void gs_feed_record(void *arg, const void *rec, size_t len)

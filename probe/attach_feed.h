@@ -25,6 +25,13 @@ struct gs_feed {
 	uint32_t q_cap, q_head, q_n;
 	uint32_t since_settle;    /* syscall records since the queue was last looked at */
 	struct gs_piece pieces[GS_TAP_HEADS];
+	/* attach --sched / --orb: the columns (GS_TIMES_COLS_*) and what fills
+	 * them, called for each call just before it is written */
+	uint8_t cols;
+	void (*enrich)(void *arg, const struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t);
+	/* ... and for each syscall instant as it comes */
+	void (*on_instant)(void *arg, struct gs_times_ev *ev);
+	void *enrich_arg;
 	/* what happened, for the closing report */
 	uint64_t segments, syscalls, bad_records;
 	uint64_t heads_lost_segments;  /* segments flagged GS_SEG_HEADS_LOST */

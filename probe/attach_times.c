@@ -97,6 +97,25 @@ struct gs_times_id gs_times_id_of(const uint8_t *h, uint32_t len)
 void gs_times_add(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
 		  bool send, uint32_t seq, uint32_t len, int64_t ts, const struct gs_times_id *id)
 {
+	gs_times_add_tid(t, src, dst, send, seq, len, ts, id, 0, 0);
+}
+
+const struct gs_times_ev *gs_times_ev_at(const struct gs_times_dir *d, bool send, int64_t ts)
+{
+	const struct gs_times_ev *ev = send ? d->send : d->recv;
+	uint32_t n = send ? d->n_send : d->n_recv;
+	if (n > GS_TIMES_RING)
+		n = GS_TIMES_RING;
+	for (uint32_t i = 0; i < n; i++)
+		if (ev[i].ts == ts)
+			return &ev[i];
+	return NULL;
+}
+
+struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoint *src,
+				     const struct gs_endpoint *dst, bool send, uint32_t seq, uint32_t len, int64_t ts,
+				     const struct gs_times_id *id, uint32_t tid, int64_t mono)
+{
 	struct gs_times_dir *d = find(t, src, dst);
 	struct gs_times_ev *ev;
 	if (!d) {
@@ -131,6 +150,10 @@ void gs_times_add(struct gs_times *t, const struct gs_endpoint *src, const struc
 	ev->has_id = id && id->has_id;
 	ev->type = id ? id->type : 0;
 	ev->rid = id ? id->rid : 0;
+	ev->tid = tid;
+	ev->mono = mono;
+	ev->has_cum = false;
+	return ev;
 }
 
 int64_t gs_times_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_after, uint8_t type,

@@ -20,6 +20,12 @@ struct gs_times_ev {
 	uint32_t seq, len;        /* len 0: not known (a send by sendmsg/writev) */
 	int64_t ts;               /* wall clock ns */
 	uint32_t rid;             /* the GIOP message the buffer starts with, if it */
+	uint32_t tid;             /* the thread that made the syscall (0: not known) */
+	int64_t mono;             /* the record's own clock (CLOCK_MONOTONIC ns) */
+	/* attach --sched: the thread's time per scheduler state up to the
+	 * syscall (gs_tlog_cum), taken when the record came */
+	bool has_cum;
+	int64_t cum[3];
 	uint8_t type;             /* does (has_id): threads sending on one connection */
 	bool has_id;              /* enter in one order and queue in another */
 };
@@ -51,6 +57,13 @@ int gs_times_init(struct gs_times *t, uint32_t slots);
 void gs_times_free(struct gs_times *t);
 void gs_times_add(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
 		  bool send, uint32_t seq, uint32_t len, int64_t ts, const struct gs_times_id *id);
+/* The same, with the thread that made the syscall and the record's own time. */
+struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+				     bool send, uint32_t seq, uint32_t len, int64_t ts,
+				     const struct gs_times_id *id, uint32_t tid, int64_t mono);
+/* The send (recv) of direction `d` made at `ts` (as returned by gs_times_send /
+ * gs_times_recv); NULL if not kept. */
+const struct gs_times_ev *gs_times_ev_at(const struct gs_times_dir *d, bool send, int64_t ts);
 /* The message a buffer's first bytes start, if they hold enough of it. */
 struct gs_times_id gs_times_id_of(const uint8_t *head, uint32_t len);
 /* The direction src -> dst, or NULL if nothing was seen of it. */

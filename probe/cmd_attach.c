@@ -14,6 +14,8 @@
 #include "attach_caps.h"
 #include "attach_feed.h"
 #include "attach_tls.h"
+#include "attach_orb.h"
+#include "attach_sched.h"
 #include "attach_target.h"
 #include "commands.h"
 #include "opts.h"
@@ -40,7 +42,11 @@ struct attach_opts {
 	uint64_t ring_bytes;
 	uint64_t map_flows;
 	struct gs_privdrop user;     /* -Z */
+	bool sched;                  /* --sched */
+	const char *orb;             /* --orb PROFILE */
 };
+
+#define SPLIT_OPS 64 /* operations summed for the closing lines (the first ones seen) */
 
 struct attach_ctx {
 	struct gs_session s;
@@ -55,6 +61,23 @@ struct attach_ctx {
 	uint32_t n_ifaces;
 	uint64_t cnt[GS_CNT__MAX];
 	struct gs_drops drops;
+	/* --sched, --orb: the processes they follow, their probes, the threads' logs */
+	uint32_t tgids[GS_TARGET_MAX_PIDS];
+	uint32_t n_tgids;
+	struct gs_tlog tlog;
+	bool tlog_ok;
+	struct gs_sched_probe *sched;
+	struct gs_orb_probe *orb;
+	struct gs_orb_profile prof;
+	uint64_t sched_unsplit, sched_lost_calls, orb_unmatched;
+	/* per operation, for the closing lines: the sums of the splits */
+	struct split_sum {
+		uint32_t op;
+		char name[32];
+		uint64_t n_sched, n_orb;
+		int64_t oncpu, runq, blocked, orb_in, servant, orb_out;
+	} sums[SPLIT_OPS];
+	uint32_t n_sums;
 };
 
 static void usage(FILE *f)
@@ -68,6 +91,10 @@ static void usage(FILE *f)
 	      "  -i, --interface IF   tap this interface (repeatable; default: every interface that is up,\n"
 	      "                       in the network namespace of the processes followed)\n"
 	      "  --packets-only       no syscall probes: the packet tap alone (like live)\n"
+	      "  --sched              split each call's server (client) time into on-CPU, run queue and\n"
+	      "                       blocked (sched_switch/sched_wakeup; --pid or --comm, 16 processes)\n"
+	      "  --orb PROFILE        the ORB's upcall boundary by uprobes: orb_in, servant, orb_out per\n"
+	      "                       call (built-in profile: omniorb; or a profile file's path)\n"
 	      "  --ring-size BYTES    the kernel-to-user ring buffer (default 8m; power of two, 8k..1g)\n"
 	      "  --map-flows N        connection directions the kernel frames at once (default 32768)\n"
 	      "  -Z, --relinquish-privileges USER\n"
@@ -75,14 +102,18 @@ static void usage(FILE *f)
 	      "                       --report files are then written as USER\n"
 	      GS_SESSION_USAGE
 	      "The pairs CSV gets t_client_send,t_server_recv,t_server_send,t_client_recv,\n"
-	      "server_process_us,client_syscall_us after capture_loss (empty where not followed).\n"
+	      "server_process_us,client_syscall_us after capture_loss (empty where not followed);\n"
+	      "--sched adds server_oncpu_us,server_runq_us,server_blocked_us,client_oncpu_us,\n"
+	      "client_runq_us,client_blocked_us; --orb then t_upcall_start,t_upcall_end,orb_in_us,\n"
+	      "servant_us,orb_out_us.\n"
 	      "Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (root); gives them all up once attached.\n"
 	      "exit: 0 stopped (SIGINT/SIGTERM/SIGHUP, --duration, --count, every --pid process exited),\n"
+	      "      1 a bad --orb profile file,\n"
 	      "      2 usage or environment error (also: a tapped interface went away, docs/attach.md)\n",
 	      f);
 }
 
-enum { O_PORT = GS_O_OWN, O_PACKETS_ONLY, O_RING, O_MAP_FLOWS };
+enum { O_PORT = GS_O_OWN, O_PACKETS_ONLY, O_RING, O_MAP_FLOWS, O_SCHED, O_ORB };
 
 static int bad(const char *what)
 {
@@ -106,6 +137,8 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		{ "packets-only", no_argument, NULL, O_PACKETS_ONLY },
 		{ "ring-size", required_argument, NULL, O_RING },
 		{ "map-flows", required_argument, NULL, O_MAP_FLOWS },
+		{ "sched", no_argument, NULL, O_SCHED },
+		{ "orb", required_argument, NULL, O_ORB },
 		{ "relinquish-privileges", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		GS_SESSION_LONGOPTS,
@@ -139,6 +172,12 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 			break;
 		case O_PACKETS_ONLY:
 			a->packets_only = true;
+			break;
+		case O_SCHED:
+			a->sched = true;
+			break;
+		case O_ORB:
+			a->orb = optarg;
 			break;
 		case 'Z':
 			/* looked up now: an unknown user is a usage error before anything is loaded */
@@ -176,6 +215,10 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		return bad("what to attach to? --pid PID, --comm NAME or --port N");
 	if (a->n_pids && a->comm)
 		return bad("--pid and --comm do not go together");
+	if ((a->sched || a->orb) && a->packets_only)
+		return bad("--sched and --orb split the syscall instants: not with --packets-only");
+	if ((a->sched || a->orb) && !a->n_pids && !a->comm)
+		return bad("--sched and --orb follow the processes given by --pid or --comm");
 	return 0;
 }
 
@@ -225,6 +268,8 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	for (uint32_t i = 0; i < n_procs; i++)
 		if (gs_target_listen_ports(procs[i], a->ports) > 0)
 			a->any_port = true;
+	memcpy(x->tgids, procs, n_procs * sizeof *procs);
+	x->n_tgids = n_procs;
 	/* a process without a TCP socket yet may open some later: said, then followed */
 	for (uint32_t i = 0; i < a->n_pids; i++)
 		if (gs_target_tcp_sockets(a->pids[i]) == 0)
@@ -293,6 +338,195 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 	fprintf(stderr, "\n");
 }
 
+/* ---- --sched, --orb ------------------------------------------------------ */
+
+/* A syscall instant as it comes: the scheduler states of its thread up to it
+ * (the thread is on CPU in the syscall: every change of its state before
+ * is in the sched ring already) while its log still holds them. */
+static void on_instant(void *arg, struct gs_times_ev *ev)
+{
+	struct attach_ctx *x = arg;
+	/* the threads' logs follow the syscall records (what happened after
+	 * them waits): a log ahead of them would push out what a split needs */
+	gs_sched_probe_drain(x->sched);
+	gs_orb_probe_drain(x->orb);
+	gs_tlog_advance(&x->tlog, ev->mono);
+	if (x->sched && ev->tid)
+		ev->has_cum = gs_tlog_cum(&x->tlog, ev->tid, ev->mono, ev->cum);
+}
+
+/* a loss of a sched record in [from, to] (monotonic ns) */
+static bool sched_lost_in(const struct attach_ctx *x, int64_t from, int64_t to)
+{
+	uint64_t rec, lost;
+	int64_t last;
+	gs_sched_probe_counts(x->sched, &rec, &lost, &last);
+	return lost && last >= from && last <= to;
+}
+
+/* one side's split: `a` the syscall that started the interval, `b` the one
+ * that ended it */
+static bool sched_side(struct attach_ctx *x, const struct gs_times_ev *a, const struct gs_times_ev *b,
+		       int64_t *oncpu, int64_t *runq, int64_t *blocked)
+{
+	struct gs_tlog_split sp;
+	if (!a || !b || !a->tid || !b->tid)
+		return false;
+	if (sched_lost_in(x, a->mono, b->mono)) {
+		x->sched_lost_calls++;
+		return false;
+	}
+	if (!gs_tlog_split(&x->tlog, a->tid, a->mono, a->has_cum ? a->cum : NULL, b->tid, b->mono,
+			   b->has_cum ? b->cum : NULL, &sp)) {
+		x->sched_unsplit++;
+		return false;
+	}
+	*oncpu = sp.oncpu;
+	*runq = sp.runq;
+	*blocked = sp.blocked;
+	return true;
+}
+
+static void add_sums(struct attach_ctx *x, const struct gs_call *c, const struct gs_call_times *t)
+{
+	struct split_sum *m = NULL;
+	bool up = t->upcall_start && t->upcall_end && t->server_recv && t->server_send;
+	if (c->kind != GS_KIND_REQUEST || (!t->server_sched && !up))
+		return;
+	for (uint32_t i = 0; i < x->n_sums; i++)
+		if (x->sums[i].op == c->op)
+			m = &x->sums[i];
+	if (!m) {
+		if (x->n_sums == SPLIT_OPS)
+			return;
+		size_t n;
+		const char *name = gs_intern_get(gs_engine_strings(x->s.e), c->op, &n);
+		m = &x->sums[x->n_sums++];
+		memset(m, 0, sizeof *m);
+		m->op = c->op;
+		/* kept as text: the engine is gone when the lines are written */
+		for (size_t k = 0; k < n && k < sizeof m->name - 1; k++)
+			m->name[k] = name[k] >= 0x20 && name[k] < 0x7f ? name[k] : '?';
+	}
+	if (t->server_sched) {
+		m->n_sched++;
+		m->oncpu += t->server_oncpu;
+		m->runq += t->server_runq;
+		m->blocked += t->server_blocked;
+	}
+	if (up) {
+		m->n_orb++;
+		m->orb_in += t->upcall_start - t->server_recv;
+		m->servant += t->upcall_end - t->upcall_start;
+		m->orb_out += t->server_send - t->upcall_end;
+	}
+}
+
+/* Per operation, the mean split of its Requests (stderr, at the end). */
+static void write_sums(const struct attach_ctx *x)
+{
+	if (!x->n_sums)
+		return;
+	fprintf(stderr, "giopscope attach: where the server's time went (mean per Request, us):\n");
+	for (uint32_t i = 0; i < x->n_sums; i++) {
+		const struct split_sum *m = &x->sums[i];
+		fprintf(stderr, "  %-24s", m->name);
+		if (m->n_sched)
+			fprintf(stderr, " on-cpu %10.1f  run-queue %10.1f  blocked %10.1f (%llu calls)",
+				(double)m->oncpu / 1e3 / (double)m->n_sched, (double)m->runq / 1e3 / (double)m->n_sched,
+				(double)m->blocked / 1e3 / (double)m->n_sched, (unsigned long long)m->n_sched);
+		if (m->n_orb)
+			fprintf(stderr, "%s orb-in %10.1f  servant %10.1f  orb-out %10.1f (%llu calls)",
+				m->n_sched ? ";" : "", (double)m->orb_in / 1e3 / (double)m->n_orb,
+				(double)m->servant / 1e3 / (double)m->n_orb, (double)m->orb_out / 1e3 / (double)m->n_orb,
+				(unsigned long long)m->n_orb);
+		fputc('\n', stderr);
+	}
+}
+
+/* Each call, before it is written: its threads' split, its upcall. */
+static void enrich(void *arg, const struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t)
+{
+	struct attach_ctx *x = arg;
+	const struct gs_times_dir *req = gs_times_dir(&f->times, &c->client, &c->server);
+	const struct gs_times_dir *rep = gs_times_dir(&f->times, &c->server, &c->client);
+	const struct gs_times_ev *s4 = NULL, *s5 = NULL, *c1 = NULL, *c8 = NULL;
+	gs_sched_probe_drain(x->sched);
+	gs_orb_probe_drain(x->orb);
+	if (req && t->server_recv)
+		s4 = gs_times_ev_at(req, false, t->server_recv);
+	if (rep && t->server_send)
+		s5 = gs_times_ev_at(rep, true, t->server_send);
+	if (req && t->client_send)
+		c1 = gs_times_ev_at(req, true, t->client_send);
+	if (rep && t->client_recv)
+		c8 = gs_times_ev_at(rep, false, t->client_recv);
+	t->server_recv_tid = s4 ? s4->tid : 0;
+	t->server_send_tid = s5 ? s5->tid : 0;
+	t->client_send_tid = c1 ? c1->tid : 0;
+	t->client_recv_tid = c8 ? c8->tid : 0;
+	if (s5)
+		gs_tlog_advance(&x->tlog, s5->mono);
+	if (c8)
+		gs_tlog_advance(&x->tlog, c8->mono);
+	if (x->sched) {
+		t->server_sched = sched_side(x, s4, s5, &t->server_oncpu, &t->server_runq, &t->server_blocked);
+		t->client_sched = sched_side(x, c1, c8, &t->client_oncpu, &t->client_runq, &t->client_blocked);
+	}
+	if (x->orb && s4 && s5 && s5->tid) {
+		int64_t us, ue;
+		if (gs_tlog_upcall_span(&x->tlog, s5->tid, s4->mono, s5->mono, &us, &ue)) {
+			/* each edge in the wall clock of the instant it is measured from */
+			t->upcall_start = us + (t->server_recv - s4->mono);
+			t->upcall_end = ue + (t->server_send - s5->mono);
+		} else if (c->kind == GS_KIND_REQUEST) {
+			x->orb_unmatched++; /* a LocateRequest has no upcall */
+		}
+	}
+	add_sums(x, c, t);
+}
+
+/* Loads the profile, attaches the probes.  0, or the exit status. */
+static int open_split(struct attach_ctx *x, const struct attach_opts *a, struct gs_session_opts *so)
+{
+	char err[512];
+	int r;
+	if (!a->sched && !a->orb)
+		return 0;
+	if (a->orb && (r = gs_orb_profile_load(&x->prof, a->orb, err, sizeof err)) != 0) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		return strchr(a->orb, '/') ? 1 : 2;
+	}
+	if (!x->n_tgids)
+		return bad("--sched and --orb follow processes running when attach starts: none found");
+	if (gs_tlog_init(&x->tlog, 4096)) {
+		fprintf(stderr, "giopscope attach: out of memory\n");
+		return 2;
+	}
+	x->tlog_ok = true;
+	if (a->orb && gs_orb_probe_open(&x->orb, &x->prof, x->tgids, x->n_tgids, &x->tlog, err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		return 2;
+	}
+	if (a->sched && gs_sched_probe_open(&x->sched, x->tgids, x->n_tgids, &x->tlog, err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		return 2;
+	}
+	so->times_cols = (uint8_t)((a->sched ? GS_TIMES_COLS_SCHED : 0) | (a->orb ? GS_TIMES_COLS_ORB : 0));
+	return 0;
+}
+
+static void close_split(struct attach_ctx *x)
+{
+	gs_orb_probe_close(x->orb);
+	gs_sched_probe_close(x->sched);
+	x->orb = NULL;
+	x->sched = NULL;
+	if (x->tlog_ok)
+		gs_tlog_free(&x->tlog);
+	x->tlog_ok = false;
+}
+
 static void update_drops(struct attach_ctx *x)
 {
 	gs_attach_bpf_counters(x->bpf, x->cnt);
@@ -319,6 +553,12 @@ static int loop(struct attach_ctx *x)
 		}
 		if (x->tls)
 			gs_tls_feed_flush(&x->tlsf);
+		if (x->tlog_ok) {
+			/* no syscall record older than a second is still to come */
+			gs_sched_probe_drain(x->sched);
+			gs_orb_probe_drain(x->orb);
+			gs_tlog_advance(&x->tlog, gs_mono_ns() - 1000000000LL);
+		}
 		gs_feed_clock(&x->feed);
 		gs_feed_settle(&x->feed, false);
 		update_drops(x);
@@ -382,6 +622,26 @@ static void report(const struct attach_ctx *x)
 			(unsigned long long)x->tlsf.tcp_timed, (unsigned long long)x->tlsf.tap_dropped,
 			(unsigned long long)x->tlsf.heads_unframed, (unsigned long long)x->tlsf.table_full,
 			(unsigned long long)x->tlsf.bad_records);
+	if (x->sched) {
+		uint64_t rec, lost;
+		int64_t last;
+		gs_sched_probe_counts(x->sched, &rec, &lost, &last);
+		fprintf(stderr, "giopscope attach: sched: %llu scheduler records, %llu lost (ring full); %llu call "
+			"sides not split (%llu touched by a loss, %llu beyond the threads' logs or not linked by "
+			"a wake-up), %llu threads forgotten (table full)\n",
+			(unsigned long long)rec, (unsigned long long)lost,
+			(unsigned long long)(x->sched_lost_calls + x->sched_unsplit),
+			(unsigned long long)x->sched_lost_calls, (unsigned long long)x->sched_unsplit,
+			(unsigned long long)x->tlog.replaced);
+	}
+	if (x->orb) {
+		uint64_t rec, lost;
+		int64_t last;
+		gs_orb_probe_counts(x->orb, &rec, &lost, &last);
+		fprintf(stderr, "giopscope attach: orb %s: %llu upcall edges, %llu lost (ring full); %llu answered "
+			"Requests without their upcall\n", x->prof.name, (unsigned long long)rec,
+			(unsigned long long)lost, (unsigned long long)x->orb_unmatched);
+	}
 }
 
 int gs_cmd_attach(int argc, char **argv)
@@ -404,6 +664,16 @@ int gs_cmd_attach(int argc, char **argv)
 	}
 	if (check_pids(a))
 		goto out;
+	/* --orb on --pid processes: the profile and its library first, before
+	 * anything else is said or loaded */
+	if (a->orb && a->n_pids) {
+		if ((r = gs_orb_profile_load(&x->prof, a->orb, err, sizeof err)) != 0 ||
+		    (r = gs_orb_check_pids(&x->prof, a->pids, a->n_pids, err, sizeof err)) != 0) {
+			fprintf(stderr, "giopscope attach: %s\n", err);
+			rc = r == 1 && !strchr(a->orb, '/') ? 2 : r;
+			goto out;
+		}
+	}
 	if (!gs_attach_bpf_built(err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;
@@ -453,6 +723,12 @@ int gs_cmd_attach(int argc, char **argv)
 		}
 		x->tlsf.active = r == 0;
 	}
+	/* --sched, --orb: after the tap (loading it takes a while; their rings
+	 * would fill meanwhile), before the privileges go */
+	if ((r = open_split(x, a, &so)) != 0) {
+		rc = r;
+		goto out_bpf;
+	}
 	/* -Z: loaded, attached, the ring buffer mapped; all of it held by file
 	 * descriptors, which stay usable (and are closed, detaching everything,
 	 * at exit) whoever the process is.  The files come after, as USER
@@ -468,6 +744,12 @@ int gs_cmd_attach(int argc, char **argv)
 		gs_session_close(&x->s, "attach", NULL);
 		goto out_bpf;
 	}
+	if (x->sched || x->orb) {
+		x->feed.cols = so.times_cols;
+		x->feed.enrich = enrich;
+		x->feed.on_instant = on_instant;
+		x->feed.enrich_arg = x;
+	}
 	/* without -Z: nothing from here on needs a privilege (the files are open) */
 	if (!a->user.set && gs_priv_drop(&a->user, err, sizeof err) != 0)
 		fprintf(stderr, "giopscope attach: %s\n", err);
@@ -477,6 +759,7 @@ int gs_cmd_attach(int argc, char **argv)
 	r = gs_session_close(&x->s, "attach", &x->drops);
 	if (r && !rc)
 		rc = r;
+	write_sums(x);
 	report(x);
 	gs_feed_free(&x->feed);
 out_bpf:
@@ -486,6 +769,7 @@ out:
 	if (x) {
 		gs_target_watch_close(x->watch);
 		gs_tls_feed_free(&x->tlsf);
+		close_split(x);
 	}
 	free(a);
 	free(x);

@@ -126,6 +126,16 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 		gs_report_split_unknown(&sp);
 		if (t && t->server_recv && t->server_send)
 			sp.server_proc_ns = t->server_send - t->server_recv;
+		if (t && t->server_sched) {
+			sp.sched_ns[0] = t->server_oncpu;
+			sp.sched_ns[1] = t->server_runq;
+			sp.sched_ns[2] = t->server_blocked;
+		}
+		if (t && t->upcall_start && t->upcall_end && t->server_recv && t->server_send) {
+			sp.orb_ns[0] = t->upcall_start - t->server_recv;
+			sp.orb_ns[1] = t->upcall_end - t->upcall_start;
+			sp.orb_ns[2] = t->server_send - t->upcall_end;
+		}
 		gs_report_add_split(s->report, e, c, &sp);
 	}
 	if (s->trace)
@@ -227,8 +237,10 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	}
 	if (s->opt.pairs && s->text)
 		gs_pairs_header_text(s->out);
+	else if (s->opt.pairs && s->opt.syscall_times)
+		gs_pairs_header_times_cols(s->out, s->fmt, s->opt.times_cols);
 	else if (s->opt.pairs)
-		(s->opt.syscall_times ? gs_pairs_header_times : gs_pairs_header)(s->out, s->fmt);
+		gs_pairs_header(s->out, s->fmt);
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
 	s->rows_tty = s->tty && s->opt.pairs && gs_same_terminal(s->out);
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();

@@ -80,6 +80,7 @@ struct gs_session_opts {
 	const char *report, *trace, *metrics;  /* --report, --trace, --metrics; NULL without */
 	uint64_t count;           /* 0: no limit */
 	bool syscall_times;       /* attach: its syscall columns follow `retransmits` */
+	uint8_t times_cols;       /* attach --sched/--orb: GS_TIMES_COLS_* after them */
 	struct gs_config cfg;
 	uint8_t ports[8192];
 };

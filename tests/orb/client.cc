@@ -5,12 +5,13 @@
 //                [-threads N] [-usecs U1,U2,...] [-bidir] [-lat FILE.csv] [-q]
 //
 //   -op     echoString | echoOctets | echoRecs | slow | fire | fail | dead | nonexist | mix |
-//           callback
-//   -size   string length / octets / records / servant sleep usec (slow) / pings per call
+//           callback | spin
+//   -size   string length / octets / records / servant sleep usec (slow) / servant CPU usec
+//           (spin) / pings per call
 //           (callback) (default 32)
 //   -n      calls per thread (default 100, at most 100 000 000)
 //   -threads (or -t) client threads sharing the object reference (default 1, at most 256)
-//   -usecs  for slow: cycle through these sleep times (index = thread + seq) instead of -size
+//   -usecs  for slow and spin: cycle through these sleep times (index = thread + seq) instead of -size
 //   -lat    write one CSV row per call:
 //             thread,seq,op,size,t_start_ns,t_end_ns,latency_ns,outcome
 //           t_* = clock_gettime(CLOCK_REALTIME) right before / after the stub call
@@ -56,15 +57,15 @@
 namespace {
 
 enum Op { OP_ECHOSTRING, OP_ECHOOCTETS, OP_ECHORECS, OP_SLOW, OP_FIRE, OP_FAIL, OP_DEAD,
-          OP_NONEXIST, OP_MIX, OP_CALLBACK };
-const int kNumOps = OP_CALLBACK + 1;
+          OP_NONEXIST, OP_MIX, OP_CALLBACK, OP_SPIN };
+const int kNumOps = OP_SPIN + 1;
 
 // -op names
 const char* const kOpNames[kNumOps] = {"echoString", "echoOctets", "echoRecs", "slow", "fire",
-                                       "fail", "dead", "nonexist", "mix", "callback"};
+                                       "fail", "dead", "nonexist", "mix", "callback", "spin"};
 // op column of the latency CSV (as the reference corpus' client writes it)
 const char* const kLatNames[kNumOps] = {"echoString", "echoOctets", "echoRecs", "slow", "fire",
-                                        "fail", "dead", "nonexist", "mix", "callMeBack"};
+                                        "fail", "dead", "nonexist", "mix", "callMeBack", "spin"};
 
 const Op kMix[] = {OP_ECHOSTRING, OP_FIRE, OP_FAIL, OP_ECHOOCTETS, OP_FIRE, OP_DEAD, OP_SLOW,
                    OP_ECHORECS, OP_NONEXIST};
@@ -132,7 +133,7 @@ public:
         std::fprintf(stderr, "client: %s\n", why);
     std::fprintf(stderr,
                  "usage: bench_client [-ORB<option> <value>]... -i IORFILE [-d DEADIORFILE]\n"
-                 "       -op echoString|echoOctets|echoRecs|slow|fire|fail|dead|nonexist|mix|callback\n"
+                 "       -op echoString|echoOctets|echoRecs|slow|fire|fail|dead|nonexist|mix|callback|spin\n"
                  "       [-size N] [-n N] [-threads N] [-usecs U1,U2,...] [-bidir] [-lat FILE.csv] [-q]\n");
     std::exit(2);
 }
@@ -188,6 +189,10 @@ std::string do_call(Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench::Callback_
         }
         case OP_SLOW:
             echo->slow(static_cast<CORBA::ULong>(size));
+            *ok = true;
+            return "NO_EXCEPTION";
+        case OP_SPIN:
+            echo->spin(static_cast<CORBA::ULong>(size));
             *ok = true;
             return "NO_EXCEPTION";
         case OP_FIRE: {
@@ -246,7 +251,7 @@ void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench
         unsigned seq = static_cast<unsigned>(k);
         Op op = cfg.op == OP_MIX ? kMix[k % (sizeof kMix / sizeof kMix[0])] : cfg.op;
         unsigned long size = cfg.size;
-        if (op == OP_SLOW && !cfg.usecs.empty())
+        if ((op == OP_SLOW || op == OP_SPIN) && !cfg.usecs.empty())
             size = cfg.usecs[(tid + k) % cfg.usecs.size()];
         else if (op == OP_FAIL)
             size = seq;

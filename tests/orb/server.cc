@@ -15,7 +15,7 @@
 //             is accepted and callMeBack's pings go back over the client's own connection
 //   -servant-log FILE  one line per servant call, `tid,op,arg,t_entry_ns,t_exit_ns`:
 //             CLOCK_REALTIME as the servant method is entered and as it returns (or throws),
-//             the thread's id and the call's argument (echo*: its length, slow: usec, fail:
+//             the thread's id and the call's argument (echo*: its length, slow, spin: usec, fail:
 //             code, callMeBack: n, fire: string length). Kept in memory (a slot taken with
 //             an atomic add: nothing between the exit instant and the return but a few
 //             stores; the first 1 048 576 calls) and written when the server stops. The
@@ -23,7 +23,8 @@
 //   -q        quiet (no "server: ready" line)
 //
 // Servant: echoString/echoOctets/echoRecs return their argument, slow(usec) nanosleep()s usec
-// (capped at 10 s), fire (oneway) counts, fail(code) raises Busy(code), callMeBack(cb, n) calls
+// (capped at 10 s), spin(usec) computes until its thread has used usec of CPU time
+// (CLOCK_THREAD_CPUTIME_ID; same cap), fire (oneway) counts, fail(code) raises Busy(code), callMeBack(cb, n) calls
 // cb->ping(i) for i < n (n capped) and returns the sum.
 //
 // SIGTERM / SIGINT / SIGHUP: blocked in every thread, taken by sigwait() in main, which then
@@ -100,6 +101,24 @@ void sleep_usec(CORBA::ULong usec)
     }
 }
 
+// Computes until the calling thread has used `usec` of CPU time (preemption does not count).
+void spin_usec(CORBA::ULong usec)
+{
+    if (usec > kMaxSleepUsec)
+        usec = kMaxSleepUsec;
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    long long end = static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec + usec * 1000LL;
+    volatile unsigned long sink = 0;
+    for (;;) {
+        for (int i = 0; i < 1000; ++i)
+            sink = sink + static_cast<unsigned long>(i);
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        if (static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec >= end)
+            break;
+    }
+}
+
 class EchoImpl : public POA_Bench::Echo {
 public:
     char* echoString(const char* s) override
@@ -125,6 +144,12 @@ public:
         ServantSpan span("slow", usec);
         ++g_calls;
         sleep_usec(usec);
+    }
+    void spin(CORBA::ULong usec) override
+    {
+        ServantSpan span("spin", usec);
+        ++g_calls;
+        spin_usec(usec);
     }
     void fire(const char* s) override
     {

@@ -289,7 +289,7 @@ static void test_rows_cached(void **state)
 		/* a small pool first (all hits after the first rows), then a large one */
 		rnd_endpoint(&c.client, i < 10000 ? 40 : 5000);
 		rnd_endpoint(&c.server, i < 10000 ? 3 : 700);
-		struct gs_call_times tm, *tp = NULL;
+		struct gs_call_times tm = { 0 }, *tp = NULL;
 		c.request_id = (uint32_t)rnd();
 		/* stamps anywhere, or within a few seconds (the seconds memo hits and
 		 * misses across rows), or before 1970 */

@@ -541,6 +541,42 @@ static void test_report_split(void **state)
 	report_free(r);
 }
 
+/* attach --sched / --orb: per operation, the mean split of server_process_us */
+static void test_report_where(void **state)
+{
+	struct gs_report *r = report_new(NULL);
+	struct gs_report_split sp;
+	struct gs_call c = answered(40000, 2, T0, 10 * US, 500 * US, 10 * US);
+	char *html;
+	gs_report_split_unknown(&sp);
+	html = NULL;
+	/* without the figures: no such section */
+	gs_report_add_named(r, "echo", 4, &c, &sp);
+	html = report_html(r, "where", NULL);
+	assert_null(strstr(html, "Where the server"));
+	report_free(r);
+	r = report_new(NULL);
+	sp.sched_ns[0] = 100 * US, sp.sched_ns[1] = 50 * US, sp.sched_ns[2] = 250 * US;
+	sp.orb_ns[0] = 20 * US, sp.orb_ns[1] = 370 * US, sp.orb_ns[2] = 10 * US;
+	gs_report_add_named(r, "echo", 4, &c, &sp);
+	sp.sched_ns[0] = 300 * US, sp.sched_ns[1] = 150 * US, sp.sched_ns[2] = 350 * US;
+	sp.orb_ns[0] = 40 * US, sp.orb_ns[1] = 740 * US, sp.orb_ns[2] = 20 * US;
+	gs_report_add_named(r, "echo", 4, &c, &sp);
+	html = report_html(r, "where", NULL);
+	assert_non_null(strstr(html, "<h2>Where the server&#39;s time went</h2>"));
+	/* the means of the two calls */
+	assert_non_null(strstr(html, "class=\"seg seg-oncpu\""));
+	assert_non_null(strstr(html, "<title>on CPU: 200.0 us</title>"));
+	assert_non_null(strstr(html, "<title>runnable, in the run queue: 100.0 us</title>"));
+	assert_non_null(strstr(html, "<title>blocked (off CPU): 300.0 us</title>"));
+	assert_non_null(strstr(html, "<title>ORB in (t4 -&gt; upcall start): 30.0 us</title>"));
+	assert_non_null(strstr(html, "<title>servant (upcall): 555.0 us</title>"));
+	assert_non_null(strstr(html, "<title>ORB out (upcall end -&gt; t5): 15.0 us</title>"));
+	assert_non_null(strstr(html, "echo (sched, 2)"));
+	assert_int_equal(count(html, "<svg"), count(html, "</svg>"));
+	report_free(r);
+}
+
 static void test_report_empty(void **state)
 {
 	struct gs_report *r = report_new(NULL);
@@ -1151,6 +1187,7 @@ int main(void)
 		UT(test_report_self_contained),
 		UT(test_report_bounds),
 		UT(test_report_split),
+		UT(test_report_where),
 		UT(test_report_empty),
 		UT(test_report_plurals),
 		UT(test_report_out_of_order_range),

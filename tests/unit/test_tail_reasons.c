@@ -275,7 +275,7 @@ static void test_split_with_attach_times(void **state)
 	struct ub w;
 	struct gs_engine *e = run_new(&r);
 	struct gs_tail t;
-	struct gs_call_times tm = { 0, TS(1.1), TS(20.9), 0 };
+	struct gs_call_times tm = { .client_send = 0, .server_recv = TS(1.1), .server_send = TS(20.9), .client_recv = 0 };
 	char line[1024], *text = NULL;
 	const char *json;
 	size_t len = 0;

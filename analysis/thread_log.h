@@ -1,0 +1,121 @@
+/* Per-thread logs for `giopscope attach --sched` and `--orb`: each followed
+ * thread's scheduler state changes (on CPU, runnable in the run queue,
+ * blocked), the wake-up edges between threads, and the ORB's upcall edges
+ * (start: the servant is next; end: it is done).  A call's interval (t4..t5
+ * on the server, t1..t8 on the client) is then split by integrating the
+ * states of the threads that held it.
+ *
+ * All times are one clock (attach: CLOCK_MONOTONIC ns of the records).
+ * Bounded: a table of threads (the one idle longest is replaced), the last
+ * GS_TLOG_STATES state changes and GS_TLOG_UPCALLS upcall edges of each, the
+ * last GS_TLOG_WAKES wake-ups between followed threads.  A split whose
+ * interval reaches back past what a thread's log still holds is not made. */
+#ifndef GS_THREAD_LOG_H
+#define GS_THREAD_LOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GS_TLOG_STATES 2048
+#define GS_TLOG_UPCALLS 64
+#define GS_TLOG_WAKES 8192
+
+enum gs_tstate { GS_TS_UNKNOWN = 0, GS_TS_ONCPU = 1, GS_TS_RUNQ = 2, GS_TS_BLOCKED = 3 };
+enum gs_tedge { GS_TEDGE_START = 1, GS_TEDGE_END = 2 };
+
+struct gs_tlog_state {
+	int64_t ts;
+	int64_t cum[3];           /* ns on CPU, in the run queue, blocked before ts */
+	uint8_t state;            /* enum gs_tstate: the state from ts on */
+};
+
+struct gs_tlog_edge {
+	int64_t ts;
+	uint8_t edge;             /* enum gs_tedge */
+};
+
+struct gs_tlog_thread {
+	uint32_t tid;
+	uint8_t cur;              /* the state after the last change */
+	int64_t last_ts;
+	uint64_t n_states, n_upcalls; /* ever added (the rings keep the last ones) */
+	struct gs_tlog_state states[GS_TLOG_STATES];
+	struct gs_tlog_edge upcalls[GS_TLOG_UPCALLS];
+};
+
+struct gs_tlog_wake {
+	int64_t ts;
+	uint32_t tid, waker;
+};
+
+/* An event waiting to be applied (gs_tlog_push_*, gs_tlog_advance). */
+struct gs_tlog_pending {
+	int64_t ts;
+	uint32_t a, b;            /* switch: prev, next; wakeup: tid, waker; upcall: tid, edge */
+	uint8_t kind;             /* 1 switch, 2 wakeup, 3 upcall */
+	uint8_t flag;             /* switch: prev runnable */
+};
+
+struct gs_tlog {
+	struct gs_tlog_thread **slot; /* allocated when first used */
+	uint32_t mask;
+	struct gs_tlog_wake *wakes;
+	uint64_t n_wakes;
+	uint64_t replaced;        /* threads pushed out by newer ones */
+	uint64_t no_memory;       /* events dropped: a thread's log could not be allocated */
+	/* events pushed, not applied yet: sorted by time from `head` on */
+	struct gs_tlog_pending *pend;
+	size_t head, n_pend, cap;
+	uint64_t forced;          /* applied early: more than GS_TLOG_PENDING_MAX waited */
+};
+#define GS_TLOG_PENDING_MAX (1u << 22)
+
+/* `threads`: a power of two, at least 16.  0 or an errno value. */
+int gs_tlog_init(struct gs_tlog *l, uint32_t threads);
+void gs_tlog_free(struct gs_tlog *l);
+
+/* A CPU switched from `prev` to `next` (0: not a followed thread); prev stays
+ * runnable (preempted) or blocks. */
+void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
+/* `tid` was woken by `waker` (0: not known). */
+void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
+/* An ORB upcall edge on thread `tid`. */
+void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
+
+/* The same events, held until gs_tlog_advance() reaches their time and then
+ * applied in time order (whatever order they were pushed in): the probes'
+ * rings are read ahead of the syscall records the splits are taken at, and a
+ * log must not run ahead of them (it would push out what they need). */
+void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
+void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
+void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
+/* Applies the pushed events up to `ts` (inclusive). */
+void gs_tlog_advance(struct gs_tlog *l, int64_t ts);
+
+struct gs_tlog_split {
+	int64_t oncpu, runq, blocked; /* ns; they add up to to - from */
+	uint32_t handoff_tid;         /* the thread the call went on to (0: none) */
+	int64_t handoff_ts;
+};
+/* The time thread `tid` spent in each state (on CPU, run queue, blocked) up
+ * to `ts`, counted from a point of its own (only differences mean
+ * something); the thread was on CPU at `ts` (in a syscall).  False when its
+ * log has no change at or before `ts` (nothing seen yet, or pushed out). */
+bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[3]);
+/* Splits [from, to] of a call that `first` held at `from` (on CPU: it was in
+ * a syscall) and `last` at `to` (idem).  cum_from / cum_to: gs_tlog_cum() of
+ * those threads at those instants taken earlier (NULL: taken now from the
+ * logs).  When the threads differ, the call is followed from `first` to `last`
+ * along the first wake-up of `last` by `first` in the interval.  False when a
+ * log does not reach back to where it is needed, or no wake-up links the two
+ * threads. */
+bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const int64_t *cum_from, uint32_t last,
+		   int64_t to, const int64_t *cum_to, struct gs_tlog_split *out);
+/* The upcall of thread `tid` inside [from, to]: the last start edge in it and
+ * the first end edge after that start and within it.  False when either is
+ * missing. */
+bool gs_tlog_upcall_span(const struct gs_tlog *l, uint32_t tid, int64_t from, int64_t to, int64_t *start,
+			 int64_t *end);
+
+#endif

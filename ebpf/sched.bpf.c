@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The scheduler probes of `giopscope attach --sched`.
+ *
+ * BTF tracepoints sched_switch, sched_wakeup and sched_wakeup_new (tp_btf:
+ * typed task pointers, no perf event, no kprobe).  For the threads of the
+ * followed thread groups (compared in read-only data, set before loading),
+ * every change of scheduler state becomes a 32-byte ring record: switched
+ * out (runnable: preempted; or blocked), switched in, woken (and by whom).
+ * User space keeps a short timeline per thread and splits each call's
+ * server (client) time into on-CPU, run queue and blocked.
+ *
+ * Records do not wake the reader (it polls every 50 ms and drains the ring
+ * before it writes a call); a ring full past wake_bytes does.  Records the ring
+ * has no room for are counted (per-CPU row in .bss) and the time of the last
+ * one kept, so that user space leaves the split of a call it touched empty.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "sched.h"
+
+const volatile __u32 n_tgids = 0;
+const volatile __u32 tgids[GS_SCHED_TGIDS] = {};
+const volatile __u64 wake_bytes = 1u << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} sched_events SEC(".maps");
+
+__u64 counters[GS_SCHED_MAX_CPUS][GS_SCHED_CNT_ROW] SEC(".bss");
+/* the last time a record was lost (any CPU; a plain store is enough) */
+__u64 lost_last_ns SEC(".bss");
+
+static __always_inline bool followed(__u32 tgid)
+{
+	if (!tgid)
+		return false;
+	for (__u32 i = 0; i < GS_SCHED_TGIDS; i++) {
+		if (i >= n_tgids)
+			break;
+		if (tgids[i] == tgid)
+			return true;
+	}
+	return false;
+}
+
+static __always_inline void lost(__u64 now)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	if (cpu < GS_SCHED_MAX_CPUS)
+		counters[cpu][GS_SCHED_CNT_LOST]++;
+	lost_last_ns = now;
+}
+
+static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct gs_sched_ev *e = bpf_ringbuf_reserve(&sched_events, sizeof *e, 0);
+	__u64 flags;
+	if (!e) {
+		lost(now);
+		return;
+	}
+	e->ts_ns = now;
+	e->kind = kind;
+	e->cpu = bpf_get_smp_processor_id();
+	e->tid = tid;
+	e->other = other;
+	e->prev_state = prev_state;
+	e->pad = 0;
+	flags = bpf_ringbuf_query(&sched_events, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP
+										   : BPF_RB_NO_WAKEUP;
+	bpf_ringbuf_submit(e, flags);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(gs_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u32 p = followed(prev->tgid) ? (__u32)prev->pid : 0;
+	__u32 n = followed(next->tgid) ? (__u32)next->pid : 0;
+	(void)ctx;
+	if (!p && !n)
+		return 0;
+	/* TASK_RUNNING is 0: a task switched out in it (or preempted) stays runnable */
+	emit(GS_SCHED_SWITCH, p, n, (preempt || prev_state == 0) ? GS_SCHED_PREV_RUNNABLE : GS_SCHED_PREV_BLOCKED);
+	return 0;
+}
+
+static __always_inline int woken(struct task_struct *p)
+{
+	if (!followed(p->tgid))
+		return 0;
+	emit(GS_SCHED_WAKEUP, (__u32)p->pid, (__u32)bpf_get_current_pid_tgid(), 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(gs_sched_wakeup, struct task_struct *p)
+{
+	(void)ctx;
+	return woken(p);
+}
+
+SEC("tp_btf/sched_wakeup_new")
+int BPF_PROG(gs_sched_wnew, struct task_struct *p)
+{
+	(void)ctx;
+	return woken(p);
+}
+
+char LICENSE[] SEC("license") = "GPL";

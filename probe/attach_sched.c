@@ -1,0 +1,147 @@
+#include "attach_sched.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef GS_HAVE_EBPF
+
+int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint32_t n, struct gs_tlog *log,
+			char *err, size_t errlen)
+{
+	(void)tgids;
+	(void)n;
+	(void)log;
+	*out = NULL;
+	snprintf(err, errlen, "this build has no eBPF support");
+	return 2;
+}
+
+void gs_sched_probe_drain(struct gs_sched_probe *p)
+{
+	(void)p;
+}
+
+void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
+{
+	(void)p;
+	*records = *lost = 0;
+	*last_lost = 0;
+}
+
+void gs_sched_probe_close(struct gs_sched_probe *p)
+{
+	(void)p;
+}
+
+#else
+
+#include <bpf/libbpf.h>
+
+#include "../ebpf/sched.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wcast-qual"
+#include "sched.skel.h"
+#pragma GCC diagnostic pop
+
+struct gs_sched_probe {
+	struct sched_bpf *skel;
+	struct ring_buffer *rb;
+	struct gs_tlog *log;
+	uint64_t records, bad;
+};
+
+static int on_record(void *ctx, void *data, size_t len)
+{
+	struct gs_sched_probe *p = ctx;
+	const struct gs_sched_ev *e = data;
+	if (len < sizeof *e) {
+		p->bad++;
+		return 0;
+	}
+	p->records++;
+	if (e->kind == GS_SCHED_SWITCH)
+		gs_tlog_push_switch(p->log, (int64_t)e->ts_ns, e->tid, e->other, e->prev_state == GS_SCHED_PREV_RUNNABLE);
+	else if (e->kind == GS_SCHED_WAKEUP)
+		gs_tlog_push_wakeup(p->log, (int64_t)e->ts_ns, e->tid, e->other);
+	else
+		p->bad++;
+	return 0;
+}
+
+int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint32_t n, struct gs_tlog *log,
+			char *err, size_t errlen)
+{
+	struct gs_sched_probe *p;
+	int r;
+	*out = NULL;
+	if (!n || n > GS_SCHED_TGIDS) {
+		snprintf(err, errlen, "--sched follows 1 to %d processes (%u given)", GS_SCHED_TGIDS, n);
+		return 2;
+	}
+	p = calloc(1, sizeof *p);
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		return 2;
+	}
+	p->log = log;
+	p->skel = sched_bpf__open();
+	if (!p->skel) {
+		snprintf(err, errlen, "--sched: cannot open the scheduler probes: %s", strerror(errno));
+		goto fail;
+	}
+	p->skel->rodata->n_tgids = n;
+	for (uint32_t i = 0; i < n; i++)
+		p->skel->rodata->tgids[i] = tgids[i];
+	/* wake the reader when a quarter of the ring waits */
+	p->skel->rodata->wake_bytes = bpf_map__max_entries(p->skel->maps.sched_events) / 4;
+	if ((r = sched_bpf__load(p->skel)) != 0) {
+		snprintf(err, errlen, "--sched: cannot load the scheduler probes: %s", strerror(-r));
+		goto fail;
+	}
+	if ((r = sched_bpf__attach(p->skel)) != 0) {
+		snprintf(err, errlen, "--sched: cannot attach to sched_switch/sched_wakeup (tp_btf): %s", strerror(-r));
+		goto fail;
+	}
+	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.sched_events), on_record, p, NULL);
+	if (!p->rb) {
+		snprintf(err, errlen, "--sched: cannot map the ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	*out = p;
+	return 0;
+fail:
+	gs_sched_probe_close(p);
+	return 2;
+}
+
+void gs_sched_probe_drain(struct gs_sched_probe *p)
+{
+	if (p)
+		ring_buffer__consume(p->rb);
+}
+
+void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
+{
+	*records = *lost = 0;
+	*last_lost = 0;
+	if (!p)
+		return;
+	*records = p->records;
+	for (int c = 0; c < GS_SCHED_MAX_CPUS; c++)
+		*lost += p->skel->bss->counters[c][GS_SCHED_CNT_LOST];
+	*last_lost = (int64_t)p->skel->bss->lost_last_ns;
+}
+
+void gs_sched_probe_close(struct gs_sched_probe *p)
+{
+	if (!p)
+		return;
+	ring_buffer__free(p->rb);
+	sched_bpf__destroy(p->skel);
+	free(p);
+}
+
+#endif

@@ -1,0 +1,419 @@
+#!/bin/bash
+# tests/integration/attach_sched.sh -- `giopscope attach --sched --orb omniorb` against what the
+# omniORB server's own servant measured (bench_server -servant-log: CLOCK_REALTIME at the servant
+# method's entry and exit) and against what the servant was made to do.
+#
+# bench_server in a server namespace, pinned to the last vCPU; bench_client in a client
+# namespace (veth), pinned to vCPU 0; one `attach --pid SERVER --sched --orb omniorb --pairs
+# --tail 5`. The pairs CSV is read by column name.
+#
+# Scenarios:
+#   quiet      slow(SLOW_US) x N (the servant nanosleep()s), spin(SPIN_US) x N (the servant
+#              computes until its thread used SPIN_US of CPU time), echoString(32) x N_ECHO
+#              back to back (thousands of calls per 50 ms poll: the threads' logs must follow
+#              the syscall records, not run ahead of them):
+#                every call has its split and every Request its upcall (none left empty);
+#                every call: server_oncpu_us + server_runq_us + server_blocked_us =
+#                  server_process_us within 0.1 us (the split is made on the records' own
+#                  monotonic clock, server_process_us from wall-clock instants converted with the
+#                  offset sampled at each 50 ms poll: t4 and t5 may get samples a few ns apart;
+#                  plus 0.002 us of rounding)
+#                slow: SLOW_US <= server_blocked_us <= the servant's own span (exit - entry) +
+#                  50 us (the sleep lies inside the servant; waiting for a CPU after the wake-up
+#                  is run queue, not blocked; how late the kernel woke the sleep -- timer slack,
+#                  a vCPU the hypervisor held -- is blocked time and shows in both)
+#                spin: server_oncpu_us >= SPIN_US
+#                every Request (--orb): orb_in_us + servant_us + orb_out_us = server_process_us
+#                  (0.002 us), and servant_us - the servant's own (exit - entry) lies in
+#                  [-2 us, 50 us + server_runq_us] (omniORB's dispatch between ReceiveRequest's
+#                  return and the servant method, and back to SendReply; plus any wait for a
+#                  CPU in that window; -2 us: the two clocks' offset sampled at different
+#                  moments), and the servant's span lies inside [t_upcall_start, t_upcall_end]
+#                  (2 us)
+#                the servant ran as many calls as the CSV has Requests; the closing lines give
+#                each operation's mean split as the CSV has it; the --report HTML has both
+#                stacked bars (sched, orb) for every operation
+#   hog        spin(SPIN_US) x N with a CPU hog pinned on the server's vCPU (same nice level):
+#                spin: server_oncpu_us >= SPIN_US; the sums as above; median server_runq_us
+#                >= SPIN_US / 4 and above quiet's median (the hog takes about half the vCPU);
+#                --tail names cpu-starved
+#   not_orb    `attach --pid P --orb omniorb` on a process that does not map libomniORB4
+#              (sleep): exit 2 and exactly one line on stderr saying so; `--orb FILE` with a
+#              bad profile file: exit 1, one line naming the file and its line
+#
+# usage: tests/integration/attach_sched.sh [SCENARIO...]     (default: all; --list)
+# environment: GIOPSCOPE, BUILD, PORT (2809), N (30), N_ECHO (3000), SLOW_US (3000), SPIN_US (3000), KEEP_DIR,
+#   FAIL_DIR (default /tmp/gs-failing)
+# Prints "PASS name (figures)" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a
+# failure, 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
+
+# shellcheck disable=SC2317  # scenario bodies and hooks are called indirectly
+set -u
+export LC_ALL=C
+
+cd "$(dirname "$0")/../.." || exit 2
+
+BUILD=${BUILD:-build}
+GIOPSCOPE=${GIOPSCOPE:-$BUILD/giopscope}
+FAIL_DIR=${FAIL_DIR:-/tmp/gs-failing}
+KEEP_DIR=${KEEP_DIR:-}
+PORT=${PORT:-2809}
+N=${N:-30}
+N_ECHO=${N_ECHO:-3000}
+SLOW_US=${SLOW_US:-3000}
+SPIN_US=${SPIN_US:-3000}
+SERVER=$BUILD/orb/bench_server
+CLIENT=$BUILD/orb/bench_client
+ALL="quiet hog not_orb"
+
+WANT=""
+for a in "$@"; do
+    case "$a" in
+        --list) echo "$ALL" | tr ' ' '\n'; exit 0 ;;
+        -h|--help) sed -n '2,/^$/p' "$0"; exit 0 ;;
+        *) case " $ALL " in
+               *" $a "*) WANT="$WANT $a" ;;
+               *) echo "attach_sched: unknown scenario $a (--list)" >&2; exit 2 ;;
+           esac ;;
+    esac
+done
+[ -n "$WANT" ] || WANT=$ALL
+for v in PORT N N_ECHO SLOW_US SPIN_US; do
+    case "${!v}" in
+        ''|*[!0-9]*) echo "attach_sched: $v must be a number, not '${!v}'" >&2; exit 2 ;;
+    esac
+done
+
+NS_TAG=sch
+. tests/lib/netns.sh
+
+skip() { echo "SKIP: $*"; exit 77; }
+
+[ "$(id -u)" = 0 ] || skip "not root (eBPF and namespaces need it)"
+for tool in python3 timeout taskset nproc; do
+    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
+done
+[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+[ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"
+if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
+    skip "$GIOPSCOPE was built without eBPF"
+fi
+if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
+    make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
+fi
+ns_require
+
+SRV_CPU=$(($(nproc) - 1))
+CLI_CPU=0
+
+WORK=$(mktemp -d /tmp/gs-sched.XXXXXX) || exit 2
+ATT_PID=""
+HOG_PID=""
+work_cleanup() {
+    local p
+    for p in $ATT_PID $HOG_PID; do
+        kill -KILL "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    rm -rf "$WORK"
+}
+NS_CLEANUP_HOOK=work_cleanup
+ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
+cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
+[ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
+
+PASSED=0
+FAILED=0
+SC="" SC_DIR="" SC_ERR="" SC_DETAIL="" SC_NOTE=""
+
+err() {
+    [ -n "$SC_ERR" ] || SC_ERR=$1
+    shift
+    local d
+    for d in "$@"; do SC_DETAIL="$SC_DETAIL$d"$'\n'; done
+}
+
+sc_begin() {
+    SC=$1 SC_ERR="" SC_DETAIL="" SC_NOTE=""
+    SC_DIR=$WORK/$SC
+    mkdir -p "$SC_DIR"
+}
+
+sc_end() {
+    if [ -n "$KEEP_DIR" ]; then
+        rm -rf "${KEEP_DIR:?}/$SC"
+        cp -r "$SC_DIR" "$KEEP_DIR/$SC"
+    fi
+    if [ -z "$SC_ERR" ]; then
+        echo "PASS $SC${SC_NOTE:+ ($SC_NOTE)}"
+        PASSED=$((PASSED + 1))
+    else
+        echo "FAIL $SC: $SC_ERR"
+        [ -n "$SC_DETAIL" ] && printf '%s' "$SC_DETAIL" | sed 's/^/    /' | head -40
+        mkdir -p "$FAIL_DIR"
+        rm -rf "${FAIL_DIR:?}/attach_sched_$SC"
+        cp -r "$SC_DIR" "$FAIL_DIR/attach_sched_$SC"
+        echo "    files: $FAIL_DIR/attach_sched_$SC"
+        FAILED=$((FAILED + 1))
+    fi
+}
+
+# wait_exit PID SECONDS: bounded wait for PID (our child); status in WAIT_RC (124: killed)
+wait_exit() {
+    local pid=$1 t=$2
+    for _ in $(seq 1 $((t * 20))); do
+        ns_alive "$pid" || break
+        sleep 0.05
+    done
+    if ns_alive "$pid"; then
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        WAIT_RC=124
+        return 1
+    fi
+    wait "$pid"
+    WAIT_RC=$?
+}
+
+# run_server: bench_server pinned to SRV_CPU in NS_SRV, with -servant-log; SRV_PID
+run_server() {
+    rm -f "$SC_DIR/echo.ior"
+    ns_start "$NS_SRV" "$SC_DIR/server.log" taskset -c "$SRV_CPU" "$SERVER" \
+        -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" -o "$SC_DIR/echo.ior" -servant-log "$SC_DIR/servant.csv" -q
+    SRV_PID=$NS_LAST_PID
+    echo "# server (pid $SRV_PID) in $NS_SRV on vCPU $SRV_CPU: $SERVER -ORBendPoint giop:tcp:$NS_SRV_IP4:$PORT -servant-log servant.csv" \
+        >>"$SC_DIR/commands.log"
+    if ! ns_wait_file "$SC_DIR/echo.ior" 15 || ! ns_wait_port "$NS_SRV" "$PORT" 10; then
+        err "server did not start" "$(tail -3 "$SC_DIR/server.log")"
+        return 1
+    fi
+}
+
+# start_attach ARGS...: attach in the background (ATT_PID); bounded wait until it says what it
+# follows (loading the taps takes seconds on a busy machine)
+start_attach() {
+    echo "# attach:$(printf ' %q' "$GIOPSCOPE" attach "$@")" >>"$SC_DIR/commands.log"
+    "$GIOPSCOPE" attach "$@" 2>"$SC_DIR/attach.log" &
+    ATT_PID=$!
+    for _ in $(seq 1 1200); do
+        grep -q "^giopscope attach: following" "$SC_DIR/attach.log" 2>/dev/null && return 0
+        ns_alive "$ATT_PID" || break
+        sleep 0.05
+    done
+    err "attach did not start" "$(tail -5 "$SC_DIR/attach.log")"
+    return 1
+}
+
+stop_attach() {
+    kill -INT "$ATT_PID" 2>/dev/null
+    wait_exit "$ATT_PID" 20 || err "attach did not exit within 20 s of SIGINT"
+    [ "$WAIT_RC" = 0 ] || err "attach: exit status $WAIT_RC after SIGINT" "$(tail -3 "$SC_DIR/attach.log")"
+    ATT_PID=""
+}
+
+# client ARGS...: bench_client pinned to CLI_CPU in NS_CLI (must exit 0)
+client() {
+    echo "# client in $NS_CLI on vCPU $CLI_CPU: $CLIENT -i echo.ior -q $*" >>"$SC_DIR/commands.log"
+    if ! ns_run "$NS_CLI" 180 taskset -c "$CLI_CPU" "$CLIENT" -i "$SC_DIR/echo.ior" -q "$@" \
+            >>"$SC_DIR/clients.log" 2>&1; then
+        err "client ($*) failed" "$(tail -3 "$SC_DIR/clients.log")"
+        return 1
+    fi
+}
+
+# check MODE: the CSV against the servant log and the bounds (python below)
+check() {
+    local out
+    if out=$(python3 - "$1" "$SC_DIR/pairs.csv" "$SC_DIR/servant.csv" "$SLOW_US" "$SPIN_US" \
+            "$WORK/quiet_runq_median" "$SC_DIR/attach.log" 2>&1 <<'PY'
+import csv, re, statistics, sys
+mode, pairs, servant, slow_us, spin_us, quiet_file, att_log = sys.argv[1:8]
+slow_us, spin_us = float(slow_us), float(spin_us)
+rows = list(csv.DictReader(open(pairs, newline="")))
+bad = []
+need = ["server_oncpu_us", "server_runq_us", "server_blocked_us", "t_upcall_start", "t_upcall_end",
+        "orb_in_us", "servant_us", "orb_out_us"]
+for k in need:
+    if rows and k not in rows[0]:
+        print("no column", k); sys.exit(1)
+reqs = [r for r in rows if r["kind"] == "Request" and r["status"] == "NO_EXCEPTION"]
+def f(r, k):
+    return float(r[k])
+for r in rows:
+    if not r["server_process_us"]:
+        continue
+    if not r["server_oncpu_us"]:
+        bad.append(f"request {r['request_id']} ({r['operation']}): no sched split"); continue
+    s = f(r, "server_oncpu_us") + f(r, "server_runq_us") + f(r, "server_blocked_us")
+    if abs(s - f(r, "server_process_us")) > 0.1:
+        bad.append(f"request {r['request_id']}: oncpu+runq+blocked {s:.3f} != server_process_us {r['server_process_us']}")
+for r in reqs:
+    op = r["operation"]
+    if op == "slow" and f(r, "server_blocked_us") < slow_us:
+        bad.append(f"slow request {r['request_id']}: server_blocked_us {r['server_blocked_us']} < {slow_us}")
+    if op == "spin" and f(r, "server_oncpu_us") < spin_us:
+        bad.append(f"spin request {r['request_id']}: server_oncpu_us {r['server_oncpu_us']} < {spin_us}")
+    if not r["servant_us"]:
+        bad.append(f"request {r['request_id']} ({op}): no upcall"); continue
+    s = f(r, "orb_in_us") + f(r, "servant_us") + f(r, "orb_out_us")
+    if abs(s - f(r, "server_process_us")) > 0.002:
+        bad.append(f"request {r['request_id']}: orb_in+servant+orb_out {s:.3f} != server_process_us {r['server_process_us']}")
+# the servant's own spans, per operation in order, against the Requests in order
+# (every slow call is checked against its span below)
+spans = {}
+for line in open(servant):
+    tid, op, arg, t0, t1 = line.strip().split(",")
+    spans.setdefault(op, []).append((int(t0), int(t1)))
+def ns(t):
+    s, frac = t.split(".")
+    return int(s) * 10**9 + int(frac)
+diffs = []
+over = []
+for op in sorted({r["operation"] for r in reqs}):
+    mine = sorted((r for r in reqs if r["operation"] == op), key=lambda r: ns(r["t_server_recv"]))
+    theirs = sorted(spans.get(op, []))
+    if len(mine) != len(theirs):
+        bad.append(f"{op}: {len(mine)} Requests in the CSV, the servant ran {len(theirs)}"); continue
+    for r, (t0, t1) in zip(mine, theirs):
+        if not r["servant_us"]:
+            continue
+        d = f(r, "servant_us") - (t1 - t0) / 1000
+        diffs.append(d)
+        if op == "slow" and f(r, "server_blocked_us") > (t1 - t0) / 1000 + 50:
+            bad.append(f"slow request {r['request_id']}: server_blocked_us {r['server_blocked_us']} > the servant's own {(t1 - t0) / 1000:.3f} us + 50")
+        if op == "slow":
+            over.append(f(r, "server_blocked_us") - slow_us)
+        if not (-2 <= d <= 50 + f(r, "server_runq_us")):
+            bad.append(f"{op} request {r['request_id']}: servant_us {r['servant_us']} vs the servant's {(t1 - t0) / 1000:.3f} us (runq {r['server_runq_us']})")
+        if ns(r["t_upcall_start"]) > t0 + 2000 or ns(r["t_upcall_end"]) < t1 - 2000:
+            bad.append(f"{op} request {r['request_id']}: the servant's span [{t0}, {t1}] not inside the upcall [{r['t_upcall_start']}, {r['t_upcall_end']}]")
+spin = [f(r, "server_runq_us") for r in reqs if r["operation"] == "spin"]
+med = statistics.median(spin) if spin else 0
+if mode == "quiet":
+    open(quiet_file, "w").write(f"{med}\n")
+if mode == "hog":
+    if med < spin_us / 4:
+        bad.append(f"hog: median server_runq_us of spin {med:.1f} < {spin_us / 4}")
+    try:
+        q = float(open(quiet_file).read())
+        if med <= q:
+            bad.append(f"hog: median server_runq_us {med:.1f} not above quiet's {q:.1f}")
+    except OSError:
+        pass
+if not reqs:
+    bad.append("no Request answered")
+# the closing lines: per operation, the mean split of its Requests, as the CSV has them
+seen = {}
+for line in open(att_log):
+    m = re.match(r"^  (\S+)\s+on-cpu\s+([\d.]+)\s+run-queue\s+([\d.]+)\s+blocked\s+([\d.]+) \((\d+) calls\);"
+                 r" orb-in\s+([\d.]+)\s+servant\s+([\d.]+)\s+orb-out\s+([\d.]+)", line)
+    if m:
+        seen[m.group(1)] = [float(v) for v in m.groups()[1:]]
+for op in sorted({r["operation"] for r in reqs}):
+    mine = [r for r in reqs if r["operation"] == op and r["server_oncpu_us"] and r["servant_us"]]
+    if op not in seen:
+        bad.append(f"no closing line for {op}"); continue
+    got = seen[op]
+    want = [statistics.mean(f(r, k) for r in mine) for k in ("server_oncpu_us", "server_runq_us", "server_blocked_us")]
+    want += [len(mine)] + [statistics.mean(f(r, k) for r in mine) for k in ("orb_in_us", "servant_us", "orb_out_us")]
+    if any(abs(a - b) > 0.06 for a, b in zip(got, want)):
+        bad.append(f"closing line for {op}: {got} vs the CSV's means {[round(w, 2) for w in want]}")
+for b in bad[:20]:
+    print(b)
+ds = sorted(diffs)
+print(f"{len(rows)} rows, {len(reqs)} Requests; spin median runq {med:.1f} us; "
+      + (f"slow blocked - SLOW_US: min {min(over):.1f} max {max(over):.1f} us; " if over else "")
+      + f"servant_us - servant's own: "
+      + (f"min {ds[0]:.1f} p50 {ds[len(ds)//2]:.1f} max {ds[-1]:.1f} us" if ds else "none"))
+sys.exit(1 if bad else 0)
+PY
+    ); then
+        SC_NOTE=$(printf '%s' "$out" | tail -1)
+    else
+        err "checks failed" "$out"
+    fi
+}
+
+scenario_quiet() {
+    sc_begin quiet
+    if run_server; then
+        if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5 \
+                --report "$SC_DIR/report.html"; then
+            client -op slow -size "$SLOW_US" -n "$N"
+            client -op spin -size "$SPIN_US" -n "$N"
+            client -op echoString -size 32 -n "$N_ECHO"
+            sleep 0.5
+            stop_attach
+        fi
+        ns_stop "$SRV_PID" TERM 20 || err "server exit status $? after SIGTERM"
+        [ -z "$SC_ERR" ] && check quiet
+        # the HTML report's per-operation bars (both kinds, every operation)
+        local op
+        for op in slow spin echoString; do
+            if ! grep -q "$op (sched, " "$SC_DIR/report.html" || ! grep -q "$op (orb, " "$SC_DIR/report.html"; then
+                err "the report has no split bars for $op"
+            fi
+        done
+        grep -q 'seg seg-servant' "$SC_DIR/report.html" || err "the report has no servant segment"
+    fi
+    sc_end
+}
+
+scenario_hog() {
+    sc_begin hog
+    if run_server; then
+        local ni
+        ni=$(ps -o ni= -p "$SRV_PID" | tr -d ' ')
+        taskset -c "$SRV_CPU" timeout 300 nice -n "$ni" sh -c 'while :; do :; done' &
+        HOG_PID=$!
+        echo "# hog (pid $HOG_PID) on vCPU $SRV_CPU at nice $ni" >>"$SC_DIR/commands.log"
+        if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5; then
+            client -op spin -size "$SPIN_US" -n "$N"
+            sleep 0.5
+            stop_attach
+        fi
+        ns_alive "$HOG_PID" || err "the hog ended before the run did"
+        kill -TERM "$HOG_PID" 2>/dev/null
+        wait "$HOG_PID" 2>/dev/null
+        HOG_PID=""
+        ns_stop "$SRV_PID" TERM 20 || err "server exit status $? after SIGTERM"
+        if [ -z "$SC_ERR" ]; then
+            check hog
+            grep -q "cpu-starved" "$SC_DIR/attach.log" ||
+                err "--tail does not name cpu-starved" "$(grep -A6 '^slowest' "$SC_DIR/attach.log")"
+        fi
+    fi
+    sc_end
+}
+
+scenario_not_orb() {
+    sc_begin not_orb
+    local p rc rc2 lines
+    ns_start "$NS_SRV" /dev/null sleep 60
+    p=$NS_LAST_PID
+    echo "# attach: $GIOPSCOPE attach --pid $p --orb omniorb (sleep 60)" >>"$SC_DIR/commands.log"
+    timeout 60 "$GIOPSCOPE" attach --pid "$p" --orb omniorb >"$SC_DIR/out" 2>"$SC_DIR/err"
+    rc=$?
+    lines=$(wc -l <"$SC_DIR/err")
+    [ "$rc" = 2 ] || err "exit status $rc, want 2" "$(cat "$SC_DIR/err")"
+    [ "$lines" = 1 ] || err "$lines lines on stderr, want 1" "$(cat "$SC_DIR/err")"
+    grep -q "does not map libomniORB4" "$SC_DIR/err" || err "stderr does not say libomniORB4 is not mapped" "$(cat "$SC_DIR/err")"
+    [ -s "$SC_DIR/out" ] && err "something on stdout" "$(head -3 "$SC_DIR/out")"
+    # a profile file that is not one: exit 1, one line naming the file and the line
+    printf 'orb x\nlibrary libx.so\nprobe start sideways _Z1fv\n' >"$SC_DIR/bad.txt"
+    timeout 60 "$GIOPSCOPE" attach --pid "$p" --orb "$SC_DIR/bad.txt" >"$SC_DIR/out2" 2>"$SC_DIR/err2"
+    rc2=$?
+    [ "$rc2" = 1 ] || err "a bad profile file: exit status $rc2, want 1" "$(cat "$SC_DIR/err2")"
+    if [ "$(wc -l <"$SC_DIR/err2")" != 1 ] || ! grep -q "bad.txt, line 3" "$SC_DIR/err2"; then
+        err "a bad profile file: not one line naming the file and line" "$(cat "$SC_DIR/err2")"
+    fi
+    ns_stop "$p" KILL 5
+    SC_NOTE="exit $rc: $(cat "$SC_DIR/err"); bad profile file: exit $rc2"
+    sc_end
+}
+
+for s in $WANT; do
+    "scenario_$s"
+done
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]

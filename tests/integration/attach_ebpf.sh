@@ -8,7 +8,7 @@
 #             call has server_process_us >= usec, the median excess is at most BOUND_US (the
 #             p50/p99/max excess is printed: scheduling on a busy VM makes the tail long), and
 #             server_process_us <= server_us (t5-t4 within t6-t3, the tap is on the server's
-#             host); the client columns are empty (not followed); the first 17 columns equal
+#             host); the client columns are empty (not followed); the columns up to capture_loss equal
 #             `giopscope read` of the capture call for call (compare_pairs.py, timestamps within
 #             TOL_NS: tcpdump stamps a packet where AF_PACKET sees it, attach where tc does).
 #   loopback  server and clients in one namespace over 127.0.0.1, `attach --port PORT` (so both
@@ -33,8 +33,14 @@
 #             runs /proc/PID/status shows nobody's ids and no capability, every call of a client
 #             is written, and after SIGINT no program or link of it is left.
 #
+# Every scenario runs on either path of the send/recv instants: the default (the socket
+# layer's tracepoints; while attach runs, `bpftool perf` must show no program of it on a
+# syscall tracepoint) or, with HOOKS=syscalls, the fallback (`attach --syscall-hooks`);
+# attach's first line must name the path.
+#
 # usage: tests/integration/attach_ebpf.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), BOUND_US (1000), TOL_NS (1000000),
+#   HOOKS (socket, the default, or syscalls),
 #   KEEP_DIR (keep every scenario's files there), FAIL_DIR (default /tmp/gs-failing)
 # Prints "PASS name" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a failure,
 # 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
@@ -57,6 +63,12 @@ TOL_NS=${TOL_NS:-1000000}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user"
+HOOKS=${HOOKS:-socket}
+case "$HOOKS" in
+    socket) HOOK_ARGS=() HOOK_LINE="send/recv instants: tcp_sendmsg_locked + sock_recv_length" ;;
+    syscalls) HOOK_ARGS=(--syscall-hooks) HOOK_LINE="send/recv instants: syscalls (fallback)" ;;
+    *) echo "attach_ebpf: HOOKS is socket or syscalls, not $HOOKS" >&2; exit 2 ;;
+esac
 
 WANT=""
 for a in "$@"; do
@@ -166,11 +178,16 @@ start_attach() {
         pre=(ip netns exec "$2")
         shift 2
     fi
-    echo "# attach:$(printf ' %q' "${pre[@]}" "$GIOPSCOPE" attach "$@")" >>"$SC_DIR/commands.log"
-    "${pre[@]}" "$GIOPSCOPE" attach "$@" 2>"$log" &
+    local -a hk=("${HOOK_ARGS[@]}")
+    case " $* " in *" --packets-only "*) hk=() ;; esac
+    echo "# attach:$(printf ' %q' "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@")" >>"$SC_DIR/commands.log"
+    "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@" 2>"$log" &
     ATT_PID=$!
     for _ in $(seq 1 300); do
-        grep -q "^giopscope attach: following" "$log" 2>/dev/null && return 0
+        if grep -q "^giopscope attach: following" "$log" 2>/dev/null; then
+            check_hooks "$log" "${#hk[@]}"
+            return 0
+        fi
         ns_alive "$ATT_PID" || break
         sleep 0.05
     done
@@ -179,6 +196,32 @@ start_attach() {
     wait "$ATT_PID" 2>/dev/null
     ATT_PID=""
     return 1
+}
+
+# check_hooks LOG: attach's first line names the path of the send/recv instants; on the
+# default path none of its programs is on a syscall tracepoint (raw_syscalls sys_enter/sys_exit,
+# syscalls:*), by `bpftool perf` (raw tracepoints and tracepoints, by the process holding them)
+check_hooks() {
+    local line out
+    line=$(grep -m1 "^giopscope attach: following" "$1")
+    case "$line" in
+        *"(packets only)"*) return 0 ;;
+        *"$HOOK_LINE"*) ;;
+        *) err "attach's first line does not say \"$HOOK_LINE\"" "$line"; return 1 ;;
+    esac
+    [ "$HOOKS" = socket ] || return 0
+    if ! out=$(bpftool -j perf 2>&1 | python3 -c '
+import json, sys
+pid = int(sys.argv[1])
+mine = [e for e in (json.load(sys.stdin) or []) if e.get("pid") == pid]
+hooks = sorted(e.get("tracepoint", "?") for e in mine)
+bad = [t for t in hooks if t in ("sys_enter", "sys_exit") or t.startswith("sys_")]
+print(" ".join(hooks))
+sys.exit(1 if bad or not hooks else 0)' "$ATT_PID"); then
+        err "attach's programs on tracepoints: $out (want tcp_sendmsg_locked sock_recv_length, no syscall tracepoint)"
+        return 1
+    fi
+    echo "# bpftool perf, attach's programs: $out" >>"$SC_DIR/commands.log"
 }
 
 # stop_attach SIGNAL: stop it, wait (bounded); sets ATT_RC
@@ -243,8 +286,11 @@ scenario_netns() {
         "$GIOPSCOPE" read "$SC_DIR/cap.pcap" --pairs --format csv -o "$SC_DIR/read.csv" 2>"$SC_DIR/read.log" ||
             err "giopscope read of the capture failed" "$(tail -2 "$SC_DIR/read.log")"
         if [ -s "$SC_DIR/attach.csv" ] && [ -s "$SC_DIR/read.csv" ]; then
-            cut -d, -f1-17 "$SC_DIR/attach.csv" >"$SC_DIR/attach17.csv"
-            if ! python3 "$COMPARE" "$SC_DIR/read.csv" "$SC_DIR/attach17.csv" --no-order \
+            # read's columns: every one up to capture_loss (by name), not attach's six after it
+            local ncol
+            ncol=$(head -1 "$SC_DIR/attach.csv" | tr , '\n' | grep -n -x capture_loss | cut -d: -f1)
+            cut -d, -f"1-${ncol:-0}" "$SC_DIR/attach.csv" >"$SC_DIR/attach_read.csv"
+            if ! python3 "$COMPARE" "$SC_DIR/read.csv" "$SC_DIR/attach_read.csv" --no-order \
                     --tolerance-ns "$TOL_NS" >"$SC_DIR/compare.txt" 2>&1; then
                 err "attach's pairs differ from tcpdump + read" "$(tail -12 "$SC_DIR/compare.txt")"
             fi
@@ -652,7 +698,7 @@ scenario_ring_full() {
     if start_server "$NS_SRV" "$NS_SRV_IP4"; then
         # on a terminal (script(1)) for the progress line; script's child (exec) is attach
         echo "# attach (script): $GIOPSCOPE attach --pid $SRV_PID --ring-size 8k ..." >>"$SC_DIR/commands.log"
-        script -qfec "exec $GIOPSCOPE attach --pid $SRV_PID --ring-size 8k --pairs --summary -o $SC_DIR/attach.csv" \
+        script -qfec "exec $GIOPSCOPE attach ${HOOK_ARGS[*]} --pid $SRV_PID --ring-size 8k --pairs --summary -o $SC_DIR/attach.csv" \
             "$SC_DIR/tty.log" </dev/null >/dev/null 2>&1 &
         tpid=$!
         ns_wait_grep "$SC_DIR/tty.log" "^giopscope attach: following" 10
@@ -791,7 +837,7 @@ scenario_drop_user() {
             err "-Z no_such_user_xyz: want one line naming the user" "$(head -3 "$SC_DIR/a.err")"
         before_p=$(bpf_ids prog) before_l=$(bpf_ids link)
         # -o in root's directory: opened after the switch, so refused; the tap goes with it
-        "$GIOPSCOPE" attach --pid "$SRV_PID" -Z nobody -o "$SC_DIR/root.csv" -q >"$SC_DIR/b.out" 2>"$SC_DIR/b.err"
+        "$GIOPSCOPE" attach "${HOOK_ARGS[@]}" --pid "$SRV_PID" -Z nobody -o "$SC_DIR/root.csv" -q >"$SC_DIR/b.out" 2>"$SC_DIR/b.err"
         rc=$?
         [ "$rc" = 2 ] || err "-Z nobody -o in root's directory: exit status $rc (opened before the switch?)"
         grep -q "cannot write $SC_DIR/root.csv: Permission denied" "$SC_DIR/b.err" ||

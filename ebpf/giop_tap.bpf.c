@@ -9,10 +9,15 @@
  * is found by framing each direction with the GIOP header's size field; the
  * framing state lives in the LRU hash `flows`.
  *
- * Syscall probes (syscall tracepoints) of the followed processes: a send's
- * entry (t1/t5: the process hands the bytes to the kernel) and a recv's return
- * (t4/t8: the process has them), with the TCP sequence number of the first
- * byte, so that user space places each message's first and last byte exactly.
+ * Send/recv hooks of the followed processes: a send entering TCP (t1/t5: the
+ * process hands the bytes to the kernel) and a socket receive returning (t4/t8:
+ * the process has them), with the TCP sequence number of the first byte, so
+ * that user space places each message's first and last byte exactly.  By
+ * default the socket layer's tracepoints tcp:tcp_sendmsg_locked and
+ * sock:sock_recv_length (tp_btf, or raw_tp where tp_btf is refused), which run
+ * for socket sends and receives only; the syscall hooks (raw_syscalls
+ * sys_enter/sys_exit, on every syscall of the host) are the fallback for
+ * kernels without them (user space loads one set: probe/attach_bpf.c).
  *
  * Everything goes through one ring buffer, in the order it happened.  Records
  * do not wake the reader (it polls); a ring filling past wake_bytes does.
@@ -1052,6 +1057,7 @@ static __always_inline struct gs_tap_watch *watched_slot(struct sock *sk, const 
 	w->flow = *out;
 	w->last_tid = 0;
 	w->switch_ns = 0;
+	w->cont_tid = 0;
 	settle(w, 0);
 	return w;
 }
@@ -1329,7 +1335,8 @@ int sock_recv_raw(struct bpf_raw_tracepoint_args *ctx)
 	return on_sock_recv(as_sock(ctx->args[0]), (int)ctx->args[1], (int)ctx->args[2]);
 }
 
-/* The syscall hooks: the raw tracepoints raw_syscalls:sys_enter / sys_exit, one
+/* The fallback (attach --syscall-hooks, or a kernel without the socket layer's
+ * tracepoints): the raw tracepoints raw_syscalls:sys_enter / sys_exit, one
  * program each, choosing the syscalls by number.  Not the per-syscall
  * tracepoints (syscalls:sys_enter_sendto, ...), which run through perf events:
  * on the machine measured, attach built on them added 7.5 us at p50 to an

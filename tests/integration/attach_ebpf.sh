@@ -198,9 +198,11 @@ start_attach() {
     return 1
 }
 
-# check_hooks LOG: attach's first line names the path of the send/recv instants; on the
-# default path none of its programs is on a syscall tracepoint (raw_syscalls sys_enter/sys_exit,
-# syscalls:*), by `bpftool perf` (raw tracepoints and tracepoints, by the process holding them)
+# check_hooks LOG: attach's first line names the path of the send/recv instants, and `bpftool
+# perf` (raw tracepoints and tracepoints, by the process holding them) shows attach's programs
+# on exactly that path's: sock_recv_length and tcp_sendmsg_locked on the default path (no
+# program on a syscall tracepoint: raw_syscalls sys_enter/sys_exit, syscalls:*), sys_enter and
+# sys_exit on the fallback
 check_hooks() {
     local line out
     line=$(grep -m1 "^giopscope attach: following" "$1")
@@ -209,16 +211,22 @@ check_hooks() {
         *"$HOOK_LINE"*) ;;
         *) err "attach's first line does not say \"$HOOK_LINE\"" "$line"; return 1 ;;
     esac
-    [ "$HOOKS" = socket ] || return 0
     if ! out=$(bpftool -j perf 2>&1 | python3 -c '
 import json, sys
-pid = int(sys.argv[1])
+pid, mode = int(sys.argv[1]), sys.argv[2]
 mine = [e for e in (json.load(sys.stdin) or []) if e.get("pid") == pid]
 hooks = sorted(e.get("tracepoint", "?") for e in mine)
-bad = [t for t in hooks if t in ("sys_enter", "sys_exit") or t.startswith("sys_")]
 print(" ".join(hooks))
-sys.exit(1 if bad or not hooks else 0)' "$ATT_PID"); then
-        err "attach's programs on tracepoints: $out (want tcp_sendmsg_locked sock_recv_length, no syscall tracepoint)"
+if mode == "socket":
+    ok = hooks == ["sock_recv_length", "tcp_sendmsg_locked"]
+else:
+    ok = hooks == ["sys_enter", "sys_exit"]
+sys.exit(0 if ok else 1)' "$ATT_PID" "$HOOKS"); then
+        if [ "$HOOKS" = socket ]; then
+            err "attach's programs on tracepoints: $out (want sock_recv_length tcp_sendmsg_locked, no syscall tracepoint)"
+        else
+            err "attach --syscall-hooks's programs on tracepoints: $out (want sys_enter sys_exit)"
+        fi
         return 1
     fi
     echo "# bpftool perf, attach's programs: $out" >>"$SC_DIR/commands.log"

@@ -84,8 +84,10 @@ fi
 ns_setup || { echo "attach_host_tax: cannot create the network namespaces" >&2; exit 2; }
 ns_start "$NS_SRV" "$T/server.log" "$SERVER" -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" -o "$T/echo.ior" -q
 SRV_PID=$NS_LAST_PID
-ns_wait_file "$T/echo.ior" 15 && ns_wait_port "$NS_SRV" "$PORT" 10 ||
-    { echo "attach_host_tax: the server did not start" >&2; exit 1; }
+if ! ns_wait_file "$T/echo.ior" 15 || ! ns_wait_port "$NS_SRV" "$PORT" 10; then
+    echo "attach_host_tax: the server did not start" >&2
+    exit 1
+fi
 
 # hold ARM: attach in place on the arm's path (HOLD: its pid); 1 if it did not get there
 hold() {
@@ -164,7 +166,7 @@ T1=$(date -u '+%H:%M UTC')
 
 CMD="ROUNDS=$ROUNDS N=$N M=$M REPS=$REPS RT=$RT bench/attach_host_tax.sh" M_CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//') \
 M_SRSO=$(cat /sys/devices/system/cpu/vulnerabilities/spec_rstack_overflow 2>/dev/null || echo '?') \
-M_V2=$(cat /sys/devices/system/cpu/vulnerabilities/spectre_v2 2>/dev/null | cut -d';' -f1 || echo '?') \
+M_V2=$(cut -d';' -f1 /sys/devices/system/cpu/vulnerabilities/spectre_v2 2>/dev/null || echo '?') \
 python3 - "$T/runs" "$T0" "$T1" "$LOAD0" "$LOAD1" "$(nproc)" "$(uname -r)" "${BENCH_DOC:-}" "$T/foreign" <<'PY'
 import math, os, statistics, sys
 runs, t0, t1, load0, load1, nproc, kernel, doc, foreign = sys.argv[1:]

@@ -422,18 +422,27 @@ d = json.load(sys.stdin) or []
 print(" ".join(str(x["id"]) for x in d))'
 }
 
+# held_by PID KEY: the BPF object ids (KEY prog_id or link_id) the process PID holds file
+# descriptors of (/proc/PID/fdinfo; a link's fdinfo names its program too); PID "all": every
+# process's. Other engineers' probes may load programs at any time on this machine: what is
+# ours is what our attach holds, not whatever appeared while it ran.
+held_by() {
+    local d=/proc/$1/fdinfo
+    [ "$1" = all ] && d="/proc/[0-9]*/fdinfo"
+    # shellcheck disable=SC2086
+    cat $d/* 2>/dev/null | sed -n "s/^$2:[[:space:]]*//p" | sort -un | tr '\n' ' '
+}
+
 scenario_cleanup() {
     sc_begin cleanup
-    local sig before_p before_l during_p during_l after_p after_l ours left
+    local sig during_l after_p after_l ours left
     if start_server "$NS_SRV" "$NS_SRV_IP4"; then
         for sig in INT TERM HUP KILL; do
-            before_p=" $(bpf_ids prog) " before_l=" $(bpf_ids link) "
             start_attach "$SC_DIR/attach_$sig.log" --pid "$SRV_PID" --pairs -o "$SC_DIR/attach_$sig.csv" -q || continue
             client "$NS_CLI" -op echoString -size 32 -n 20
-            during_p=$(bpf_ids prog) during_l=$(bpf_ids link)
-            ours=""
-            for id in $during_p; do case "$before_p" in *" $id "*) ;; *) ours="$ours $id" ;; esac; done
+            ours=$(held_by "$ATT_PID" prog_id) during_l=$(held_by "$ATT_PID" link_id)
             [ -n "$ours" ] || err "SIG$sig: no program of attach seen while it ran"
+            [ -n "$during_l" ] || err "SIG$sig: no link of attach seen while it ran"
             stop_attach "$sig"
             case "$sig:$ATT_RC" in
                 INT:0|TERM:0|HUP:0|KILL:137) ;;
@@ -445,7 +454,7 @@ scenario_cleanup() {
                 left=""
                 for id in $ours; do case "$after_p" in *" $id "*) left="$left $id" ;; esac; done
                 for id in $during_l; do
-                    case "$before_l" in *" $id "*) ;; *) case "$after_l" in *" $id "*) left="$left link$id" ;; esac ;; esac
+                    case "$after_l" in *" $id "*) left="$left link$id" ;; esac
                 done
                 [ -z "$left" ] && break
                 sleep 0.1
@@ -807,16 +816,19 @@ scenario_iface_gone() {
 
 # ------------------------------------------------------------------ drop_user
 # ours_gone BEFORE_PROGS BEFORE_LINKS: waits (bounded) until no program or link that was not in
-# the BEFORE lists is left; prints what is left
+# the BEFORE lists, and that no running process holds, is left; prints what is left
 ours_gone() {
-    local before_p=" $1 " before_l=" $2 " left id
+    local before_p=" $1 " before_l=" $2 " left id held_p held_l
     for _ in $(seq 1 50); do
         left=""
+        # new since BEFORE and held by no running process (another engineer's probe holds
+        # its own): attach, gone, would have left them
+        held_p=" $(held_by all prog_id) " held_l=" $(held_by all link_id) "
         for id in $(bpf_ids prog); do
-            case "$before_p" in *" $id "*) ;; *) left="$left prog$id" ;; esac
+            case "$before_p$held_p" in *" $id "*) ;; *) left="$left prog$id" ;; esac
         done
         for id in $(bpf_ids link); do
-            case "$before_l" in *" $id "*) ;; *) left="$left link$id" ;; esac
+            case "$before_l$held_l" in *" $id "*) ;; *) left="$left link$id" ;; esac
         done
         [ -z "$left" ] && return 0
         sleep 0.1

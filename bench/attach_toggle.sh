@@ -24,6 +24,8 @@
 #       attach  giopscope attach --pid <server> --pairs -o /dev/null --summary [$ATTACH_OPTS]
 #       live    giopscope live -i <server veth> --pairs -o /dev/null --summary (server's namespace)
 #       attach_ref  attach run by GIOPSCOPE_REF (another build) [$ATTACH_OPTS]
+#       attach_sys  attach --syscall-hooks: the same build on its fallback path (send/recv
+#               instants from raw_syscalls sys_enter/sys_exit) [$ATTACH_OPTS]
 #       dpdk    as in attach_overhead.sh (its poller spins a CPU: not comparable when pinned)
 #   - calls are put into windows by their start time; per window p50, p90, p99 of the round
 #     trips; per on-window the difference to the mean of its two neighbouring off-windows;
@@ -96,9 +98,9 @@ ns_require
 [ -x "$SERVER" ] && [ -x "$CLIENT" ] || make -s BUILD="$BUILD" orb-apps >&2 || exit 2
 for a in $ARMS; do
     case "$a" in
-        none|attach|live|dpdk) ;;
+        none|attach|attach_sys|live|dpdk) ;;
         attach_ref) [ -x "${GIOPSCOPE_REF:-}" ] || { echo "attach_toggle: the attach_ref arm wants GIOPSCOPE_REF (a giopscope)" >&2; exit 2; } ;;
-        *) echo "attach_toggle: unknown arm '$a' (none attach live attach_ref dpdk)" >&2; exit 2 ;;
+        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys live attach_ref dpdk)" >&2; exit 2 ;;
     esac
 done
 if [ "$PIN" = 1 ] && [ "$(nproc)" -lt 2 ]; then

@@ -57,6 +57,7 @@ PARTS=(
   "attach|bench/attach_overhead.sh|no"
   "attach-toggle|bench/attach_toggle.sh|no"
   "syscall-floor|bench/syscall_floor.sh|no"
+  "attach-host-tax|bench/attach_host_tax.sh|no"
   "live|bench/live_rate.sh|no"
   "dpdk|bench/dpdk_replay.sh|no"
   "workloads|bench/workloads.sh|no"

@@ -3,7 +3,7 @@
 # and stop a tap on the omniORB bench_server of a tests/lib/netns.sh pair, read its summary, the
 # SCHED_IDLE spinners, MTU-sized frames on the veth, the set-up and clean-up of a run. Sourced
 # after tests/lib/netns.sh; the caller sets:
-#   GIOPSCOPE, GIOPSCOPE_REF (attach_ref), AFP_OPTS (dpdk), SRV_PID (the server), and may set
+#   GIOPSCOPE, GIOPSCOPE_REF (attach_ref; attach_sys: GIOPSCOPE attach --syscall-hooks), AFP_OPTS (dpdk), SRV_PID (the server), and may set
 #   TAP_SETTLE (sleep after the tap says it is ready, default 0.5 s), TAP_DRAIN (sleep before
 #   the SIGINT that stops it, default 0.3 s), TAP_ATTACH_OPTS (more options for attach).
 # start_probe sets PROBE_PID ("" for none); SPINNERS lists the spinners' pids; the cleanup
@@ -49,11 +49,13 @@ start_probe() {
                 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "listening on" 15 || return 1 ;;
-        attach|attach_ref)
-            local bin=$GIOPSCOPE
+        attach|attach_ref|attach_sys)
+            local bin=$GIOPSCOPE hooks=""
             [ "$arm" = attach_ref ] && bin=$GIOPSCOPE_REF
+            # attach_sys: the same build on its fallback path (the syscall hooks)
+            [ "$arm" = attach_sys ] && hooks=--syscall-hooks
             # shellcheck disable=SC2086
-            "$bin" attach --pid "$SRV_PID" --pairs -o /dev/null --summary $TAP_ATTACH_OPTS 2>"$log" </dev/null &
+            "$bin" attach $hooks --pid "$SRV_PID" --pairs -o /dev/null --summary $TAP_ATTACH_OPTS 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "^giopscope attach: following" 30 || return 1 ;;
         dpdk)

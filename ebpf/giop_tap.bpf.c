@@ -9,10 +9,15 @@
  * is found by framing each direction with the GIOP header's size field; the
  * framing state lives in the LRU hash `flows`.
  *
- * Syscall probes (syscall tracepoints) of the followed processes: a send's
- * entry (t1/t5: the process hands the bytes to the kernel) and a recv's return
- * (t4/t8: the process has them), with the TCP sequence number of the first
- * byte, so that user space places each message's first and last byte exactly.
+ * Send/recv hooks of the followed processes: a send entering TCP (t1/t5: the
+ * process hands the bytes to the kernel) and a socket receive returning (t4/t8:
+ * the process has them), with the TCP sequence number of the first byte, so
+ * that user space places each message's first and last byte exactly.  By
+ * default the socket layer's tracepoints tcp:tcp_sendmsg_locked and
+ * sock:sock_recv_length (tp_btf, or raw_tp where tp_btf is refused), which run
+ * for socket sends and receives only; the syscall hooks (raw_syscalls
+ * sys_enter/sys_exit, on every syscall of the host) are the fallback for
+ * kernels without them (user space loads one set: probe/attach_bpf.c).
  *
  * Everything goes through one ring buffer, in the order it happened.  Records
  * do not wake the reader (it polls); a ring filling past wake_bytes does.
@@ -33,7 +38,10 @@
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
 #define TCP_RST 0x04
+#define MSG_OOB 1
 #define MSG_PEEK 2
+#define MSG_DONTWAIT 0x40
+#define MSG_ERRQUEUE 0x2000
 /* a header left unframed after this many messages in one segment: resync */
 #define FRAME_STEPS 48
 /* scanned for a header when framing is lost: SCAN_CHUNKS * SCAN_STEP bytes */
@@ -1049,6 +1057,7 @@ static __always_inline struct gs_tap_watch *watched_slot(struct sock *sk, const 
 	w->flow = *out;
 	w->last_tid = 0;
 	w->switch_ns = 0;
+	w->cont_tid = 0;
 	settle(w, 0);
 	return w;
 }
@@ -1078,28 +1087,72 @@ static __always_inline bool sys_wait(struct gs_tap_watch *w, struct sock *sk, co
 	return true;
 }
 
-/* `arg`: the buffer (sendto, write), the msghdr (sendmsg), the iovec array
- * (writev): user memory, read only when the head is wanted. */
-static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
+/* The first buffer of a send's data as the kernel holds it (the socket-layer
+ * hook: the call's iov_iter, where the copy loop stands), 0 if not user
+ * memory (sendfile, splice, the kernel's own sends). */
+static __always_inline __u64 iter_first(const struct msghdr *msg)
+{
+	const struct iov_iter *it = &msg->msg_iter;
+	__u8 type = it->iter_type;
+	__u64 off = it->iov_offset, base;
+	struct iovec v = {};
+	if (type == bpf_core_enum_value(enum iter_type, ITER_UBUF)) {
+		base = (__u64)it->ubuf;
+		/* loaded here: one load for both branches would be from two
+		 * kinds of pointer, which the verifier refuses */
+		barrier_var(base);
+	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
+		if (bpf_probe_read_kernel(&v, sizeof v, it->__iov))
+			return 0;
+		base = (__u64)v.iov_base;
+		barrier_var(base);
+	} else {
+		return 0;
+	}
+	return base + off;
+}
+
+/* A send by a followed process on TCP socket `sk`: `seq`, the sequence number
+ * its first byte gets; `len` the bytes asked (0: not known).  Its first bytes,
+ * when wanted, from `msg` (the socket-layer hook) or else from `arg` (the
+ * syscall hooks: the buffer of sendto and write, the msghdr of sendmsg, the
+ * iovec array of writev; user memory, read only when the head is wanted). */
+static __always_inline int send_event(struct sock *sk, __u32 seq, __u64 len, __u32 call, __u64 arg,
+				      const struct msghdr *msg)
 {
 	struct gs_tap_fold_ev snd;
 	struct gs_tap_flow fl;
 	struct gs_tap_sys *r;
 	struct gs_tap_watch *w;
-	struct sock *sk;
 	bool known, head;
 	__u64 id, now, buf, was;
 	__u32 tid;
 
-	if (!wanted_task() || !(sk = fd_tcp_sock(fd, &sock_fops)))
-		return 0;
 	sock_flow(sk, &fl);
 	if (!wanted_flow(sk, &fl))
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tid = (__u32)id;
-	now = bpf_ktime_get_ns();
 	w = watched_slot(sk, &fl, &known);
+	if (msg && w) {
+		/* tcp_sendmsg_locked's copy loop passes here once per chunk
+		 * (under the socket lock): a later pass of the same call is this
+		 * thread, this msghdr, and the bytes it copied since the last
+		 * pass are exactly those write_seq moved by.  A pass that copied
+		 * nothing (the loop waited for memory) is the same call only on
+		 * a blocking send: a non-blocking one that copied nothing
+		 * returned EAGAIN, and this is the send tried again. */
+		__u32 left = len > 0xffffffffu ? 0xffffffffu : (__u32)len, moved = seq - w->cont_seq;
+		bool more = known && w->cont_tid == tid && w->cont_msg == (__u64)(long)msg &&
+			    moved == w->cont_left - left && (moved || !(msg->msg_flags & MSG_DONTWAIT));
+		w->cont_msg = (__u64)(long)msg;
+		w->cont_seq = seq;
+		w->cont_left = left;
+		w->cont_tid = tid;
+		if (more)
+			return 0;
+	}
+	now = bpf_ktime_get_ns();
 	/* the buffer's first bytes: on a socket seen for the first time (where a
 	 * message starts tells the packet tap's framing), and where other
 	 * threads sent lately */
@@ -1110,9 +1163,8 @@ static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
 		w->last_tid = tid;
 	}
 	snd.ts_ns = now;
-	/* the sequence number the first byte of this send will get */
-	snd.seq = as_tcp(sk)->write_seq;
-	/* 0: not known at entry (sendmsg, writev: the sum of the iovec) */
+	snd.seq = seq;
+	/* 0: not known (the syscall hooks of sendmsg, writev: the sum of the iovec) */
 	snd.len = len > 0xffffffffu ? 0xffffffffu : (__u32)len;
 	snd.tgid = id >> 32;
 	snd.tid = tid;
@@ -1149,7 +1201,10 @@ static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
 	/* the message it starts with: threads sending on one connection enter in
 	 * one order and queue their bytes in another */
 	if (head) {
-		buf = call == GS_CALL_SENDMSG ? msg_first(arg) : call == GS_CALL_WRITEV ? iov_first(arg) : arg;
+		if (msg)
+			buf = iter_first(msg);
+		else
+			buf = call == GS_CALL_SENDMSG ? msg_first(arg) : call == GS_CALL_WRITEV ? iov_first(arg) : arg;
 		if (buf && bpf_probe_read_user(r->head, GS_TAP_USER_HEAD, (void *)buf) == 0)
 			r->head_len = len && len < GS_TAP_USER_HEAD ? (__u8)len : GS_TAP_USER_HEAD;
 		else
@@ -1162,27 +1217,38 @@ static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
 	return 0;
 }
 
-/* A recv's return (the entry is not traced: the file descriptor and flags are
- * still in the task's saved user registers, which the syscall does not
- * change).  `flags_arg`: which argument holds the MSG_ flags (0: none). */
-static __always_inline int on_recv_exit(struct pt_regs *regs, long ret, __u32 call, int flags_arg)
+/* The syscall hooks' send: at the syscall's entry, from its file descriptor. */
+static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
+{
+	struct sock *sk;
+	if (!wanted_task() || !(sk = fd_tcp_sock(fd, &sock_fops)))
+		return 0;
+	/* the sequence number the first byte of this send will get */
+	return send_event(sk, as_tcp(sk)->write_seq, len, call, arg, NULL);
+}
+
+/* The socket-layer send: tcp:tcp_sendmsg_locked, in the copy loop of
+ * tcp_sendmsg_locked under the socket lock, before the pass copies: the
+ * first pass's write_seq is the sequence number of the call's first byte,
+ * whatever other threads send on the socket (they wait for the lock), and
+ * msg_data_left() then is the whole length asked. */
+static __always_inline int on_tcp_send(struct sock *sk, const struct msghdr *msg)
+{
+	if (!wanted_task())
+		return 0;
+	return send_event(sk, as_tcp(sk)->write_seq, msg->msg_iter.count, GS_CALL_TCP_SEND, 0, msg);
+}
+
+/* A recv by a followed process that returned `ret` bytes of TCP socket `sk`
+ * (read at its return: the bytes just copied end at copied_seq). */
+static __always_inline int recv_event(struct sock *sk, long ret, __u32 call)
 {
 	struct gs_tap_fold_ev ev;
 	struct gs_tap_watch *w;
 	struct gs_tap_flow out;
-	struct sock *sk;
 	bool known;
 	__u64 id;
-	int fd;
 
-	if (!wanted_task())
-		return 0;
-	fd = (int)regs->di;
-	/* peeked bytes are read again later */
-	if ((flags_arg == 3 && (regs->dx & MSG_PEEK)) || (flags_arg == 4 && (regs->r10 & MSG_PEEK)))
-		return 0;
-	if (!(sk = fd_tcp_sock(fd, &sock_fops)))
-		return 0;
 	sock_flow(sk, &out);
 	if (!wanted_flow(sk, &out))
 		return 0;
@@ -1207,7 +1273,70 @@ static __always_inline int on_recv_exit(struct pt_regs *regs, long ret, __u32 ca
 	return 0;
 }
 
-/* The syscall hooks: the raw tracepoints raw_syscalls:sys_enter / sys_exit, one
+/* A recv's return (the entry is not traced: the file descriptor and flags are
+ * still in the task's saved user registers, which the syscall does not
+ * change).  `flags_arg`: which argument holds the MSG_ flags (0: none). */
+static __always_inline int on_recv_exit(struct pt_regs *regs, long ret, __u32 call, int flags_arg)
+{
+	struct sock *sk;
+	int fd;
+
+	if (!wanted_task())
+		return 0;
+	fd = (int)regs->di;
+	/* peeked bytes are read again later */
+	if ((flags_arg == 3 && (regs->dx & MSG_PEEK)) || (flags_arg == 4 && (regs->r10 & MSG_PEEK)))
+		return 0;
+	if (!(sk = fd_tcp_sock(fd, &sock_fops)))
+		return 0;
+	return recv_event(sk, ret, call);
+}
+
+/* The socket-layer recv: sock:sock_recv_length, at the end of sock_recvmsg
+ * (every recv-family syscall and read() of a socket pass there), `ret` its
+ * return; peeked bytes are read again later, out-of-band and error-queue
+ * data are not the stream's. */
+static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
+{
+	if (ret <= 0 || (flags & (MSG_PEEK | MSG_OOB | MSG_ERRQUEUE)))
+		return 0;
+	if (!wanted_task() || !is_tcp(sk))
+		return 0;
+	return recv_event(sk, ret, GS_CALL_SOCK_RECV);
+}
+
+/* tp_btf: the arguments as the tracepoint declares them (the verifier types
+ * what is loaded from the context: sk, msg; then skb, size_goal, unused) */
+SEC("tp_btf/tcp_sendmsg_locked")
+int tcp_send_btf(__u64 *ctx)
+{
+	return on_tcp_send((struct sock *)ctx[0], (const struct msghdr *)ctx[1]);
+}
+
+/* sk, ret, flags */
+SEC("tp_btf/sock_recv_length")
+int sock_recv_btf(__u64 *ctx)
+{
+	return on_sock_recv((struct sock *)ctx[0], (int)ctx[1], (int)ctx[2]);
+}
+
+/* The same where tp_btf is refused: untyped arguments, read through
+ * BTF-typed views all the same. */
+SEC("raw_tp/tcp_sendmsg_locked")
+int tcp_send_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_tcp_send(as_sock(ctx->args[0]),
+			   bpf_rdonly_cast((void *)ctx->args[1], bpf_core_type_id_kernel(struct msghdr)));
+}
+
+SEC("raw_tp/sock_recv_length")
+int sock_recv_raw(struct bpf_raw_tracepoint_args *ctx)
+{
+	return on_sock_recv(as_sock(ctx->args[0]), (int)ctx->args[1], (int)ctx->args[2]);
+}
+
+/* The fallback (attach --syscall-hooks, or a kernel without the socket layer's
+ * tracepoints): the raw tracepoints raw_syscalls:sys_enter / sys_exit, one
  * program each, choosing the syscalls by number.  Not the per-syscall
  * tracepoints (syscalls:sys_enter_sendto, ...), which run through perf events:
  * on the machine measured, attach built on them added 7.5 us at p50 to an

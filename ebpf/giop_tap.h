@@ -21,8 +21,8 @@
 /* Record kinds (first word of every ring-buffer record). */
 enum gs_tap_kind {
 	GS_REC_SEG = 1,    /* a TCP segment seen by the packet tap */
-	GS_REC_SEND = 2,   /* a send-family syscall entered (t1/t5) */
-	GS_REC_RECV = 3,   /* a recv-family syscall returned data (t4/t8) */
+	GS_REC_SEND = 2,   /* a send entered TCP (or its syscall, fallback) (t1/t5) */
+	GS_REC_RECV = 3,   /* a socket receive returned data (t4/t8) */
 	GS_REC_FOLD = 4,   /* user space only: syscalls taken from watch_tab (gs_tap_fold_rec) */
 };
 
@@ -37,6 +37,9 @@ enum {
 enum gs_tap_call {
 	GS_CALL_SENDTO = 1, GS_CALL_SENDMSG, GS_CALL_WRITE, GS_CALL_WRITEV,
 	GS_CALL_RECVFROM, GS_CALL_RECVMSG, GS_CALL_READ, GS_CALL_READV,
+	/* the socket-layer hooks (any syscall): tcp:tcp_sendmsg_locked's first
+	 * pass of a call, sock:sock_recv_length */
+	GS_CALL_TCP_SEND, GS_CALL_SOCK_RECV,
 };
 
 /* How the syscall probes choose processes. */
@@ -204,7 +207,14 @@ struct gs_tap_watch {
 	__u64 switch_ns;         /* when a send by another thread than the last one came */
 	__u8 pad1[16];
 	struct gs_tap_fold_ev recv; /* GS_PEND_RECV: the recv waiting */
-	__u8 pad2[32];
+	/* tcp:tcp_sendmsg_locked runs once per pass of the copy loop: the last
+	 * pass seen on the socket (under its lock), so that a later pass of the
+	 * same call is told from a new call (see on_tcp_send) */
+	__u64 cont_msg;          /* the call's struct msghdr (kernel address) */
+	__u32 cont_seq;          /* write_seq at that pass */
+	__u32 cont_left;         /* bytes the call still had to copy then */
+	__u32 cont_tid;          /* the thread (0: none) */
+	__u8 pad2[12];
 };
 _Static_assert(sizeof(struct gs_tap_watch) == 192, "gs_tap_watch layout");
 _Static_assert(__builtin_offsetof(struct gs_tap_watch, flow) == 64, "gs_tap_watch: a line each");

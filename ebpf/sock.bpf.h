@@ -23,6 +23,24 @@ static __always_inline struct sock *as_sock(__u64 p)
 	return bpf_rdonly_cast((void *)p, bpf_core_type_id_kernel(struct sock));
 }
 
+/* `sk` is a TCP socket over IPv4/IPv6 (its type and protocol from the sock,
+ * not from struct socket: the line read next anyway). */
+static __always_inline bool is_tcp(struct sock *sk)
+{
+	__u16 family;
+	if (sk->sk_type != GS_SOCK_STREAM)
+		return false;
+	family = sk->__sk_common.skc_family;
+	if (family != GS_AF_INET && family != GS_AF_INET6)
+		return false;
+	/* a bitfield before 5.6, a u16 since: CO-RE reads either (libbpf's
+	 * macro does void * arithmetic) */
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wpointer-arith"
+	return BPF_CORE_READ_BITFIELD(sk, sk_protocol) == GS_IPPROTO_TCP;
+#pragma clang diagnostic pop
+}
+
 /* The TCP socket behind `fd` of the current task, or NULL (not a socket, not
  * TCP over IPv4/IPv6: MPTCP and the rest have no tcp_sock to read).
  * `sock_fops`: the file operations every socket has, 0 until learned here
@@ -37,7 +55,6 @@ static __always_inline struct sock *fd_tcp_sock(int fd, __u64 *sock_fops)
 	struct socket *so;
 	struct sock *sk;
 	__u64 fops, known;
-	__u16 family;
 
 	if (!fdt || fd < 0 || (unsigned int)fd >= fdt->max_fds)
 		return NULL;
@@ -59,22 +76,8 @@ static __always_inline struct sock *fd_tcp_sock(int fd, __u64 *sock_fops)
 	}
 	so = bpf_rdonly_cast(f->private_data, bpf_core_type_id_kernel(struct socket));
 	sk = so->sk;
-	if (!sk)
+	if (!sk || !is_tcp(sk))
 		return NULL;
-	/* the socket's type and protocol from the sock (the line read next
-	 * anyway), not from struct socket */
-	if (sk->sk_type != GS_SOCK_STREAM)
-		return NULL;
-	family = sk->__sk_common.skc_family;
-	if (family != GS_AF_INET && family != GS_AF_INET6)
-		return NULL;
-	/* a bitfield before 5.6, a u16 since: CO-RE reads either (libbpf's
-	 * macro does void * arithmetic) */
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wpointer-arith"
-	if (BPF_CORE_READ_BITFIELD(sk, sk_protocol) != GS_IPPROTO_TCP)
-		return NULL;
-#pragma clang diagnostic pop
 	return sk;
 }
 

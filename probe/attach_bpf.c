@@ -51,9 +51,22 @@ int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b)
 	return -1;
 }
 
+const char *gs_attach_hooks_name(enum gs_attach_hooks h)
+{
+	(void)h;
+	return "none";
+}
+
+enum gs_attach_hooks gs_attach_bpf_hooks(const struct gs_attach_bpf *b)
+{
+	(void)b;
+	return GS_HOOKS_NONE;
+}
+
 #else
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -78,7 +91,8 @@ struct gs_attach_bpf {
 	void *arg;
 	int links[MAX_LINKS];     /* TCX link fds */
 	uint32_t n_links;
-	bool syscalls;            /* syscall probes loaded: watch_tab can hold syscalls */
+	bool syscalls;            /* send/recv hooks loaded: watch_tab can hold sends and recvs */
+	enum gs_attach_hooks hooks;
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -98,6 +112,16 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (level != LIBBPF_WARN)
 		return 0;
 	return vfprintf(stderr, fmt, ap);
+}
+
+/* While a way of hooking sends and recvs is only tried (another follows if the
+ * kernel refuses it), libbpf's warnings are not shown. */
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
 }
 
 static int on_record(void *ctx, void *data, size_t len)
@@ -195,11 +219,73 @@ bool gs_attach_bpf_built(char *err, size_t errlen)
 	return true;
 }
 
+const char *gs_attach_hooks_name(enum gs_attach_hooks h)
+{
+	switch (h) {
+	case GS_HOOKS_SOCK_BTF: return "tcp_sendmsg_locked + sock_recv_length (tp_btf)";
+	case GS_HOOKS_SOCK_RAW: return "tcp_sendmsg_locked + sock_recv_length (raw_tp)";
+	case GS_HOOKS_SYSCALLS: return "syscalls (fallback)";
+	case GS_HOOKS_NONE: break;
+	}
+	return "none (packets only)";
+}
+
+/* The programs of one way of hooking sends and recvs, by name. */
+static bool prog_of(const struct bpf_program *prog, enum gs_attach_hooks h)
+{
+	static const char *const names[][2] = {
+		[GS_HOOKS_SOCK_BTF] = { "tcp_send_btf", "sock_recv_btf" },
+		[GS_HOOKS_SOCK_RAW] = { "tcp_send_raw", "sock_recv_raw" },
+		[GS_HOOKS_SYSCALLS] = { "sys_enter", "sys_exit" },
+	};
+	const char *n = bpf_program__name(prog);
+	if (h == GS_HOOKS_NONE)
+		return false;
+	return strcmp(n, names[h][0]) == 0 || strcmp(n, names[h][1]) == 0;
+}
+
+/* The kernel has both socket-layer tracepoints (their BTF typedefs: what
+ * tp_btf attaches by, and there for every tracepoint of a kernel with BTF). */
+static bool sock_tracepoints(void)
+{
+	struct btf *vm = btf__load_vmlinux_btf();
+	bool ok;
+	if (!vm)
+		return false;
+	ok = btf__find_by_name_kind(vm, "btf_trace_tcp_sendmsg_locked", BTF_KIND_TYPEDEF) > 0 &&
+	     btf__find_by_name_kind(vm, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF) > 0;
+	btf__free(vm);
+	return ok;
+}
+
+/* Opens and loads the object with the send/recv programs of `h` only.  0, or
+ * a negative errno value with the skeleton gone. */
+static int load_with(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cfg, enum gs_attach_hooks h)
+{
+	struct bpf_program *prog;
+	int r;
+	b->skel = giop_tap_bpf__open();
+	if (!b->skel)
+		return -errno;
+	set_rodata(b->skel, cfg);
+	bpf_map__set_max_entries(b->skel->maps.events, cfg->ring_bytes);
+	bpf_map__set_max_entries(b->skel->maps.flows, cfg->max_flows);
+	bpf_object__for_each_program(prog, b->skel->obj)
+		if (bpf_program__type(prog) != BPF_PROG_TYPE_SCHED_CLS)
+			bpf_program__set_autoload(prog, prog_of(prog, h));
+	if ((r = giop_tap_bpf__load(b->skel)) == 0 && h != GS_HOOKS_NONE)
+		r = giop_tap_bpf__attach(b->skel);
+	if (r) {
+		giop_tap_bpf__destroy(b->skel);
+		b->skel = NULL;
+	}
+	return r;
+}
+
 int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,
 		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen)
 {
 	struct gs_attach_bpf *b;
-	struct bpf_program *prog;
 	int r;
 
 	*out = NULL;
@@ -210,28 +296,37 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 	b->fn = fn;
 	b->syscalls = cfg->syscalls;
 	b->arg = arg;
-	b->skel = giop_tap_bpf__open();
-	if (!b->skel) {
-		free(b);
-		return fail(err, errlen, "cannot open the eBPF object: %s", strerror(errno));
+	/* sends and recvs: at the socket layer (tp_btf, where the verifier takes
+	 * it, else raw_tp), the syscall hooks only on a kernel without those
+	 * tracepoints or when asked for */
+	if (!cfg->syscalls) {
+		b->hooks = GS_HOOKS_NONE;
+		r = load_with(b, cfg, GS_HOOKS_NONE);
+	} else if (cfg->syscall_hooks || !sock_tracepoints()) {
+		b->hooks = GS_HOOKS_SYSCALLS;
+		r = load_with(b, cfg, GS_HOOKS_SYSCALLS);
+	} else {
+		libbpf_set_print(libbpf_quiet);
+		b->hooks = GS_HOOKS_SOCK_BTF;
+		r = load_with(b, cfg, GS_HOOKS_SOCK_BTF);
+		libbpf_set_print(libbpf_print);
+		if (r) {
+			b->hooks = GS_HOOKS_SOCK_RAW;
+			r = load_with(b, cfg, GS_HOOKS_SOCK_RAW);
+		}
 	}
-	set_rodata(b->skel, cfg);
-	bpf_map__set_max_entries(b->skel->maps.events, cfg->ring_bytes);
-	bpf_map__set_max_entries(b->skel->maps.flows, cfg->max_flows);
-	if (!cfg->syscalls)
-		bpf_object__for_each_program(prog, b->skel->obj)
-			if (bpf_program__type(prog) == BPF_PROG_TYPE_RAW_TRACEPOINT)
-				bpf_program__set_autoload(prog, false);
-	if ((r = giop_tap_bpf__load(b->skel)) != 0) {
-		fail(err, errlen, "cannot load the eBPF programs: %s", strerror(-r));
+	if (r) {
+		if (b->hooks == GS_HOOKS_SOCK_RAW)
+			fail(err, errlen, "cannot load or attach the eBPF programs (send/recv instants: "
+			     "tcp_sendmsg_locked + sock_recv_length; --syscall-hooks for the syscalls): %s",
+			     strerror(-r));
+		else
+			fail(err, errlen, "cannot load or attach the eBPF programs (send/recv instants: %s): %s",
+			     gs_attach_hooks_name(b->hooks), strerror(-r));
 		goto bad;
 	}
 	if (fill_maps(b->skel, cfg, err, errlen) || attach_tcx(b, cfg, err, errlen))
 		goto bad;
-	if (cfg->syscalls && (r = giop_tap_bpf__attach(b->skel)) != 0) {
-		fail(err, errlen, "cannot attach the syscall probes (raw tracepoints sys_enter/sys_exit): %s", strerror(-r));
-		goto bad;
-	}
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_record, b, NULL);
 	if (!b->rb) {
 		fail(err, errlen, "cannot map the ring buffer: %s", strerror(errno));
@@ -242,6 +337,11 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 bad:
 	gs_attach_bpf_close(b);
 	return 2;
+}
+
+enum gs_attach_hooks gs_attach_bpf_hooks(const struct gs_attach_bpf *b)
+{
+	return b->hooks;
 }
 
 /* The syscalls still waiting in the kernel's watch_tab for a segment to
@@ -320,7 +420,8 @@ void gs_attach_bpf_close(struct gs_attach_bpf *b)
 	ring_buffer__free(b->rb);
 	for (uint32_t i = 0; i < b->n_links; i++)
 		close(b->links[i]);
-	giop_tap_bpf__destroy(b->skel);
+	if (b->skel)
+		giop_tap_bpf__destroy(b->skel);
 	free(b);
 }
 

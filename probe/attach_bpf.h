@@ -3,7 +3,7 @@
  * skeleton; without them (a build with no eBPF) gs_attach_bpf_open says so.
  *
  * Everything attached is owned by a file descriptor of this process: TCX
- * links on the interfaces, perf events for the syscall tracepoints, no pinned
+ * links on the interfaces, raw tracepoint links for the send/recv hooks, no pinned
  * maps, no tc qdisc.  When the process ends, however it ends, the kernel
  * detaches it all. */
 #ifndef GS_ATTACH_BPF_H
@@ -17,6 +17,14 @@
 #include "../ebpf/giop_tap.h"
 
 struct gs_attach_bpf;
+
+/* Where the send and recv instants come from. */
+enum gs_attach_hooks {
+	GS_HOOKS_SOCK_BTF,        /* tcp:tcp_sendmsg_locked + sock:sock_recv_length, tp_btf */
+	GS_HOOKS_SOCK_RAW,        /* the same as raw_tp (where tp_btf is refused) */
+	GS_HOOKS_SYSCALLS,        /* raw_syscalls:sys_enter/sys_exit (fallback) */
+	GS_HOOKS_NONE,            /* --packets-only */
+};
 
 struct gs_attach_iface {
 	char name[IF_NAMESIZE];
@@ -38,7 +46,9 @@ struct gs_attach_bpf_cfg {
 	const uint8_t *ports;     /* 8192-byte bitmap of watched ports, or NULL */
 	const struct gs_attach_iface *ifaces;
 	uint32_t n_ifaces;
-	bool syscalls;            /* the syscall probes too (else the packet tap only) */
+	bool syscalls;            /* the send/recv hooks too (else the packet tap only) */
+	bool syscall_hooks;       /* ... on raw_syscalls:sys_enter/sys_exit even where the
+				   * socket-layer tracepoints are there (--syscall-hooks) */
 	uint32_t ring_bytes;      /* a power of two, at least a page */
 	uint32_t max_flows;       /* framing states (directions) kept */
 	uint32_t max_message;
@@ -62,6 +72,9 @@ void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__
 /* The ring buffer's map, for other eBPF objects to write into (the TLS
  * probes: one ring, one order).  -1 in a build without eBPF. */
 int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b);
+/* Which send/recv hooks gs_attach_bpf_open loaded, and their name. */
+enum gs_attach_hooks gs_attach_bpf_hooks(const struct gs_attach_bpf *b);
+const char *gs_attach_hooks_name(enum gs_attach_hooks h);
 /* Detaches and frees everything. */
 void gs_attach_bpf_close(struct gs_attach_bpf *b);
 

@@ -39,6 +39,7 @@ struct attach_opts {
 	const char *ifaces[GS_TARGET_MAX_IFACES];
 	uint32_t n_ifaces;
 	bool packets_only;
+	bool syscall_hooks;
 	uint64_t ring_bytes;
 	uint64_t map_flows;
 	struct gs_privdrop user;     /* -Z */
@@ -90,7 +91,11 @@ static void usage(FILE *f)
 	      "                       follow whatever process uses them\n"
 	      "  -i, --interface IF   tap this interface (repeatable; default: every interface that is up,\n"
 	      "                       in the network namespace of the processes followed)\n"
-	      "  --packets-only       no syscall probes: the packet tap alone (like live)\n"
+	      "  --packets-only       no send/recv hooks: the packet tap alone (like live)\n"
+	      "  --syscall-hooks      send/recv instants from the syscall hooks (raw_syscalls:sys_enter/\n"
+	      "                       sys_exit, on every syscall of the host) instead of the socket layer's\n"
+	      "                       tcp:tcp_sendmsg_locked + sock:sock_recv_length (the fallback taken by\n"
+	      "                       itself on kernels without those)\n"
 	      "  --sched              split each call's server (client) time into on-CPU, run queue and\n"
 	      "                       blocked (sched_switch/sched_wakeup; --pid or --comm, 16 processes)\n"
 	      "  --orb PROFILE        the ORB's upcall boundary by uprobes: orb_in, servant, orb_out per\n"
@@ -113,7 +118,7 @@ static void usage(FILE *f)
 	      f);
 }
 
-enum { O_PORT = GS_O_OWN, O_PACKETS_ONLY, O_RING, O_MAP_FLOWS, O_SCHED, O_ORB };
+enum { O_PORT = GS_O_OWN, O_PACKETS_ONLY, O_SYSCALL_HOOKS, O_RING, O_MAP_FLOWS, O_SCHED, O_ORB };
 
 static int bad(const char *what)
 {
@@ -135,6 +140,7 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		{ "port", required_argument, NULL, O_PORT },
 		{ "interface", required_argument, NULL, 'i' },
 		{ "packets-only", no_argument, NULL, O_PACKETS_ONLY },
+		{ "syscall-hooks", no_argument, NULL, O_SYSCALL_HOOKS },
 		{ "ring-size", required_argument, NULL, O_RING },
 		{ "map-flows", required_argument, NULL, O_MAP_FLOWS },
 		{ "sched", no_argument, NULL, O_SCHED },
@@ -179,6 +185,9 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		case O_ORB:
 			a->orb = optarg;
 			break;
+		case O_SYSCALL_HOOKS:
+			a->syscall_hooks = true;
+			break;
 		case 'Z':
 			/* looked up now: an unknown user is a usage error before anything is loaded */
 			if (gs_priv_lookup(&a->user, optarg, err, sizeof err) != 0)
@@ -219,6 +228,8 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		return bad("--sched and --orb split the syscall instants: not with --packets-only");
 	if ((a->sched || a->orb) && !a->n_pids && !a->comm)
 		return bad("--sched and --orb follow the processes given by --pid or --comm");
+	if (a->packets_only && a->syscall_hooks)
+		return bad("--packets-only and --syscall-hooks do not go together");
 	return 0;
 }
 
@@ -294,6 +305,7 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	cfg->ifaces = x->ifaces;
 	cfg->n_ifaces = x->n_ifaces;
 	cfg->syscalls = !a->packets_only;
+	cfg->syscall_hooks = a->syscall_hooks;
 	cfg->ring_bytes = (uint32_t)a->ring_bytes;
 	cfg->max_flows = (uint32_t)a->map_flows;
 	/* --port, --comm: the syscalls on this namespace's sockets, the ones the
@@ -335,6 +347,8 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 	for (uint32_t i = 0; i < x->n_libs; i++)
 		fprintf(stderr, "%s%u %s", i ? ", " : "; TLS (uprobes on libssl): pid ", x->libs[i].pid,
 			x->libs[i].path);
+	if (!a->packets_only)
+		fprintf(stderr, "; send/recv instants: %s", gs_attach_hooks_name(gs_attach_bpf_hooks(x->bpf)));
 	fprintf(stderr, "\n");
 }
 

@@ -8,7 +8,7 @@
 #             call has server_process_us >= usec, the median excess is at most BOUND_US (the
 #             p50/p99/max excess is printed: scheduling on a busy VM makes the tail long), and
 #             server_process_us <= server_us (t5-t4 within t6-t3, the tap is on the server's
-#             host); the client columns are empty (not followed); the first 17 columns equal
+#             host); the client columns are empty (not followed); the columns up to capture_loss equal
 #             `giopscope read` of the capture call for call (compare_pairs.py, timestamps within
 #             TOL_NS: tcpdump stamps a packet where AF_PACKET sees it, attach where tc does).
 #   loopback  server and clients in one namespace over 127.0.0.1, `attach --port PORT` (so both
@@ -33,8 +33,14 @@
 #             runs /proc/PID/status shows nobody's ids and no capability, every call of a client
 #             is written, and after SIGINT no program or link of it is left.
 #
+# Every scenario runs on either path of the send/recv instants: the default (the socket
+# layer's tracepoints; while attach runs, `bpftool perf` must show no program of it on a
+# syscall tracepoint) or, with HOOKS=syscalls, the fallback (`attach --syscall-hooks`);
+# attach's first line must name the path.
+#
 # usage: tests/integration/attach_ebpf.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), BOUND_US (1000), TOL_NS (1000000),
+#   HOOKS (socket, the default, or syscalls),
 #   KEEP_DIR (keep every scenario's files there), FAIL_DIR (default /tmp/gs-failing)
 # Prints "PASS name" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a failure,
 # 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
@@ -57,6 +63,12 @@ TOL_NS=${TOL_NS:-1000000}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user"
+HOOKS=${HOOKS:-socket}
+case "$HOOKS" in
+    socket) HOOK_ARGS=() HOOK_LINE="send/recv instants: tcp_sendmsg_locked + sock_recv_length" ;;
+    syscalls) HOOK_ARGS=(--syscall-hooks) HOOK_LINE="send/recv instants: syscalls (fallback)" ;;
+    *) echo "attach_ebpf: HOOKS is socket or syscalls, not $HOOKS" >&2; exit 2 ;;
+esac
 
 WANT=""
 for a in "$@"; do
@@ -166,11 +178,16 @@ start_attach() {
         pre=(ip netns exec "$2")
         shift 2
     fi
-    echo "# attach:$(printf ' %q' "${pre[@]}" "$GIOPSCOPE" attach "$@")" >>"$SC_DIR/commands.log"
-    "${pre[@]}" "$GIOPSCOPE" attach "$@" 2>"$log" &
+    local -a hk=("${HOOK_ARGS[@]}")
+    case " $* " in *" --packets-only "*) hk=() ;; esac
+    echo "# attach:$(printf ' %q' "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@")" >>"$SC_DIR/commands.log"
+    "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@" 2>"$log" &
     ATT_PID=$!
     for _ in $(seq 1 300); do
-        grep -q "^giopscope attach: following" "$log" 2>/dev/null && return 0
+        if grep -q "^giopscope attach: following" "$log" 2>/dev/null; then
+            check_hooks "$log" "${#hk[@]}"
+            return 0
+        fi
         ns_alive "$ATT_PID" || break
         sleep 0.05
     done
@@ -179,6 +196,40 @@ start_attach() {
     wait "$ATT_PID" 2>/dev/null
     ATT_PID=""
     return 1
+}
+
+# check_hooks LOG: attach's first line names the path of the send/recv instants, and `bpftool
+# perf` (raw tracepoints and tracepoints, by the process holding them) shows attach's programs
+# on exactly that path's: sock_recv_length and tcp_sendmsg_locked on the default path (no
+# program on a syscall tracepoint: raw_syscalls sys_enter/sys_exit, syscalls:*), sys_enter and
+# sys_exit on the fallback
+check_hooks() {
+    local line out
+    line=$(grep -m1 "^giopscope attach: following" "$1")
+    case "$line" in
+        *"(packets only)"*) return 0 ;;
+        *"$HOOK_LINE"*) ;;
+        *) err "attach's first line does not say \"$HOOK_LINE\"" "$line"; return 1 ;;
+    esac
+    if ! out=$(bpftool -j perf 2>&1 | python3 -c '
+import json, sys
+pid, mode = int(sys.argv[1]), sys.argv[2]
+mine = [e for e in (json.load(sys.stdin) or []) if e.get("pid") == pid]
+hooks = sorted(e.get("tracepoint", "?") for e in mine)
+print(" ".join(hooks))
+if mode == "socket":
+    ok = hooks == ["sock_recv_length", "tcp_sendmsg_locked"]
+else:
+    ok = hooks == ["sys_enter", "sys_exit"]
+sys.exit(0 if ok else 1)' "$ATT_PID" "$HOOKS"); then
+        if [ "$HOOKS" = socket ]; then
+            err "attach's programs on tracepoints: $out (want sock_recv_length tcp_sendmsg_locked, no syscall tracepoint)"
+        else
+            err "attach --syscall-hooks's programs on tracepoints: $out (want sys_enter sys_exit)"
+        fi
+        return 1
+    fi
+    echo "# bpftool perf, attach's programs: $out" >>"$SC_DIR/commands.log"
 }
 
 # stop_attach SIGNAL: stop it, wait (bounded); sets ATT_RC
@@ -243,10 +294,11 @@ scenario_netns() {
         "$GIOPSCOPE" read "$SC_DIR/cap.pcap" --pairs --format csv -o "$SC_DIR/read.csv" 2>"$SC_DIR/read.log" ||
             err "giopscope read of the capture failed" "$(tail -2 "$SC_DIR/read.log")"
         if [ -s "$SC_DIR/attach.csv" ] && [ -s "$SC_DIR/read.csv" ]; then
-            # the pairs columns alone (attach's own follow them): as many as read writes
-            cut -d, -f1-"$(head -1 "$SC_DIR/read.csv" | tr ',' '\n' | wc -l)" "$SC_DIR/attach.csv" \
-                >"$SC_DIR/attach_pairs.csv"
-            if ! python3 "$COMPARE" "$SC_DIR/read.csv" "$SC_DIR/attach_pairs.csv" --no-order \
+            # read's columns: every one up to capture_loss (by name), not attach's six after it
+            local ncol
+            ncol=$(head -1 "$SC_DIR/attach.csv" | tr , '\n' | grep -n -x capture_loss | cut -d: -f1)
+            cut -d, -f"1-${ncol:-0}" "$SC_DIR/attach.csv" >"$SC_DIR/attach_read.csv"
+            if ! python3 "$COMPARE" "$SC_DIR/read.csv" "$SC_DIR/attach_read.csv" --no-order \
                     --tolerance-ns "$TOL_NS" >"$SC_DIR/compare.txt" 2>&1; then
                 err "attach's pairs differ from tcpdump + read" "$(tail -12 "$SC_DIR/compare.txt")"
             fi
@@ -370,18 +422,27 @@ d = json.load(sys.stdin) or []
 print(" ".join(str(x["id"]) for x in d))'
 }
 
+# held_by PID KEY: the BPF object ids (KEY prog_id or link_id) the process PID holds file
+# descriptors of (/proc/PID/fdinfo; a link's fdinfo names its program too); PID "all": every
+# process's. Other engineers' probes may load programs at any time on this machine: what is
+# ours is what our attach holds, not whatever appeared while it ran.
+held_by() {
+    local d=/proc/$1/fdinfo
+    [ "$1" = all ] && d="/proc/[0-9]*/fdinfo"
+    # shellcheck disable=SC2086
+    cat $d/* 2>/dev/null | sed -n "s/^$2:[[:space:]]*//p" | sort -un | tr '\n' ' '
+}
+
 scenario_cleanup() {
     sc_begin cleanup
-    local sig before_p before_l during_p during_l after_p after_l ours left
+    local sig during_l after_p after_l ours left
     if start_server "$NS_SRV" "$NS_SRV_IP4"; then
         for sig in INT TERM HUP KILL; do
-            before_p=" $(bpf_ids prog) " before_l=" $(bpf_ids link) "
             start_attach "$SC_DIR/attach_$sig.log" --pid "$SRV_PID" --pairs -o "$SC_DIR/attach_$sig.csv" -q || continue
             client "$NS_CLI" -op echoString -size 32 -n 20
-            during_p=$(bpf_ids prog) during_l=$(bpf_ids link)
-            ours=""
-            for id in $during_p; do case "$before_p" in *" $id "*) ;; *) ours="$ours $id" ;; esac; done
+            ours=$(held_by "$ATT_PID" prog_id) during_l=$(held_by "$ATT_PID" link_id)
             [ -n "$ours" ] || err "SIG$sig: no program of attach seen while it ran"
+            [ -n "$during_l" ] || err "SIG$sig: no link of attach seen while it ran"
             stop_attach "$sig"
             case "$sig:$ATT_RC" in
                 INT:0|TERM:0|HUP:0|KILL:137) ;;
@@ -393,7 +454,7 @@ scenario_cleanup() {
                 left=""
                 for id in $ours; do case "$after_p" in *" $id "*) left="$left $id" ;; esac; done
                 for id in $during_l; do
-                    case "$before_l" in *" $id "*) ;; *) case "$after_l" in *" $id "*) left="$left link$id" ;; esac ;; esac
+                    case "$after_l" in *" $id "*) left="$left link$id" ;; esac
                 done
                 [ -z "$left" ] && break
                 sleep 0.1
@@ -654,7 +715,7 @@ scenario_ring_full() {
     if start_server "$NS_SRV" "$NS_SRV_IP4"; then
         # on a terminal (script(1)) for the progress line; script's child (exec) is attach
         echo "# attach (script): $GIOPSCOPE attach --pid $SRV_PID --ring-size 8k ..." >>"$SC_DIR/commands.log"
-        script -qfec "exec $GIOPSCOPE attach --pid $SRV_PID --ring-size 8k --pairs --summary -o $SC_DIR/attach.csv" \
+        script -qfec "exec $GIOPSCOPE attach ${HOOK_ARGS[*]} --pid $SRV_PID --ring-size 8k --pairs --summary -o $SC_DIR/attach.csv" \
             "$SC_DIR/tty.log" </dev/null >/dev/null 2>&1 &
         tpid=$!
         ns_wait_grep "$SC_DIR/tty.log" "^giopscope attach: following" 10
@@ -755,16 +816,19 @@ scenario_iface_gone() {
 
 # ------------------------------------------------------------------ drop_user
 # ours_gone BEFORE_PROGS BEFORE_LINKS: waits (bounded) until no program or link that was not in
-# the BEFORE lists is left; prints what is left
+# the BEFORE lists, and that no running process holds, is left; prints what is left
 ours_gone() {
-    local before_p=" $1 " before_l=" $2 " left id
+    local before_p=" $1 " before_l=" $2 " left id held_p held_l
     for _ in $(seq 1 50); do
         left=""
+        # new since BEFORE and held by no running process (another engineer's probe holds
+        # its own): attach, gone, would have left them
+        held_p=" $(held_by all prog_id) " held_l=" $(held_by all link_id) "
         for id in $(bpf_ids prog); do
-            case "$before_p" in *" $id "*) ;; *) left="$left prog$id" ;; esac
+            case "$before_p$held_p" in *" $id "*) ;; *) left="$left prog$id" ;; esac
         done
         for id in $(bpf_ids link); do
-            case "$before_l" in *" $id "*) ;; *) left="$left link$id" ;; esac
+            case "$before_l$held_l" in *" $id "*) ;; *) left="$left link$id" ;; esac
         done
         [ -z "$left" ] && return 0
         sleep 0.1
@@ -793,7 +857,7 @@ scenario_drop_user() {
             err "-Z no_such_user_xyz: want one line naming the user" "$(head -3 "$SC_DIR/a.err")"
         before_p=$(bpf_ids prog) before_l=$(bpf_ids link)
         # -o in root's directory: opened after the switch, so refused; the tap goes with it
-        "$GIOPSCOPE" attach --pid "$SRV_PID" -Z nobody -o "$SC_DIR/root.csv" -q >"$SC_DIR/b.out" 2>"$SC_DIR/b.err"
+        "$GIOPSCOPE" attach "${HOOK_ARGS[@]}" --pid "$SRV_PID" -Z nobody -o "$SC_DIR/root.csv" -q >"$SC_DIR/b.out" 2>"$SC_DIR/b.err"
         rc=$?
         [ "$rc" = 2 ] || err "-Z nobody -o in root's directory: exit status $rc (opened before the switch?)"
         grep -q "cannot write $SC_DIR/root.csv: Permission denied" "$SC_DIR/b.err" ||

@@ -63,12 +63,14 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->head_free = malloc((size_t)e->head_slots * sizeof *e->head_free);
 	e->n_calls = cfg->max_open_calls;
 	e->calls = calloc(e->n_calls, sizeof *e->calls);
+	e->cext = calloc(e->n_calls, sizeof *e->cext);
+	e->cext_free = GS_NONE;
 	e->open_mask = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
 	e->open_index = calloc((size_t)e->open_mask + 1, sizeof *e->open_index);
-	e->wm_heap = malloc((size_t)e->n_calls * sizeof *e->wm_heap);
-	e->out_heap = malloc((size_t)e->n_calls * sizeof *e->out_heap);
-	if (!e->flows || !e->flow_index || !e->head_pool || !e->head_free || !e->calls ||
-	    !e->open_index || !e->wm_heap || !e->out_heap) {
+	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
+	e->wm_heap = e->heap_mem;
+	if (!e->flows || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
+	    !e->open_index || !e->heap_mem) {
 		gs_engine_free(e);
 		return ENOMEM;
 	}
@@ -99,9 +101,9 @@ void gs_engine_free(struct gs_engine *e)
 	free(e->head_pool);
 	free(e->head_free);
 	free(e->calls);
+	free(e->cext);
 	free(e->open_index);
-	free(e->wm_heap);
-	free(e->out_heap);
+	free(e->heap_mem);
 	gs_intern_free(&e->strings);
 	free(e);
 }
@@ -298,7 +300,7 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 	if (e->cfg.reply_timeout_ns > 0) {
 		while (e->wm_n > 0) {
 			uint32_t idx = e->wm_heap[0].idx;
-			struct gs_call *c = &e->calls[idx];
+			struct gs_ocall *c = &e->calls[idx];
 			if (e->now - c->t_request_first < e->cfg.reply_timeout_ns)
 				break;
 			if (c->flags & GS_CF_PARKED) {

@@ -23,7 +23,7 @@ enum { W_FREE = GS_CALL_FREE, W_OPEN = GS_CALL_OPEN, W_QUEUED = GS_CALL_QUEUED }
  * connection: with many calls open on each connection, runs that long would
  * merge into clusters that every probe walks (1M calls open on 1000
  * connections took 30 s, most of it here). */
-static uint32_t open_hash(uint32_t flow, uint32_t gen, int dir, uint32_t rid)
+static inline __attribute__((always_inline)) uint32_t open_hash(uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 {
 	uint64_t k = ((uint64_t)flow << 33) ^ ((uint64_t)gen << 1) ^ (uint64_t)dir;
 	k ^= (uint64_t)(rid >> 4) * 0xc2b2ae3d27d4eb4fULL;
@@ -34,7 +34,7 @@ static uint32_t open_hash(uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 	return ((uint32_t)k << 4) | (rid & 15u);
 }
 
-static uint32_t call_hash(const struct gs_ocall *c)
+static inline __attribute__((always_inline)) uint32_t call_hash(const struct gs_ocall *c)
 {
 	return open_hash(c->flow, c->flow_gen, c->dir, c->request_id);
 }

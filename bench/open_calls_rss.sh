@@ -83,6 +83,8 @@ for r in sys.argv[8:]:
     per = (int(kb) - int(ks)) * 1024 / (big - small)
     out.append("| %s | `%s read %s%s` | %.1f | %.1f | %.2f | %.0f |" % (
         what[arm], gs, fb, cmd[arm], int(ks) / 1024, int(kb) / 1024, float(wb), per))
+out += ["", "The open-call index (8 MiB at the default 1,048,576 open calls) becomes resident as calls spread over it: "
+        "between small sizes (bench-quick: 20,000 and 200,000) its pages add to the slope; the target is read on the full sizes."]
 out += ["", "With `--max-memory 64m` the open calls are bounded (the oldest give way, counted), so the "
         "slope is not a per-call cost; its summary line: `%s`" % hit.strip()]
 write_section(doc, "open-calls-rss", "\n".join(out))

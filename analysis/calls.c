@@ -16,25 +16,39 @@ enum { W_FREE = GS_CALL_FREE, W_OPEN = GS_CALL_OPEN, W_QUEUED = GS_CALL_QUEUED }
 
 /* ---- keys ---------------------------------------------------------------- */
 
-/* The connection picks a random place in the index and the request id is added
- * to it: ORBs number requests in sequence, so one connection's open calls sit
- * in a few neighbouring cache lines instead of one line (and page) each. */
-static uint32_t open_hash(uint32_t flow, uint32_t gen, int dir, uint32_t rid)
+/* Each run of 16 request ids of a connection picks a random 16-slot block of
+ * the index (one cache line) and takes its place in it by the low bits: ORBs
+ * number requests in sequence, so one connection's open calls sit in a few
+ * cache lines instead of one line (and page) each.  Blocks, not one run per
+ * connection: with many calls open on each connection, runs that long would
+ * merge into clusters that every probe walks (1M calls open on 1000
+ * connections took 30 s, most of it here). */
+static inline __attribute__((always_inline)) uint32_t open_hash(uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 {
 	uint64_t k = ((uint64_t)flow << 33) ^ ((uint64_t)gen << 1) ^ (uint64_t)dir;
+	k ^= (uint64_t)(rid >> 4) * 0xc2b2ae3d27d4eb4fULL;
 	k *= 0x9e3779b97f4a7c15ULL;
 	k ^= k >> 31;
 	k *= 0xbf58476d1ce4e5b9ULL;
 	k ^= k >> 29;
-	return (uint32_t)k + rid;
+	return ((uint32_t)k << 4) | (rid & 15u);
 }
 
-static uint32_t call_hash(const struct gs_call *c)
+static inline __attribute__((always_inline)) uint32_t call_hash(const struct gs_ocall *c)
 {
 	return open_hash(c->flow, c->flow_gen, c->dir, c->request_id);
 }
 
 static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b);
+
+/* A call's client: its connection's, or its own once it outlived it. */
+static const struct gs_endpoint *gs_ocall_client(const struct gs_engine *e, const struct gs_ocall *c)
+{
+	const struct gs_cext *x = gs_cx_peek(e, c);
+	if (x && x->has_ep)
+		return &x->client;
+	return &e->flows[c->flow].ep[c->dir];
+}
 
 /* Heap entries (struct gs_heap_ent) carry the start time and serial of their
  * call: most comparisons end there, without reading two call records (each in
@@ -45,8 +59,8 @@ static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoin
 static __attribute__((noinline)) bool out_tie(const struct gs_engine *e, const struct gs_heap_ent *x,
 					      const struct gs_heap_ent *y)
 {
-	const struct gs_call *a = &e->calls[x->idx], *b = &e->calls[y->idx];
-	int c = endpoint_str_cmp(&a->client, &b->client);
+	const struct gs_ocall *a = &e->calls[x->idx], *b = &e->calls[y->idx];
+	int c = endpoint_str_cmp(gs_ocall_client(e, a), gs_ocall_client(e, b));
 	if (c)
 		return c < 0;
 	if (a->request_id != b->request_id)
@@ -98,10 +112,17 @@ static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoin
 typedef bool (*before_fn)(const struct gs_engine *, const struct gs_heap_ent *,
 			  const struct gs_heap_ent *);
 
+/* The open calls' heap (tracked) runs up from heap_mem, the ended calls' (not
+ * tracked) down from its last entry: entry i of h is at(h, i, !track). */
+static inline struct gs_heap_ent *at(struct gs_heap_ent *h, uint32_t i, bool rev)
+{
+	return rev ? h - i : h + i;
+}
+
 static inline void heap_set(struct gs_engine *e, struct gs_heap_ent *h, uint32_t i,
 			    struct gs_heap_ent v, bool track)
 {
-	h[i] = v;
+	*at(h, i, !track) = v;
 	if (track)
 		e->calls[v.idx].heap_pos = i;
 }
@@ -109,12 +130,12 @@ static inline void heap_set(struct gs_engine *e, struct gs_heap_ent *h, uint32_t
 static inline void sift_up(struct gs_engine *e, struct gs_heap_ent *h, uint32_t i, before_fn before,
 			   bool track)
 {
-	struct gs_heap_ent v = h[i];
+	struct gs_heap_ent v = *at(h, i, !track);
 	while (i > 0) {
 		uint32_t p = (i - 1) / HEAP_D;
-		if (!before(e, &v, &h[p]))
+		if (!before(e, &v, at(h, p, !track)))
 			break;
-		heap_set(e, h, i, h[p], track);
+		heap_set(e, h, i, *at(h, p, !track), track);
 		i = p;
 	}
 	heap_set(e, h, i, v, track);
@@ -123,7 +144,7 @@ static inline void sift_up(struct gs_engine *e, struct gs_heap_ent *h, uint32_t 
 static inline void sift_down(struct gs_engine *e, struct gs_heap_ent *h, uint32_t n, uint32_t i,
 			     before_fn before, bool track)
 {
-	struct gs_heap_ent v = h[i];
+	struct gs_heap_ent v = *at(h, i, !track);
 	for (;;) {
 		uint32_t c = HEAP_D * i + 1, end, best;
 		if (c >= n)
@@ -131,11 +152,11 @@ static inline void sift_down(struct gs_engine *e, struct gs_heap_ent *h, uint32_
 		end = n - c > HEAP_D ? c + HEAP_D : n;
 		best = c;
 		for (uint32_t k = c + 1; k < end; k++)
-			if (before(e, &h[k], &h[best]))
+			if (before(e, at(h, k, !track), at(h, best, !track)))
 				best = k;
-		if (!before(e, &h[best], &v))
+		if (!before(e, at(h, best, !track), &v))
 			break;
-		heap_set(e, h, i, h[best], track);
+		heap_set(e, h, i, *at(h, best, !track), track);
 		i = best;
 	}
 	heap_set(e, h, i, v, track);
@@ -144,9 +165,9 @@ static inline void sift_down(struct gs_engine *e, struct gs_heap_ent *h, uint32_
 static inline void heap_push(struct gs_engine *e, struct gs_heap_ent *h, uint32_t *n, uint32_t idx,
 			     before_fn before, bool track)
 {
-	const struct gs_call *c = &e->calls[idx];
+	const struct gs_ocall *c = &e->calls[idx];
 	struct gs_heap_ent v = { .t = c->t_request_first, .serial = c->serial, .idx = idx };
-	h[*n] = v;
+	*at(h, *n, !track) = v;
 	(*n)++;
 	sift_up(e, h, *n - 1, before, track);
 }
@@ -157,8 +178,8 @@ static inline void heap_remove(struct gs_engine *e, struct gs_heap_ent *h, uint3
 	(*n)--;
 	if (pos == *n)
 		return;
-	h[pos] = h[*n];
-	if (pos > 0 && before(e, &h[pos], &h[(pos - 1) / HEAP_D]))
+	*at(h, pos, !track) = *at(h, *n, !track);
+	if (pos > 0 && before(e, at(h, pos, !track), at(h, (pos - 1) / HEAP_D, !track)))
 		sift_up(e, h, pos, before, track);
 	else
 		sift_down(e, h, *n, pos, before, track);
@@ -176,19 +197,24 @@ static void wm_remove(struct gs_engine *e, uint32_t idx)
 }
 
 /* The ended calls in output order. */
+static struct gs_heap_ent *out_base(struct gs_engine *e)
+{
+	return e->heap_mem + e->n_calls - 1;
+}
+
 static void out_push(struct gs_engine *e, uint32_t idx)
 {
-	heap_push(e, e->out_heap, &e->out_n, idx, out_before, false);
+	heap_push(e, out_base(e), &e->out_n, idx, out_before, false);
 }
 
 static void out_remove_at(struct gs_engine *e, uint32_t pos)
 {
-	heap_remove(e, e->out_heap, &e->out_n, pos, out_before, false);
+	heap_remove(e, out_base(e), &e->out_n, pos, out_before, false);
 }
 
 /* ---- open index (linear probing, backward-shift deletion) ------------------ */
 
-struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
+struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 {
 	uint32_t i;
 	const struct gs_dir *dr = &e->flows[flow].dir[dir];
@@ -198,7 +224,7 @@ struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t g
 		if (dr->open_n == 0)
 			return NULL;
 		if (dr->last_call < e->n_calls) {
-			struct gs_call *c = &e->calls[dr->last_call];
+			struct gs_ocall *c = &e->calls[dr->last_call];
 			if (c->where == W_OPEN && c->request_id == rid && c->flow == flow &&
 			    c->flow_gen == gen && c->dir == dir)
 				return c;
@@ -206,7 +232,7 @@ struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t g
 	}
 	i = open_hash(flow, gen, dir, rid) & e->open_mask;
 	for (; e->open_index[i]; i = (i + 1) & e->open_mask) {
-		struct gs_call *c = &e->calls[e->open_index[i] - 1];
+		struct gs_ocall *c = &e->calls[e->open_index[i] - 1];
 		if (c->request_id == rid && c->flow == flow && c->flow_gen == gen && c->dir == dir)
 			return c;
 	}
@@ -215,14 +241,14 @@ struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t g
 
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 {
-	struct gs_call *c = &e->calls[idx];
+	struct gs_ocall *c = &e->calls[idx];
 	uint32_t i = call_hash(c) & e->open_mask;
 	while (e->open_index[i])
 		i = (i + 1) & e->open_mask;
 	e->open_index[i] = idx + 1;
 	e->open_count++;
 	c->where = W_OPEN;
-	if (c->flow != GS_NONE) {
+	if (c->attached) {
 		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
 		dr->open_n++;
 		dr->last_call = idx;
@@ -255,8 +281,8 @@ static void open_remove(struct gs_engine *e, uint32_t idx)
 done:
 	e->open_count--;
 	{
-		const struct gs_call *c = &e->calls[idx];
-		if (c->flow != GS_NONE && e->flows[c->flow].in_use && e->flows[c->flow].gen == c->flow_gen)
+		const struct gs_ocall *c = &e->calls[idx];
+		if (c->attached && e->flows[c->flow].in_use && e->flows[c->flow].gen == c->flow_gen)
 			e->flows[c->flow].dir[c->dir].open_n--;
 	}
 	wm_remove(e, idx);
@@ -264,10 +290,105 @@ done:
 
 /* ---- life of a call ------------------------------------------------------- */
 
+struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c)
+{
+	uint32_t k;
+	struct gs_cext *x;
+	if (e->cext_free != GS_NONE) {
+		k = e->cext_free;
+		e->cext_free = e->cext[k].next_free;
+	} else {
+		k = e->cext_hwm++; /* never past n_calls: a record a call at most */
+	}
+	x = &e->cext[k];
+	memset(x, 0, sizeof *x);
+	x->exception = GS_INTERN_EMPTY;
+	c->ext = k;
+	return x;
+}
+
+static void ext_free(struct gs_engine *e, struct gs_ocall *c)
+{
+	if (c->ext == GS_NONE)
+		return;
+	e->cext[c->ext].next_free = e->cext_free;
+	e->cext_free = c->ext;
+	c->ext = GS_NONE;
+}
+
+/* The call as the sinks see it. */
+static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct gs_call *c)
+{
+	const struct gs_cext *x = gs_cx_peek(e, o);
+	memset(c, 0, sizeof *c);
+	if (x && x->has_ep) {
+		c->client = x->client;
+		c->server = x->server;
+	} else {
+		/* attached, or detached while finishing: the flow's ends are still there */
+		c->client = e->flows[o->flow].ep[o->dir];
+		c->server = e->flows[o->flow].ep[!o->dir];
+	}
+	c->request_id = o->request_id;
+	c->major = o->major;
+	c->minor = o->minor;
+	c->kind = o->kind;
+	c->outcome = o->outcome;
+	c->dir = o->dir;
+	c->priority = o->priority;
+	c->flags = o->flags;
+	c->op = o->op;
+	c->object_key = o->object_key;
+	c->request_bytes = o->request_bytes;
+	c->t_request_first = o->t_request_first;
+	c->t_request_last = o->t_request_last;
+	c->req_off0 = o->req_off0;
+	c->req_off1 = o->req_off1;
+	c->req_seq_base = o->req_seq_base;
+	c->conn_flow = o->flow;
+	c->flow = o->attached ? o->flow : GS_NONE;
+	c->flow_gen = o->flow_gen;
+	c->flow_prev = o->attached ? o->flow_prev : GS_NONE;
+	c->flow_next = o->attached ? o->flow_next : GS_NONE;
+	c->heap_pos = o->heap_pos;
+	c->serial = o->serial;
+	c->where = o->where;
+	c->scattered = o->scattered;
+	c->exception = GS_INTERN_EMPTY;
+	/* a queued call without a side record ended while finishing: e->now
+	 * moves no more then */
+	c->t_done = o->where == W_QUEUED ? e->now : 0;
+	if (!x)
+		return;
+	c->reply_type = x->reply_type;
+	c->completion = x->completion;
+	c->status = x->status;
+	c->exception = x->exception;
+	c->minor_code = x->minor_code;
+	c->retransmits = x->retransmits;
+	c->gap_fills = x->gap_fills;
+	c->reply_bytes = x->reply_bytes;
+	c->t_reply_first = x->t_reply_first;
+	c->t_reply_last = x->t_reply_last;
+	c->t_done = x->t_done;
+	c->rtx_cost_ns = x->rtx_cost_ns;
+	c->fill_wait_ns = x->fill_wait_ns;
+	c->queued_ns = x->queued_ns;
+	c->queued_rid = x->queued_rid;
+	c->queued_op = x->queued_op;
+	c->nagle_ns = x->nagle_ns;
+	c->nagle_half = x->nagle_half;
+	c->zero_window_ns = x->zero_window_ns;
+	c->rep_off0 = x->rep_off0;
+	c->rep_off1 = x->rep_off1;
+	c->rep_seq_base = x->rep_seq_base;
+	c->rtx_mark = x->rtx_mark;
+}
+
 void gs_call_release(struct gs_engine *e, uint32_t idx)
 {
-	struct gs_call *c = &e->calls[idx];
-	if (c->flow != GS_NONE) {
+	struct gs_ocall *c = &e->calls[idx];
+	if (c->attached) {
 		struct gs_flow *f = &e->flows[c->flow];
 		if (c->flow_prev != GS_NONE)
 			e->calls[c->flow_prev].flow_next = c->flow_next;
@@ -276,7 +397,9 @@ void gs_call_release(struct gs_engine *e, uint32_t idx)
 		if (c->flow_next != GS_NONE)
 			e->calls[c->flow_next].flow_prev = c->flow_prev;
 	}
+	ext_free(e, c);
 	c->where = W_FREE;
+	c->attached = 0;
 	c->flow = GS_NONE;
 	c->flow_next = e->call_free;
 	e->call_free = idx;
@@ -291,7 +414,7 @@ void gs_call_discard(struct gs_engine *e, uint32_t idx)
 		/* the queue does not track positions: look for it (no caller drops a
 		 * queued call today; this stays correct if one does) */
 		for (uint32_t pos = 0; pos < e->out_n; pos++) {
-			if (e->out_heap[pos].idx == idx) {
+			if (out_base(e)[-(ptrdiff_t)pos].idx == idx) {
 				out_remove_at(e, pos);
 				break;
 			}
@@ -303,7 +426,7 @@ void gs_call_discard(struct gs_engine *e, uint32_t idx)
 /* An open call's start time changed (a parked reply adopted by its request). */
 void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t)
 {
-	struct gs_call *c = &e->calls[idx];
+	struct gs_ocall *c = &e->calls[idx];
 	wm_remove(e, idx);
 	c->t_request_first = t;
 	wm_push(e, idx);
@@ -311,8 +434,9 @@ void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t)
 
 static void emit_top(struct gs_engine *e)
 {
-	uint32_t idx = e->out_heap[0].idx;
-	struct gs_call *c = &e->calls[idx];
+	uint32_t idx = out_base(e)->idx;
+	struct gs_call rec, *c = &rec;
+	assemble(e, &e->calls[idx], c);
 	out_remove_at(e, 0);
 	if (e->cfg.ordered && c->t_request_first < e->last_emitted_t)
 		e->cnt.rows_out_of_order++; /* only an ordered output can be out of order */
@@ -348,12 +472,15 @@ static void emit_top(struct gs_engine *e)
 
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 {
-	struct gs_call *c = &e->calls[idx];
+	struct gs_ocall *c = &e->calls[idx];
 	if (c->where != W_OPEN)
 		return;
 	open_remove(e, idx);
 	c->outcome = (uint8_t)how;
-	c->t_done = e->now;
+	/* only the linger of gs_calls_drain reads it, never while finishing: a
+	 * call that ends unanswered then takes no side record */
+	if (!e->finishing || c->ext != GS_NONE)
+		gs_cx(e, c)->t_done = e->now;
 	c->where = W_QUEUED;
 	out_push(e, idx);
 }
@@ -361,16 +488,16 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 /* A queued call may still gain retransmissions until the other side has
  * acknowledged its last bytes (or `linger` has passed): a copy sent after that
  * would be a spurious retransmission, which the capture rarely holds. */
-static bool settled(const struct gs_engine *e, const struct gs_call *c)
+static bool settled(const struct gs_engine *e, const struct gs_ocall *c)
 {
 	const struct gs_flow *f;
-	if (c->flow == GS_NONE)
+	if (!c->attached)
 		return true;
 	f = &e->flows[c->flow];
 	if (!f->in_use || f->gen != c->flow_gen)
 		return true;
 	if (c->flags & GS_CF_REP_SEEN)
-		return f->dir[!c->dir].ack_max >= c->rep_off1;
+		return f->dir[!c->dir].ack_max >= gs_cx_peek(e, c)->rep_off1;
 	return f->dir[c->dir].ack_max >= c->req_off1;
 }
 
@@ -380,10 +507,12 @@ static bool settled(const struct gs_engine *e, const struct gs_call *c)
 void gs_calls_drain(struct gs_engine *e, bool all)
 {
 	while (e->out_n > 0) {
-		const struct gs_call *top = &e->calls[e->out_heap[0].idx];
+		const struct gs_ocall *top = &e->calls[out_base(e)->idx];
 		if (!all) {
+			const struct gs_cext *x = gs_cx_peek(e, top);
+			int64_t t_done = x ? x->t_done : e->now;
 			/* differences, not sums: hostile time stamps must not overflow */
-			if (e->now - top->t_done < e->cfg.linger_ns && !settled(e, top))
+			if (e->now - t_done < e->cfg.linger_ns && !settled(e, top))
 				break;
 			/* past the window, memory matters more than order: a call
 			 * that never ends must not hold every later one */
@@ -425,5 +554,6 @@ uint32_t gs_call_alloc(struct gs_engine *e)
 take:
 	idx = e->call_free;
 	e->call_free = e->calls[idx].flow_next;
+	e->calls[idx].ext = GS_NONE;
 	return idx;
 }

@@ -34,6 +34,82 @@ static uint32_t pow2_at_least(uint64_t n)
 	return p;
 }
 
+static uint64_t pow2_u64(uint64_t n)
+{
+	return pow2_at_least(n);
+}
+
+/* The bytes of each part (the arithmetic of gs_engine_new and of the side
+ * tables' bound, gs_side_tables_max). */
+static uint64_t flows_bytes(const struct gs_config *c)
+{
+	uint64_t f = c->max_flows, slots = f / 8 < 256 ? 256 : f / 8;
+	return f * sizeof(struct gs_flow) + pow2_u64(f * 2) * sizeof(uint32_t) +
+	       slots * (c->head_max + sizeof(uint32_t)) + slots * sizeof(struct gs_msglog) +
+	       slots * GS_RTX_PENDING * sizeof(struct gs_range);
+}
+
+static uint64_t calls_bytes(const struct gs_config *c)
+{
+	uint64_t n = c->max_open_calls;
+	return n * (sizeof(struct gs_ocall) + sizeof(struct gs_cext) + sizeof(struct gs_heap_ent)) +
+	       pow2_u64(n * 2) * sizeof(uint32_t);
+}
+
+static uint64_t strings_bytes(uint32_t max_strings)
+{
+	/* slots (a power of two >= 2n), offset, length, hash; 64 bytes of text a string */
+	return pow2_u64((uint64_t)max_strings * 2) * sizeof(uint32_t) + (uint64_t)max_strings * (3 * 4 + 64);
+}
+
+static uint64_t ooo_bytes(const struct gs_config *c)
+{
+	return c->max_ooo_total + c->max_ooo_total / 64 * sizeof(struct gs_ooo);
+}
+
+uint64_t gs_config_memory_bound(const struct gs_config *c)
+{
+	return flows_bytes(c) + calls_bytes(c) + strings_bytes(c->max_strings) + ooo_bytes(c);
+}
+
+/* The budget: a sixteenth to the strings, an eighth to held out-of-order
+ * bytes, an eighth to connections (whose head pool, logs and range lists take
+ * 256 slots at least: about 4 MiB), what is left to calls, lowered until the
+ * whole fits (the index sizes jump by powers of two). */
+int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
+{
+	struct gs_config d;
+	uint64_t per_flow, per_call, fixed, v;
+	if (bytes < GS_MIN_MEMORY || bytes > (1ull << 50))
+		return EINVAL;
+	gs_config_default(&d);
+	v = bytes / 16 / (76 + 16);
+	c->max_strings = (uint32_t)(v < 256 ? 256 : v > d.max_strings ? d.max_strings : v);
+	c->max_ooo_total = bytes / 8 * 64 / (64 + sizeof(struct gs_ooo));
+	c->max_ooo_bytes = c->max_ooo_total < d.max_ooo_bytes ? (uint32_t)c->max_ooo_total : d.max_ooo_bytes;
+	per_flow = sizeof(struct gs_flow) + 16 +
+		   (c->head_max + sizeof(uint32_t) + sizeof(struct gs_msglog) + GS_RTX_PENDING * sizeof(struct gs_range)) / 8;
+	v = bytes / 8 / per_flow;
+	c->max_flows = (uint32_t)(v < 2 ? 2 : v > (1u << 26) ? (1u << 26) : v);
+	fixed = flows_bytes(c) + strings_bytes(c->max_strings) + ooo_bytes(c);
+	if (fixed >= bytes)
+		return EINVAL;
+	per_call = sizeof(struct gs_ocall) + sizeof(struct gs_cext) + sizeof(struct gs_heap_ent) + 16;
+	v = (bytes - fixed) / per_call;
+	for (;;) {
+		if (v < 2)
+			return EINVAL;
+		c->max_open_calls = (uint32_t)(v > (1u << 28) ? (1u << 28) : v);
+		if (gs_config_memory_bound(c) <= bytes)
+			break;
+		v -= v / 16 + 1;
+	}
+	c->order_window = c->max_open_calls / 8 < 1 ? 1 : c->max_open_calls / 8;
+	if (c->order_window > d.order_window)
+		c->order_window = d.order_window;
+	return 0;
+}
+
 int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_fn fn, void *arg)
 {
 	struct gs_engine *e;
@@ -63,12 +139,14 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->head_free = malloc((size_t)e->head_slots * sizeof *e->head_free);
 	e->n_calls = cfg->max_open_calls;
 	e->calls = calloc(e->n_calls, sizeof *e->calls);
+	e->cext = calloc(e->n_calls, sizeof *e->cext);
+	e->cext_free = GS_NONE;
 	e->open_mask = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
 	e->open_index = calloc((size_t)e->open_mask + 1, sizeof *e->open_index);
-	e->wm_heap = malloc((size_t)e->n_calls * sizeof *e->wm_heap);
-	e->out_heap = malloc((size_t)e->n_calls * sizeof *e->out_heap);
-	if (!e->flows || !e->flow_index || !e->head_pool || !e->head_free || !e->calls ||
-	    !e->open_index || !e->wm_heap || !e->out_heap) {
+	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
+	e->wm_heap = e->heap_mem;
+	if (!e->flows || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
+	    !e->open_index || !e->heap_mem) {
 		gs_engine_free(e);
 		return ENOMEM;
 	}
@@ -99,9 +177,9 @@ void gs_engine_free(struct gs_engine *e)
 	free(e->head_pool);
 	free(e->head_free);
 	free(e->calls);
+	free(e->cext);
 	free(e->open_index);
-	free(e->wm_heap);
-	free(e->out_heap);
+	free(e->heap_mem);
 	gs_intern_free(&e->strings);
 	free(e);
 }
@@ -304,7 +382,7 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 	if (e->cfg.reply_timeout_ns > 0) {
 		while (e->wm_n > 0) {
 			uint32_t idx = e->wm_heap[0].idx;
-			struct gs_call *c = &e->calls[idx];
+			struct gs_ocall *c = &e->calls[idx];
 			if (e->now - c->t_request_first < e->cfg.reply_timeout_ns)
 				break;
 			if (c->flags & GS_CF_PARKED) {

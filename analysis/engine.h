@@ -37,6 +37,19 @@ struct gs_config {
 
 void gs_config_default(struct gs_config *c);
 
+/* The most memory the engine's tables take with this configuration, every
+ * bound reached: flows with their index, head pool, message logs and lists of
+ * retransmitted ranges; call slots with their side records, index and heaps;
+ * held out-of-order bytes (max_ooo_total, plus a 48-byte header per held
+ * segment, counted as one per 64 bytes); the strings table.  Not the reader's
+ * buffers nor the sinks' (histograms, --tail, --report). */
+uint64_t gs_config_memory_bound(const struct gs_config *c);
+/* --max-memory: sizes max_flows, max_open_calls, order_window, max_ooo_total,
+ * max_ooo_bytes and max_strings so that gs_config_memory_bound() is at most
+ * `bytes` (the other fields of c are kept).  EINVAL below GS_MIN_MEMORY. */
+#define GS_MIN_MEMORY (16ull << 20)
+int gs_config_for_memory(struct gs_config *c, uint64_t bytes);
+
 typedef void (*gs_call_fn)(void *arg, const struct gs_engine *e, const struct gs_call *c);
 
 /* A note about something wrong in the input, for the one-line reasons. */

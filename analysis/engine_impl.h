@@ -153,6 +153,61 @@ struct gs_flow {
 	struct gs_dir dir[2];
 };
 
+/* A call while the engine holds it.  Split so that a call waiting for its
+ * reply costs little (issue 19: at most 128 bytes an open call with its index
+ * and heap entries): the fields every call needs from its request on are
+ * here; the reply's, the evidence for the tail analysis and the endpoints of
+ * a call outlived by its connection go to a side record (struct gs_cext),
+ * taken from a pool the size of the call pool when one of them is first
+ * written.  A call that never sees a reply, a retransmission or a stall never
+ * takes one.  The record the sinks see (struct gs_call, call.h) is assembled
+ * from both when the call is written. */
+struct gs_ocall {
+	int64_t t_request_first, t_request_last;
+	uint64_t request_bytes;
+	/* stream offsets of the request bytes, for retransmission attribution */
+	uint64_t req_off0, req_off1;
+	uint32_t request_id;
+	uint32_t op;           /* interned operation name */
+	uint32_t object_key;   /* interned object key */
+	/* the connection: while `attached`, the call is on the flow's list
+	 * (flow_prev, flow_next) and its endpoints are the flow's; once detached
+	 * (its connection ended) `flow` still names it, for the record's conn_flow */
+	uint32_t flow, flow_gen;
+	uint32_t flow_prev, flow_next;
+	uint32_t heap_pos;     /* place in the open calls' heap (open calls only) */
+	uint32_t serial;       /* creation order: stable tie-break */
+	uint32_t req_seq_base; /* TCP sequence number of stream offset 0 of the request's direction */
+	uint32_t ext;          /* side record (e->cext), GS_NONE when none */
+	uint16_t flags;        /* GS_CF_* */
+	int16_t priority;
+	uint8_t major, minor;
+	uint8_t kind, outcome;
+	uint8_t dir;           /* direction of the request within its flow */
+	uint8_t where;         /* free, open, queued */
+	/* bit 0: the request's messages are not contiguous (a Fragment came after
+	 * another message), bit 1: the reply's; their span is then not theirs alone */
+	uint8_t scattered;
+	uint8_t attached;
+};
+
+/* The rest of a call (see struct gs_ocall); zero but for `exception` when taken. */
+struct gs_cext {
+	int64_t t_reply_first, t_reply_last;
+	int64_t t_done;        /* capture time at which the call ended (not kept while finishing) */
+	uint64_t reply_bytes;
+	uint64_t rep_off0, rep_off1;
+	int64_t rtx_cost_ns, fill_wait_ns, queued_ns, nagle_ns, zero_window_ns;
+	struct gs_endpoint client, server; /* when has_ep: the call outlived its connection's slot */
+	uint32_t status, exception, minor_code;
+	uint32_t retransmits, gap_fills;
+	uint32_t queued_rid, queued_op;
+	uint32_t rep_seq_base;
+	uint32_t rtx_mark;     /* the last retransmitted range charged to this call */
+	uint32_t next_free;
+	uint8_t reply_type, completion, nagle_half, has_ep;
+};
+
 /* An entry of the call heaps: the call and its first keys (calls.c). */
 struct gs_heap_ent {
 	int64_t t;          /* the call's t_request_first */
@@ -207,17 +262,24 @@ struct gs_engine {
 	int64_t last_expire_scan;
 
 	/* calls */
-	struct gs_call *calls;
+	struct gs_ocall *calls;
+	struct gs_cext *cext;       /* side records, as many as call slots */
+	uint32_t cext_free;         /* free list through next_free */
+	uint32_t cext_hwm;          /* records ever used */
 	uint32_t n_calls;
 	uint32_t call_free;         /* free list through flow_next */
 	uint32_t call_hwm;          /* slots ever used */
 	uint32_t *open_index;       /* (flow, gen, dir, request id) -> call + 1 */
 	uint32_t open_mask;
 	uint32_t open_count;
-	struct gs_heap_ent *wm_heap;   /* open calls by t_request_first */
+	/* One array of n_calls entries holds both heaps: the open calls' from its
+	 * start, the ended calls' from its end (out_heap[i] is heap_mem[n_calls-1-i]
+	 * in calls.c), since a call is in one of them at most: what is touched
+	 * (resident) is the most calls held at once, not twice that. */
+	struct gs_heap_ent *heap_mem;
+	struct gs_heap_ent *wm_heap;   /* open calls by t_request_first (= heap_mem) */
 	uint32_t wm_n;
-	struct gs_heap_ent *out_heap;  /* ended calls waiting for output order */
-	uint32_t out_n;
+	uint32_t out_n;                /* ended calls waiting for output order */
 	uint32_t serial;
 	int64_t last_emitted_t;
 	bool finishing;
@@ -313,8 +375,9 @@ void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uin
 void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns);
 
 /* evidence.c */
-void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, uint8_t half);
-void gs_evidence_queued(struct gs_flow *f, struct gs_call *c);
+void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_dir *dr, int64_t ts,
+		       uint8_t half);
+void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall *c);
 void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted);
 void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir);
@@ -336,15 +399,27 @@ uint32_t gs_call_alloc(struct gs_engine *e);
 #define GS_CALL_QUEUED 2
 /* The call in slot idx if it is still the one with this serial, else NULL.
  * Inline: every message end looks its call up so. */
-static inline struct gs_call *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial)
+static inline struct gs_ocall *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial)
 {
-	struct gs_call *c;
+	struct gs_ocall *c;
 	if (idx >= e->n_calls)
 		return NULL;
 	c = &e->calls[idx];
 	return (c->where != GS_CALL_FREE && c->serial == serial) ? c : NULL;
 }
-struct gs_call *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
+/* The call's side record, taken now if it has none (the pool never runs out:
+ * a record a call slot). */
+struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c);
+static inline struct gs_cext *gs_cx(struct gs_engine *e, struct gs_ocall *c)
+{
+	return c->ext != GS_NONE ? &e->cext[c->ext] : gs_call_ext_new(e, c);
+}
+/* ... or NULL when it has none (every field of it then reads 0). */
+static inline const struct gs_cext *gs_cx_peek(const struct gs_engine *e, const struct gs_ocall *c)
+{
+	return c->ext != GS_NONE ? &e->cext[c->ext] : NULL;
+}
+struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);
 void gs_calls_drain(struct gs_engine *e, bool all);

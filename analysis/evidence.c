@@ -3,21 +3,22 @@
  * turns them into tags with their figures. */
 #include "engine_impl.h"
 
-static void rtx_cost(struct gs_call *c, int64_t since, int64_t now)
+static void rtx_cost(struct gs_cext *x, int64_t since, int64_t now)
 {
-	if (now - since > c->rtx_cost_ns)
-		c->rtx_cost_ns = now - since;
+	if (now - since > x->rtx_cost_ns)
+		x->rtx_cost_ns = now - since;
 }
 
 /* Charges call c once for the range numbered `mark`, in its request (the
  * call's direction is d) or its reply; the range came at ts. */
-static void charge(struct gs_call *c, int d, uint32_t mark, int64_t ts)
+static void charge(struct gs_engine *e, struct gs_ocall *c, int d, uint32_t mark, int64_t ts)
 {
-	if (c->rtx_mark == mark)
+	struct gs_cext *x = gs_cx(e, c);
+	if (x->rtx_mark == mark)
 		return;
-	c->rtx_mark = mark;
-	c->retransmits++;
-	rtx_cost(c, c->dir == d ? c->t_request_first : c->t_reply_first, ts);
+	x->rtx_mark = mark;
+	x->retransmits++;
+	rtx_cost(x, c->dir == d ? c->t_request_first : x->t_reply_first, ts);
 }
 
 /* Retransmitted bytes [off0, off1) of direction d count once for every call
@@ -40,18 +41,18 @@ void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t 
 		/* newest first: retransmissions are of recent bytes */
 		for (uint32_t k = lg->n; k-- > 0;) {
 			const struct gs_msg_ext *x = &lg->ext[(lg->head + k) % GS_MSGLOG];
-			struct gs_call *c;
+			struct gs_ocall *c;
 			if (x->off1 <= off0)
 				break;
 			if (x->off0 >= off1)
 				continue;
 			c = gs_call_live(e, x->call, x->serial);
 			if (c)
-				charge(c, d, mark, ts);
+				charge(e, c, d, mark, ts);
 		}
 	}
 	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next) {
-		struct gs_call *c = &e->calls[i];
+		struct gs_ocall *c = &e->calls[i];
 		uint64_t first;
 		uint8_t bit;
 		if (c->dir == d) {
@@ -60,9 +61,13 @@ void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t 
 			first = c->req_off0;
 			bit = 1;
 		} else {
-			if (!(c->flags & GS_CF_REP_SEEN) || !(off0 < c->rep_off1 && c->rep_off0 < off1))
+			const struct gs_cext *x;
+			if (!(c->flags & GS_CF_REP_SEEN))
 				continue;
-			first = c->rep_off0;
+			x = gs_cx_peek(e, c);
+			if (!(off0 < x->rep_off1 && x->rep_off0 < off1))
+				continue;
+			first = x->rep_off0;
 			bit = 2;
 		}
 		if (c->scattered & bit) {
@@ -72,7 +77,7 @@ void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t 
 				continue;
 			e->cnt.rtx_charged_by_span++;
 		}
-		charge(c, d, mark, ts);
+		charge(e, c, d, mark, ts);
 	}
 }
 
@@ -80,7 +85,7 @@ void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
 {
 	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
 		if (e->calls[i].where == GS_CALL_OPEN)
-			e->calls[i].zero_window_ns += ns;
+			gs_cx(e, &e->calls[i])->zero_window_ns += ns;
 }
 
 /* A message's last segment came long after the one before it, and right after
@@ -90,7 +95,8 @@ void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
  * pause in a bulk transfer clocked by ACKs. */
 #define GS_NAGLE_MIN_NS 10000000LL
 
-void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, uint8_t half)
+void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_dir *dr, int64_t ts,
+		       uint8_t half)
 {
 	int64_t gap = ts - dr->msg_prev_seg_ts;
 	if (!dr->msg_prev_seg_ts || gap < GS_NAGLE_MIN_NS)
@@ -99,9 +105,13 @@ void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, u
 		return;
 	if ((ts - dr->peer_ack_ts) * 4 > gap)
 		return;
-	if (gap > c->nagle_ns) {
-		c->nagle_ns = gap;
-		c->nagle_half = half;
+	{
+		const struct gs_cext *p = gs_cx_peek(e, c);
+		if (gap > (p ? p->nagle_ns : 0)) {
+			struct gs_cext *x = gs_cx(e, c);
+			x->nagle_ns = gap;
+			x->nagle_half = half;
+		}
 	}
 }
 
@@ -120,24 +130,25 @@ void gs_evidence_nagle(struct gs_call *c, const struct gs_dir *dr, int64_t ts, u
  * so far came for a request sent after one still unanswered: once one has,
  * the server serves the connection's calls concurrently, and no call on it
  * is tagged from then on. */
-void gs_evidence_queued(struct gs_flow *f, struct gs_call *c)
+void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall *c)
 {
 	struct gs_dir *rq = &f->dir[c->dir];
+	struct gs_cext *x = gs_cx(e, c); /* its reply has ended: it has one */
 	if (rq->done_valid && rq->done_t_req_first > c->t_request_first)
 		rq->served_concurrently = true;
 	if (rq->done_valid && !rq->served_concurrently && rq->done_t_req_first < c->t_request_first &&
-	    rq->done_t_rep_last > c->t_request_last && rq->done_t_rep_last <= c->t_reply_first) {
+	    rq->done_t_rep_last > c->t_request_last && rq->done_t_rep_last <= x->t_reply_first) {
 		int64_t wait = rq->done_t_rep_last - c->t_request_last;
-		int64_t after = c->t_reply_first - rq->done_t_rep_last;
+		int64_t after = x->t_reply_first - rq->done_t_rep_last;
 		if (after * 2 < wait) {
-			c->queued_ns = wait;
-			c->queued_rid = rq->done_rid;
-			c->queued_op = rq->done_op;
+			x->queued_ns = wait;
+			x->queued_rid = rq->done_rid;
+			x->queued_op = rq->done_op;
 		}
 	}
 	rq->done_valid = true;
 	rq->done_rid = c->request_id;
 	rq->done_op = c->op;
 	rq->done_t_req_first = c->t_request_first;
-	rq->done_t_rep_last = c->t_reply_last;
+	rq->done_t_rep_last = x->t_reply_last;
 }

@@ -15,7 +15,7 @@
 
 static void flow_link(struct gs_engine *e, struct gs_flow *f, uint32_t idx)
 {
-	struct gs_call *c = &e->calls[idx];
+	struct gs_ocall *c = &e->calls[idx];
 	c->flow_prev = GS_NONE;
 	c->flow_next = f->calls;
 	if (f->calls != GS_NONE)
@@ -48,7 +48,7 @@ static uint32_t intern_cached(struct gs_engine *e, struct gs_span s, uint32_t *l
 
 /* The request half of a call, from its decoded header. */
 static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
-			   struct gs_call *c)
+			   struct gs_ocall *c)
 {
 	struct gs_dir *dr = &f->dir[d];
 	c->major = m->major;
@@ -96,7 +96,7 @@ static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const 
 /* A request whose reply came first (parked): the call is whole now. */
 static void adopt(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m, uint32_t idx)
 {
-	struct gs_call *c = &e->calls[idx];
+	struct gs_ocall *c = &e->calls[idx];
 	c->flags &= ~(uint32_t)GS_CF_PARKED;
 	e->cnt.replies_paired++;
 	request_fields(e, f, d, m, c);
@@ -107,7 +107,7 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 {
 	struct gs_dir *dr = &f->dir[d];
 	uint32_t fno = gs_flow_no(e, f), idx;
-	struct gs_call *c, *old;
+	struct gs_ocall *c, *old;
 
 	old = gs_call_open_find(e, fno, f->gen, d, m->request_id);
 	if (old && (old->flags & GS_CF_PARKED)) {
@@ -122,17 +122,15 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 	idx = gs_call_alloc(e);
 	c = &e->calls[idx];
 	memset(c, 0, sizeof *c);
-	c->client = f->ep[d];
-	c->server = f->ep[!d];
+	c->ext = GS_NONE;
+	c->attached = 1;
 	c->request_id = m->request_id;
 	c->dir = (uint8_t)d;
 	c->flow = fno;
-	c->conn_flow = fno;
 	c->flow_gen = f->gen;
 	c->serial = ++e->serial;
 	c->op = GS_INTERN_EMPTY;
 	c->object_key = GS_INTERN_EMPTY;
-	c->exception = GS_INTERN_EMPTY;
 	c->t_request_first = dr->msg_t_first;
 	gs_call_open_insert(e, idx);
 	flow_link(e, f, idx);
@@ -142,7 +140,8 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
 {
 	struct gs_dir *dr = &f->dir[d];
-	struct gs_call *c = gs_call_open_find(e, gs_flow_no(e, f), f->gen, !d, m->request_id);
+	struct gs_ocall *c = gs_call_open_find(e, gs_flow_no(e, f), f->gen, !d, m->request_id);
+	struct gs_cext *x;
 	if (!c && gs_dir_holds_before(&f->dir[!d], dr->msg_t_first)) {
 		/* The requester's side holds bytes captured before this reply that it
 		 * has not delivered yet (reordered segments, or a hole being waited
@@ -150,15 +149,14 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 		uint32_t idx = gs_call_alloc(e);
 		c = &e->calls[idx];
 		memset(c, 0, sizeof *c);
-		c->client = f->ep[!d];
-		c->server = f->ep[d];
+		c->ext = GS_NONE;
+		c->attached = 1;
 		c->request_id = m->request_id;
 		c->dir = (uint8_t)!d;
 		c->flow = gs_flow_no(e, f);
-		c->conn_flow = c->flow;
 		c->flow_gen = f->gen;
 		c->serial = ++e->serial;
-		c->op = c->object_key = c->exception = GS_INTERN_EMPTY;
+		c->op = c->object_key = GS_INTERN_EMPTY;
 		c->flags = GS_CF_PARKED;
 		c->t_request_first = c->t_request_last = dr->msg_t_first;
 		gs_call_open_insert(e, idx);
@@ -174,24 +172,25 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 		return;
 	}
 	e->cnt.replies_paired++;
+	x = gs_cx(e, c);
 	c->flags |= GS_CF_REP_SEEN;
-	c->reply_type = m->type;
+	x->reply_type = m->type;
 	if (m->have & GIOP_HAVE_STATUS) {
-		c->status = m->status;
+		x->status = m->status;
 		c->flags |= GS_CF_STATUS_KNOWN;
 	}
 	if (m->have & GIOP_HAVE_EXCEPTION) {
-		c->exception = intern_span(e, m->exception_id);
-		c->minor_code = m->minor_code;
-		c->completion = (uint8_t)m->completed;
+		x->exception = intern_span(e, m->exception_id);
+		x->minor_code = m->minor_code;
+		x->completion = (uint8_t)m->completed;
 		c->flags |= GS_CF_HAS_EXCEPTION;
 	}
-	c->t_reply_first = dr->msg_t_first;
-	c->t_reply_last = dr->msg_t_first;
-	c->reply_bytes = m->msg_len;
-	c->rep_off0 = dr->msg_start;
-	c->rep_off1 = dr->msg_end;
-	c->rep_seq_base = dr->base_seq;
+	x->t_reply_first = dr->msg_t_first;
+	x->t_reply_last = dr->msg_t_first;
+	x->reply_bytes = m->msg_len;
+	x->rep_off0 = dr->msg_start;
+	x->rep_off1 = dr->msg_end;
+	x->rep_seq_base = dr->base_seq;
 	if (dr->more_frags) {
 		c->flags |= GS_CF_REP_FRAG;
 		dr->frag_open++;
@@ -209,7 +208,7 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
 {
 	struct gs_dir *dr = &f->dir[d];
-	struct gs_call *c = NULL;
+	struct gs_ocall *c = NULL;
 	uint8_t half = 0;
 	uint32_t fno = gs_flow_no(e, f);
 
@@ -246,10 +245,11 @@ static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		c->request_bytes += m->msg_len;
 		c->req_off1 = dr->msg_end;
 	} else {
-		if (dr->msg_start != c->rep_off1)
+		struct gs_cext *x = gs_cx(e, c); /* the reply began: it has one */
+		if (dr->msg_start != x->rep_off1)
 			c->scattered |= 2;
-		c->reply_bytes += m->msg_len;
-		c->rep_off1 = dr->msg_end;
+		x->reply_bytes += m->msg_len;
+		x->rep_off1 = dr->msg_end;
 	}
 	dr->msg_call = (uint32_t)(c - e->calls);
 	dr->msg_serial = c->serial;
@@ -349,7 +349,7 @@ static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, 
 		reply(e, f, d, m);
 		return;
 	case GIOP_CANCEL_REQUEST: {
-		struct gs_call *c;
+		struct gs_ocall *c;
 		if (!(m->have & GIOP_HAVE_REQUEST_ID)) {
 			e->cnt.unknown_request_id++;
 			return;
@@ -372,7 +372,7 @@ static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, 
 /* The instants of the message that just ended (or was cut short) go to its
  * call: the earliest packet of its own bytes may lower t_*_first, the one
  * that completed it raises t_*_last; its gap fills are added. */
-static void message_times(struct gs_engine *e, struct gs_dir *dr, struct gs_call *c, uint32_t idx)
+static void message_times(struct gs_engine *e, struct gs_dir *dr, struct gs_ocall *c, uint32_t idx)
 {
 	uint32_t fills = dr->msg_fills;
 	if (dr->msg_t_max == INT64_MIN) /* no packet of its own: nothing to say */
@@ -385,19 +385,23 @@ static void message_times(struct gs_engine *e, struct gs_dir *dr, struct gs_call
 				gs_call_rekey_time(e, idx, dr->msg_t_min);
 		}
 	} else {
-		if (dr->msg_t_max > c->t_reply_last)
-			c->t_reply_last = dr->msg_t_max;
-		if (dr->msg_t_min < c->t_reply_first)
-			c->t_reply_first = dr->msg_t_min;
+		struct gs_cext *x = gs_cx(e, c);
+		if (dr->msg_t_max > x->t_reply_last)
+			x->t_reply_last = dr->msg_t_max;
+		if (dr->msg_t_min < x->t_reply_first)
+			x->t_reply_first = dr->msg_t_min;
 	}
 	/* a packet that filled bytes of this message and of the call's previous
 	 * one (two Fragments) counts once */
 	if (fills && dr->prev_fill_pkt == dr->msg_fill_first && dr->prev_fill_call == idx &&
 	    dr->prev_fill_serial == c->serial)
 		fills--;
-	c->gap_fills += fills;
-	if (dr->msg_fills)
-		c->fill_wait_ns += dr->msg_fill_wait;
+	if (fills || dr->msg_fills) {
+		struct gs_cext *x = gs_cx(e, c);
+		x->gap_fills += fills;
+		if (dr->msg_fills)
+			x->fill_wait_ns += dr->msg_fill_wait;
+	}
 	dr->prev_fill_call = idx;
 	dr->prev_fill_serial = c->serial;
 	dr->prev_fill_pkt = dr->msg_fills ? dr->msg_fill_last : 0;
@@ -406,7 +410,7 @@ static void message_times(struct gs_engine *e, struct gs_dir *dr, struct gs_call
 void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts)
 {
 	struct gs_dir *dr = &f->dir[d];
-	struct gs_call *c;
+	struct gs_ocall *c;
 	uint32_t idx;
 	if (dr->msg_call == GS_NONE)
 		return;
@@ -419,7 +423,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 	if (dr->missing)
 		c->flags |= GS_CF_CAPTURE_LOSS;
 	message_times(e, dr, c, idx);
-	gs_evidence_nagle(c, dr, ts, dr->msg_half);
+	gs_evidence_nagle(e, c, dr, ts, dr->msg_half);
 	if (dr->msg_half == 0) {
 		if (!dr->more_frags) {
 			c->flags &= ~(uint32_t)GS_CF_REQ_FRAG;
@@ -435,7 +439,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 			c->flags &= ~(uint32_t)GS_CF_REP_FRAG;
 			c->flags |= GS_CF_REP_DONE;
 			if (!(c->flags & GS_CF_PARKED)) {
-				gs_evidence_queued(f, c);
+				gs_evidence_queued(e, f, c);
 				/* The request is still being delivered (its last bytes held
 				 * behind a hole, or missing from the capture): the call ends
 				 * with it, so that its completion and any loss are on it. */
@@ -451,7 +455,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 /* A call cut short: what was seen of it is kept, the rest is NO_REPLY. */
 static void end_unanswered(struct gs_engine *e, uint32_t idx)
 {
-	struct gs_call *c = &e->calls[idx];
+	struct gs_ocall *c = &e->calls[idx];
 	if (c->flags & GS_CF_PARKED) {
 		e->cnt.orphan_replies++;
 		gs_call_discard(e, idx);
@@ -468,7 +472,7 @@ static void end_unanswered(struct gs_engine *e, uint32_t idx)
 /* A message in progress when its connection ends: record how far it got. */
 static void cut_message(struct gs_engine *e, struct gs_dir *dr)
 {
-	struct gs_call *c;
+	struct gs_ocall *c;
 	if (dr->fstate != GS_FR_MSG || dr->msg_call == GS_NONE)
 		return;
 	c = gs_call_live(e, dr->msg_call, dr->msg_serial);
@@ -489,7 +493,7 @@ void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d)
 	cut_message(e, &f->dir[d]);
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
-		struct gs_call *c = &e->calls[i];
+		struct gs_ocall *c = &e->calls[i];
 		if (c->where == GS_CALL_OPEN && c->dir != d && !(c->flags & GS_CF_PARKED))
 			end_unanswered(e, i);
 		i = next;
@@ -501,7 +505,7 @@ void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir)
 	uint32_t i = f->calls;
 	while (i != GS_NONE) {
 		uint32_t next = e->calls[i].flow_next;
-		struct gs_call *c = &e->calls[i];
+		struct gs_ocall *c = &e->calls[i];
 		if ((c->flags & GS_CF_PARKED) && c->dir == requester_dir && c->where == GS_CALL_OPEN) {
 			e->cnt.orphan_replies++;
 			gs_call_discard(e, i);
@@ -528,12 +532,21 @@ void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted)
 		}
 		i = next;
 	}
-	/* detach what is left (queued for output) from the connection */
+	/* detach what is left (queued for output) from the connection; the
+	 * slot's ends stay until another connection takes it, which never happens
+	 * once the input has ended */
 	i = f->calls;
 	while (i != GS_NONE) {
-		uint32_t next = e->calls[i].flow_next;
-		e->calls[i].flow = GS_NONE;
-		e->calls[i].flow_prev = e->calls[i].flow_next = GS_NONE;
+		struct gs_ocall *c = &e->calls[i];
+		uint32_t next = c->flow_next;
+		if (!e->finishing) {
+			struct gs_cext *x = gs_cx(e, c);
+			x->client = f->ep[c->dir];
+			x->server = f->ep[!c->dir];
+			x->has_ep = 1;
+		}
+		c->attached = 0;
+		c->flow_prev = c->flow_next = GS_NONE;
 		i = next;
 	}
 	f->calls = GS_NONE;

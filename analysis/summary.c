@@ -197,6 +197,33 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 	if (info->kernel_drops)
 		fprintf(out, ", kernel drops %llu", (unsigned long long)info->kernel_drops);
 	fputc('\n', out);
+	if (info->max_memory) {
+		/* --max-memory: what it set, and which bound the input reached */
+		static const struct { const char *what; size_t off; } hit[] = {
+			{ "connections", offsetof(struct gs_counters, flows_evicted) },
+			{ "open calls", offsetof(struct gs_counters, open_calls_evicted) },
+			{ "order window", offsetof(struct gs_counters, rows_out_of_order) },
+			{ "out-of-order bytes", offsetof(struct gs_counters, ooo_dropped_bytes) },
+			{ "retransmitted-range lists", offsetof(struct gs_counters, rtx_not_charged) },
+			{ "message logs", offsetof(struct gs_counters, rtx_charged_by_span) },
+			{ "head pool", offsetof(struct gs_counters, giop_head_pool_full) },
+			{ "strings", offsetof(struct gs_counters, intern_refused) },
+		};
+		fprintf(out, "--max-memory %llu MiB: %u connections, %u open calls, order window %u, "
+			"%llu KiB held out of order; bounds hit:",
+			(unsigned long long)(info->max_memory >> 20), info->max_flows, info->max_open_calls,
+			info->order_window, (unsigned long long)(info->max_ooo_total >> 10));
+		any = false;
+		for (size_t i = 0; i < sizeof hit / sizeof *hit; i++) {
+			uint64_t v;
+			memcpy(&v, (const char *)c + hit[i].off, sizeof v);
+			if (!v)
+				continue;
+			fprintf(out, "%s %s (%llu)", any ? "," : "", hit[i].what, (unsigned long long)v);
+			any = true;
+		}
+		fputs(any ? "\n" : " none\n", out);
+	}
 	/* the rarely non-zero ones, only when they are */
 	any = false;
 	for (size_t i = 0; i < sizeof counters / sizeof *counters; i++) {

@@ -15,6 +15,10 @@ struct gs_summary_info {
 	int64_t first_ts, last_ts;
 	uint32_t active_flows;
 	uint64_t kernel_drops;    /* live sources; 0 offline */
+	/* --max-memory given: the bounds it set, said with which of them were hit */
+	uint64_t max_memory;      /* 0: not given */
+	uint32_t max_flows, max_open_calls, order_window;
+	uint64_t max_ooo_total;
 };
 
 void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_stats *st,

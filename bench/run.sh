@@ -54,6 +54,7 @@ install -m 0755 "$BUILD/giopscope" "$BENCH_BIN/giopscope"
 # part | script | in bench-quick
 PARTS=(
   "offline|bench/offline_run.sh|yes"
+  "open-calls-rss|bench/open_calls_rss.sh|yes"
   "attach|bench/attach_overhead.sh|no"
   "attach-toggle|bench/attach_toggle.sh|no"
   "syscall-floor|bench/syscall_floor.sh|no"

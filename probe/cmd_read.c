@@ -80,13 +80,17 @@ static void usage(FILE *f)
 	      "                        they are written, and the late call when it ends\n"
 	      "  --max-message-size B  larger GIOP size fields are malformed (default 256M)\n"
 	      "  --max-ooo-bytes B     out-of-order bytes held per direction (default 1M)\n"
+	      "  --max-memory SIZE     size every table bound from SIZE bytes (k/m/g; 16m at least):\n"
+	      "                        connections, open calls, order window, held out-of-order\n"
+	      "                        bytes, strings; the options above still win; the summary\n"
+	      "                        says which bound was hit\n"
 	      "  -q, --quiet           no progress line\n"
 	      "exit: 0 done, 1 bad input (every call decoded before it is written), 2 usage or environment\n",
 	      f);
 }
 
 enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO,
-       O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE, O_ORDER_WINDOW };
+       O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE, O_ORDER_WINDOW, O_MAX_MEMORY };
 
 int gs_cmd_read(int argc, char **argv)
 {
@@ -101,6 +105,7 @@ int gs_cmd_read(int argc, char **argv)
 		{ "order-window", required_argument, NULL, O_ORDER_WINDOW },
 		{ "max-message-size", required_argument, NULL, O_MAX_MSG },
 		{ "max-ooo-bytes", required_argument, NULL, O_MAX_OOO },
+		{ "max-memory", required_argument, NULL, O_MAX_MEMORY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "tail", required_argument, NULL, O_TAIL },
 		{ "by", required_argument, NULL, O_BY },
@@ -116,6 +121,8 @@ int gs_cmd_read(int argc, char **argv)
 	static uint8_t ports[8192];
 	const char *format = NULL, *outpath = NULL, *report_path = NULL, *trace_path = NULL;
 	bool summary_too = false, quiet = false;
+	bool set_flows = false, set_calls = false, set_window = false, set_ooo = false;
+	uint64_t max_memory = 0;
 	uint64_t tail_n = 0;
 	int by = GS_BY_OP;
 	int64_t interval_ns = 0;
@@ -151,6 +158,7 @@ int gs_cmd_read(int argc, char **argv)
 				return 2;
 			}
 			cfg.max_flows = (uint32_t)v;
+			set_flows = true;
 			break;
 		case O_MAX_CALLS:
 			if (!gs_parse_u64(optarg, 2, 1u << 28, false, &v)) {
@@ -158,6 +166,7 @@ int gs_cmd_read(int argc, char **argv)
 				return 2;
 			}
 			cfg.max_open_calls = (uint32_t)v;
+			set_calls = true;
 			break;
 		case O_ORDER_WINDOW:
 			if (!gs_parse_u64(optarg, 1, 1u << 28, false, &v)) {
@@ -165,6 +174,7 @@ int gs_cmd_read(int argc, char **argv)
 				return 2;
 			}
 			cfg.order_window = (uint32_t)v;
+			set_window = true;
 			break;
 		case O_MAX_MSG:
 			if (!gs_parse_u64(optarg, 12, UINT32_MAX - 12, true, &v)) {
@@ -179,6 +189,13 @@ int gs_cmd_read(int argc, char **argv)
 				return 2;
 			}
 			cfg.max_ooo_bytes = (uint32_t)v;
+			set_ooo = true;
+			break;
+		case O_MAX_MEMORY:
+			if (!gs_parse_u64(optarg, GS_MIN_MEMORY, 1ull << 50, true, &max_memory)) {
+				fprintf(stderr, "giopscope read: --max-memory wants 16m..1048576g bytes (k/m/g)\n");
+				return 2;
+			}
 			break;
 		case O_TAIL:
 			if (!gs_parse_u64(optarg, 1, 100000, false, &tail_n)) {
@@ -208,6 +225,24 @@ int gs_cmd_read(int argc, char **argv)
 			fprintf(stderr, "giopscope read: unknown option '%s' (giopscope read --help)\n", argv[optind - 1]);
 			return 2;
 		}
+	}
+	if (max_memory) {
+		/* every bound from the budget; a bound given on its own still wins */
+		struct gs_config m = cfg;
+		if (gs_config_for_memory(&m, max_memory) != 0) {
+			fprintf(stderr, "giopscope read: --max-memory: too small for the tables\n");
+			return 2;
+		}
+		if (!set_flows)
+			cfg.max_flows = m.max_flows;
+		if (!set_calls)
+			cfg.max_open_calls = m.max_open_calls;
+		if (!set_window)
+			cfg.order_window = m.order_window < cfg.max_open_calls ? m.order_window : cfg.max_open_calls;
+		if (!set_ooo)
+			cfg.max_ooo_bytes = m.max_ooo_bytes;
+		cfg.max_ooo_total = m.max_ooo_total;
+		cfg.max_strings = m.max_strings;
 	}
 	if (optind >= argc) {
 		fprintf(stderr, "giopscope read: no capture file given (giopscope read --help)\n");
@@ -301,6 +336,11 @@ int gs_cmd_read(int argc, char **argv)
 			.first_ts = gs_engine_first_ts(e),
 			.last_ts = gs_engine_last_ts(e),
 			.active_flows = 0,
+			.max_memory = max_memory,
+			.max_flows = cfg.max_flows,
+			.max_open_calls = cfg.max_open_calls,
+			.order_window = cfg.order_window,
+			.max_ooo_total = cfg.max_ooo_total,
 		};
 		enum gs_summary_format sf = strcmp(format, "csv") == 0 ? GS_SUM_CSV :
 					    strcmp(format, "jsonl") == 0 ? GS_SUM_JSONL : GS_SUM_TEXT;

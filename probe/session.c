@@ -92,11 +92,13 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 		if (!gs_parse_u64(arg, 2, 1u << 26, false, &v))
 			return bad(cmd, "--max-flows wants 2..67108864");
 		o->cfg.max_flows = (uint32_t)v;
+		o->set_flows = true;
 		return 0;
 	case GS_O_MAX_CALLS:
 		if (!gs_parse_u64(arg, 2, 1u << 28, false, &v))
 			return bad(cmd, "--max-open-calls wants 2..268435456");
 		o->cfg.max_open_calls = (uint32_t)v;
+		o->set_calls = true;
 		return 0;
 	case GS_O_MAX_MSG:
 		if (!gs_parse_u64(arg, 12, UINT32_MAX - 12, true, &v))
@@ -107,6 +109,11 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 		if (!gs_parse_u64(arg, 0, 1u << 30, true, &v))
 			return bad(cmd, "--max-ooo-bytes wants 0..1G");
 		o->cfg.max_ooo_bytes = (uint32_t)v;
+		o->set_ooo = true;
+		return 0;
+	case GS_O_MAX_MEMORY:
+		if (!gs_parse_u64(arg, GS_MIN_MEMORY, 1ull << 50, true, &o->max_memory))
+			return bad(cmd, "--max-memory wants 16m..1048576g bytes (k/m/g)");
 		return 0;
 	}
 	return 1;
@@ -179,6 +186,22 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	s->cmd = cmd;
 	if (o->cfg.port_bitmap)
 		s->opt.cfg.port_bitmap = s->opt.ports;
+	if (o->max_memory) {
+		/* every bound from the budget (as read); one given on its own still wins */
+		struct gs_config m = s->opt.cfg;
+		if (gs_config_for_memory(&m, o->max_memory) != 0)
+			return bad(cmd, "--max-memory: too small for the tables");
+		if (!o->set_flows)
+			s->opt.cfg.max_flows = m.max_flows;
+		if (!o->set_calls)
+			s->opt.cfg.max_open_calls = m.max_open_calls;
+		s->opt.cfg.order_window = m.order_window < s->opt.cfg.max_open_calls ? m.order_window :
+			s->opt.cfg.max_open_calls;
+		if (!o->set_ooo)
+			s->opt.cfg.max_ooo_bytes = m.max_ooo_bytes;
+		s->opt.cfg.max_ooo_total = m.max_ooo_total;
+		s->opt.cfg.max_strings = m.max_strings;
+	}
 	format = o->format ? o->format : (o->pairs ? "csv" : "text");
 	if (strcmp(format, "csv") == 0)
 		s->fmt = GS_PAIRS_CSV;
@@ -335,6 +358,11 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 	info.first_ts = gs_engine_first_ts(s->e);
 	info.last_ts = gs_engine_last_ts(s->e);
 	info.kernel_drops = drops ? drops->kernel + drops->iface + drops->other : 0;
+	info.max_memory = s->opt.max_memory;
+	info.max_flows = s->opt.cfg.max_flows;
+	info.max_open_calls = s->opt.cfg.max_open_calls;
+	info.order_window = s->opt.cfg.order_window;
+	info.max_ooo_total = s->opt.cfg.max_ooo_total;
 	if (!s->opt.pairs)
 		gs_summary_write(s->out, s->text ? GS_SUM_TEXT : s->fmt == GS_PAIRS_CSV ? GS_SUM_CSV : GS_SUM_JSONL,
 				 &s->stats, c, gs_engine_strings(s->e), &info);

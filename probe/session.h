@@ -26,7 +26,7 @@ enum {
 	GS_O_PAIRS = 256, GS_O_FORMAT, GS_O_OUTPUT, GS_O_SUMMARY, GS_O_PORTS, GS_O_DURATION,
 	GS_O_COUNT, GS_O_REPLY_TIMEOUT, GS_O_MAX_FLOWS, GS_O_MAX_CALLS, GS_O_MAX_MSG,
 	GS_O_MAX_OOO, GS_O_QUIET, GS_O_TAIL, GS_O_BY, GS_O_INTERVAL, GS_O_REPORT, GS_O_TRACE,
-	GS_O_METRICS, GS_O_OWN = 512
+	GS_O_METRICS, GS_O_MAX_MEMORY, GS_O_OWN = 512
 };
 
 #define GS_SESSION_LONGOPTS                                                        \
@@ -48,7 +48,8 @@ enum {
 	{ "interval", required_argument, NULL, GS_O_INTERVAL },                      \
 	{ "report", required_argument, NULL, GS_O_REPORT },                          \
 	{ "trace", required_argument, NULL, GS_O_TRACE },                            \
-	{ "metrics", required_argument, NULL, GS_O_METRICS }
+	{ "metrics", required_argument, NULL, GS_O_METRICS },                        \
+	{ "max-memory", required_argument, NULL, GS_O_MAX_MEMORY }
 
 /* The usage lines of the shared options. */
 #define GS_SESSION_USAGE                                                                          \
@@ -60,7 +61,8 @@ enum {
 	"  --duration SECONDS    stop after this long\n"                                               \
 	"  --count N             stop after N calls\n"                                                 \
 	"  --reply-timeout SEC   a call with no reply after this long is NO_REPLY (default 30)\n"    \
-	"  --max-flows N, --max-open-calls N, --max-message-size B, --max-ooo-bytes B  (as read)\n"   \
+	"  --max-flows N, --max-open-calls N, --max-message-size B, --max-ooo-bytes B,\n"            \
+	"  --max-memory SIZE     (as read)\n"                                                          \
 	"  --tail N              at the end, the N slowest calls with their split and reasons\n"   \
 	"  --by KEY              group the summary by op (default), conn, object, server, priority\n" \
 	"  --interval SECONDS    percentiles per time window at the end\n"                         \
@@ -82,6 +84,8 @@ struct gs_session_opts {
 	bool syscall_times;       /* attach: its syscall columns follow `retransmits` */
 	uint8_t times_cols;       /* attach --sched/--orb: GS_TIMES_COLS_* after them */
 	struct gs_config cfg;
+	uint64_t max_memory;      /* --max-memory: 0 without */
+	bool set_flows, set_calls, set_ooo; /* given on their own: they win over --max-memory */
 	uint8_t ports[8192];
 };
 

@@ -6,7 +6,7 @@
  * structures as compiled: the flow table, its index and the message-head pool, and the
  * side tables allocated on demand within the same bound (message logs, lists of
  * retransmitted ranges: gs_side_tables_max() of each); the call pool, its index and
- * its two heaps. Built and run by
+ * its heaps. Built and run by
  * tests/integration/scale_hostile.sh to derive the memory bound its cases assert;
  * it includes analysis/engine_impl.h, so a larger struct moves the bound with it.
  */
@@ -37,8 +37,10 @@ int main(int argc, char **argv)
 				   head_slots * c.head_max + head_slots * sizeof(uint32_t) +
 				   head_slots * sizeof(struct gs_msglog) +
 				   head_slots * GS_RTX_PENDING * sizeof(struct gs_range);
-	unsigned long long calls = n * sizeof(struct gs_call) + pow2_at_least(n * 2) * sizeof(uint32_t) +
-				   2 * n * sizeof(uint32_t);
+	/* a call slot, its side record (taken by calls with a reply or evidence), the
+	 * index and the one array both heaps share */
+	unsigned long long calls = n * (sizeof(struct gs_ocall) + sizeof(struct gs_cext)) +
+				   pow2_at_least(n * 2) * sizeof(uint32_t) + n * sizeof(struct gs_heap_ent);
 	printf("%llu %llu\n", flows, calls);
 	return 0;
 }

@@ -19,13 +19,13 @@
 #                  offset sampled at each 50 ms poll: t4 and t5 may get samples a few ns apart;
 #                  plus 0.002 us of rounding)
 #                slow: SLOW_US <= server_blocked_us <= the servant's own span (exit - entry) +
-#                  50 us (the sleep lies inside the servant; waiting for a CPU after the wake-up
+#                  SLACK_US (the sleep lies inside the servant; waiting for a CPU after the wake-up
 #                  is run queue, not blocked; how late the kernel woke the sleep -- timer slack,
 #                  a vCPU the hypervisor held -- is blocked time and shows in both)
 #                spin: server_oncpu_us >= SPIN_US
 #                every Request (--orb): orb_in_us + servant_us + orb_out_us = server_process_us
 #                  (0.002 us), and servant_us - the servant's own (exit - entry) lies in
-#                  [-2 us, 50 us + server_runq_us] (omniORB's dispatch between ReceiveRequest's
+#                  [-2 us, SLACK_US + server_runq_us] (omniORB's dispatch between ReceiveRequest's
 #                  return and the servant method, and back to SendReply; plus any wait for a
 #                  CPU in that window; -2 us: the two clocks' offset sampled at different
 #                  moments), and the servant's span lies inside [t_upcall_start, t_upcall_end]
@@ -62,6 +62,10 @@ N=${N:-30}
 N_ECHO=${N_ECHO:-3000}
 SLOW_US=${SLOW_US:-3000}
 SPIN_US=${SPIN_US:-3000}
+# what the servant's own clock and the upcall edges may differ by beyond the run queue:
+# omniORB's few us of dispatch, and interrupts/softirqs that take the CPU from the thread
+# without a context switch (not run queue): up to 88 us seen on this shared VM under load
+SLACK_US=${SLACK_US:-250}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="quiet hog not_orb"
@@ -225,10 +229,10 @@ client() {
 check() {
     local out
     if out=$(python3 - "$1" "$SC_DIR/pairs.csv" "$SC_DIR/servant.csv" "$SLOW_US" "$SPIN_US" \
-            "$WORK/quiet_runq_median" "$SC_DIR/attach.log" 2>&1 <<'PY'
+            "$WORK/quiet_runq_median" "$SC_DIR/attach.log" "$SLACK_US" 2>&1 <<'PY'
 import csv, re, statistics, sys
 mode, pairs, servant, slow_us, spin_us, quiet_file, att_log = sys.argv[1:8]
-slow_us, spin_us = float(slow_us), float(spin_us)
+slow_us, spin_us, SLACK = float(slow_us), float(spin_us), float(sys.argv[8])
 rows = list(csv.DictReader(open(pairs, newline="")))
 bad = []
 need = ["server_oncpu_us", "server_runq_us", "server_blocked_us", "t_upcall_start", "t_upcall_end",
@@ -279,11 +283,11 @@ for op in sorted({r["operation"] for r in reqs}):
             continue
         d = f(r, "servant_us") - (t1 - t0) / 1000
         diffs.append(d)
-        if op == "slow" and f(r, "server_blocked_us") > (t1 - t0) / 1000 + 50:
-            bad.append(f"slow request {r['request_id']}: server_blocked_us {r['server_blocked_us']} > the servant's own {(t1 - t0) / 1000:.3f} us + 50")
+        if op == "slow" and f(r, "server_blocked_us") > (t1 - t0) / 1000 + SLACK:
+            bad.append(f"slow request {r['request_id']}: server_blocked_us {r['server_blocked_us']} > the servant's own {(t1 - t0) / 1000:.3f} us + {SLACK}")
         if op == "slow":
             over.append(f(r, "server_blocked_us") - slow_us)
-        if not (-2 <= d <= 50 + f(r, "server_runq_us")):
+        if not (-2 <= d <= SLACK + f(r, "server_runq_us")):
             bad.append(f"{op} request {r['request_id']}: servant_us {r['servant_us']} vs the servant's {(t1 - t0) / 1000:.3f} us (runq {r['server_runq_us']})")
         if ns(r["t_upcall_start"]) > t0 + 2000 or ns(r["t_upcall_end"]) < t1 - 2000:
             bad.append(f"{op} request {r['request_id']}: the servant's span [{t0}, {t1}] not inside the upcall [{r['t_upcall_start']}, {r['t_upcall_end']}]")

@@ -676,6 +676,11 @@ int gs_cmd_attach(int argc, char **argv)
 		rc = r;
 		goto out;
 	}
+	/* a build without eBPF says so first, whatever the processes named */
+	if (!gs_attach_bpf_built(err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		goto out;
+	}
 	if (check_pids(a))
 		goto out;
 	/* --orb on --pid processes: the profile and its library first, before
@@ -687,10 +692,6 @@ int gs_cmd_attach(int argc, char **argv)
 			rc = r == 1 && !strchr(a->orb, '/') ? 2 : r;
 			goto out;
 		}
-	}
-	if (!gs_attach_bpf_built(err, sizeof err)) {
-		fprintf(stderr, "giopscope attach: %s\n", err);
-		goto out;
 	}
 	if (!gs_caps_enough(err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: missing %s (run as root, or give the binary "

@@ -230,6 +230,16 @@ static bool port_wanted(const struct gs_engine *e, uint16_t port)
 	return (e->cfg.port_bitmap[port >> 3] >> (port & 7)) & 1;
 }
 
+/* Every grace period of capture time, the holes of every pending direction
+ * are looked at (per packet, and from the live tick when packets stop). */
+static inline void expire_due(struct gs_engine *e)
+{
+	if (e->pend_count && e->now - e->last_expire_scan >= GS_ACK_GAP_GRACE_NS) {
+		e->last_expire_scan = e->now;
+		gs_pending_expire_all(e);
+	}
+}
+
 /* Inlined into both callers: one call less per packet, and the decoded
  * packet stays on gs_engine_frame's stack without being passed by pointer. */
 static inline __attribute__((always_inline)) void packet(struct gs_engine *e, const struct gs_packet *pk,
@@ -327,10 +337,7 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 	}
 	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
 		gs_flow_end(e, f, false);
-	if (e->pend_count && e->now - e->last_expire_scan >= GS_ACK_GAP_GRACE_NS) {
-		e->last_expire_scan = e->now;
-		gs_pending_expire_all(e);
-	}
+	expire_due(e);
 	if (e->out_n) /* a call per packet at most: skip the call when none waits */
 		gs_calls_drain(e, false);
 }
@@ -375,10 +382,7 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 		e->now = now;
 	/* holes the peer acknowledged are given up on time even when no packet
 	 * comes: a live call waiting for its request's last bytes ends then */
-	if (e->pend_count && e->now - e->last_expire_scan >= GS_ACK_GAP_GRACE_NS) {
-		e->last_expire_scan = e->now;
-		gs_pending_expire_all(e);
-	}
+	expire_due(e);
 	if (e->cfg.reply_timeout_ns > 0) {
 		while (e->wm_n > 0) {
 			uint32_t idx = e->wm_heap[0].idx;

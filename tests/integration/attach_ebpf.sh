@@ -118,42 +118,8 @@ ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
 [ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
 
-PASSED=0
-FAILED=0
-SC="" SC_DIR="" SC_ERR="" SC_DETAIL=""
-
-err() {
-    [ -n "$SC_ERR" ] || SC_ERR=$1
-    shift
-    local d
-    for d in "$@"; do SC_DETAIL="$SC_DETAIL$d"$'\n'; done
-}
-
-sc_begin() {
-    SC=$1 SC_ERR="" SC_DETAIL=""
-    SC_DIR=$WORK/$SC
-    mkdir -p "$SC_DIR"
-}
-
-sc_end() {
-    if [ -n "$KEEP_DIR" ]; then
-        rm -rf "${KEEP_DIR:?}/$SC"
-        cp -r "$SC_DIR" "$KEEP_DIR/$SC"
-    fi
-    if [ -z "$SC_ERR" ]; then
-        echo "PASS $SC${SC_NOTE:+ ($SC_NOTE)}"
-        PASSED=$((PASSED + 1))
-    else
-        echo "FAIL $SC: $SC_ERR"
-        [ -n "$SC_DETAIL" ] && printf '%s' "$SC_DETAIL" | sed 's/^/    /' | head -40
-        mkdir -p "$FAIL_DIR"
-        rm -rf "${FAIL_DIR:?}/attach_$SC"
-        cp -r "$SC_DIR" "$FAIL_DIR/attach_$SC"
-        echo "    files: $FAIL_DIR/attach_$SC"
-        FAILED=$((FAILED + 1))
-    fi
-    SC_NOTE=""
-}
+SC_FAIL_PREFIX=attach_ SC_CP_OPTS=""
+. tests/lib/scenario.sh
 SC_NOTE=""
 
 # start_server NS ADDR: bench_server listening on ADDR:PORT in NS

@@ -49,6 +49,7 @@ NS_TAG=tla
 
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
+. tests/lib/tls_rig.sh
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -61,8 +62,7 @@ done
 if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
     skip "$GIOPSCOPE was built without eBPF"
 fi
-SSLTP=$(ldconfig -p | sed -n 's/.*libomnisslTP4\.so\.2 .*=> //p' | head -n 1)
-{ [ -n "$SSLTP" ] && [ -r "$SSLTP" ]; } || skip "omniORB's TLS transport libomnisslTP4.so.2 not installed (libomniorb4-2)"
+tls_transport
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
 fi
@@ -109,19 +109,8 @@ finish() {
     exit
 }
 
-# --- certificates (omniORB's key file: the certificate chain and the key)
-openssl req -x509 -newkey rsa:2048 -nodes -keyout "$D/ca.key" -out "$D/ca.pem" -days 2 \
-    -subj "/CN=giopscope test CA" >"$D/openssl.log" 2>&1 &&
-openssl req -newkey rsa:2048 -nodes -keyout "$D/server.key" -out "$D/server.csr" \
-    -subj "/CN=giopscope test server" >>"$D/openssl.log" 2>&1 &&
-openssl x509 -req -in "$D/server.csr" -CA "$D/ca.pem" -CAkey "$D/ca.key" -CAcreateserial \
-    -out "$D/server.crt" -days 2 >>"$D/openssl.log" 2>&1 &&
-cat "$D/server.crt" "$D/server.key" >"$D/server.pem"
-# shellcheck disable=SC2181  # the status of the chain above
-[ $? = 0 ] || { echo "FAIL certificates: $(tail -n 3 "$D/openssl.log")"; exit 1; }
-# omniORB 4.2.5's sslTP loads the key file only when a password is set
-SSLOPTS=(-ORBsslCAFile "$D/ca.pem" -ORBsslKeyFile "$D/server.pem" -ORBsslKeyPassword unused
-         -ORBsslVerifyMode none)
+# --- certificates and the ORB options (tests/lib/tls_rig.sh)
+tls_certs "$D"
 
 # start_attach NAME PID: `giopscope attach --pid PID` (pairs CSV NAME.csv, stderr NAME.err);
 # waits (bounded) until everything is attached

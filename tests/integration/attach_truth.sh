@@ -123,42 +123,8 @@ cp "$TRUTH_SO" "$WORK/libgs_truth.so" && TRUTH_SO=$WORK/libgs_truth.so
 [ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
 [ -n "$JSON_DIR" ] && mkdir -p "$JSON_DIR"
 
-PASSED=0
-FAILED=0
-SC="" SC_DIR="" SC_ERR="" SC_DETAIL="" SC_NOTE=""
-
-err() {
-    [ -n "$SC_ERR" ] || SC_ERR=$1
-    shift
-    local d
-    for d in "$@"; do SC_DETAIL="$SC_DETAIL$d"$'\n'; done
-}
-
-sc_begin() {
-    SC=$1 SC_ERR="" SC_DETAIL="" SC_NOTE=""
-    SC_DIR=$WORK/$SC
-    mkdir -p "$SC_DIR"
-}
-
-sc_end() {
-    # the truth files are sparse (64 MiB each, a few pages used): cp keeps them so
-    if [ -n "$KEEP_DIR" ]; then
-        rm -rf "${KEEP_DIR:?}/$SC"
-        cp -r --sparse=always "$SC_DIR" "$KEEP_DIR/$SC"
-    fi
-    if [ -z "$SC_ERR" ]; then
-        echo "PASS $SC${SC_NOTE:+ ($SC_NOTE)}"
-        PASSED=$((PASSED + 1))
-    else
-        echo "FAIL $SC: $SC_ERR"
-        [ -n "$SC_DETAIL" ] && printf '%s' "$SC_DETAIL" | sed 's/^/    /' | head -50
-        mkdir -p "$FAIL_DIR"
-        rm -rf "${FAIL_DIR:?}/attach_truth_$SC"
-        cp -r --sparse=always "$SC_DIR" "$FAIL_DIR/attach_truth_$SC"
-        echo "    files: $FAIL_DIR/attach_truth_$SC"
-        FAILED=$((FAILED + 1))
-    fi
-}
+SC_FAIL_PREFIX=attach_truth_ SC_CP_OPTS=--sparse=always
+. tests/lib/scenario.sh
 
 # start_attach LOG ARGS...: giopscope attach in the background (pid appended to ATT_PIDS, last
 # in ATT_PID); waits (bounded) until it says what it follows

@@ -97,4 +97,11 @@ struct gs_call {
 	uint32_t rtx_mark;     /* the last retransmitted range charged to this call */
 };
 
+/* The call waited for segments lost or reordered before the tap (gap fills),
+ * and the capture lost none of its bytes (else gap_fills is unknown). */
+static inline bool gs_call_gap_filled(const struct gs_call *c)
+{
+	return c->gap_fills && !(c->flags & GS_CF_CAPTURE_LOSS);
+}
+
 #endif

@@ -444,7 +444,7 @@ static void emit_top(struct gs_engine *e)
 		e->last_emitted_t = c->t_request_first;
 	if (c->flags & GS_CF_CAPTURE_LOSS)
 		e->cnt.calls_capture_loss++;
-	if (c->gap_fills && !(c->flags & GS_CF_CAPTURE_LOSS)) {
+	if (gs_call_gap_filled(c)) {
 		e->cnt.calls_gap_filled++;
 		e->cnt.gap_fill_wait_ns += (uint64_t)c->fill_wait_ns;
 	}

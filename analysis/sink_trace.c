@@ -391,7 +391,7 @@ static void add(struct gs_trace *t, const char *op, size_t oplen, int64_t first_
 	if (c->flags & GS_CF_REP_SEEN)
 		fprintf(t->f, ",\"reply_bytes\":%llu", (unsigned long long)c->reply_bytes);
 	fprintf(t->f, ",\"retransmits\":%u,\"giop\":\"1.%u\"", c->retransmits, c->minor);
-	if (c->gap_fills && !(c->flags & GS_CF_CAPTURE_LOSS))
+	if (gs_call_gap_filled(c))
 		fprintf(t->f, ",\"gap_fills\":%u,\"gap_fill_wait_us\":%.3f", c->gap_fills,
 			(double)c->fill_wait_ns / 1e3);
 	if (c->flags & GS_CF_CAPTURE_LOSS)

@@ -85,7 +85,7 @@ static void account(struct gs_group *g, const struct gs_call *c)
 		g->no_reply++;
 	if (c->flags & GS_CF_CAPTURE_LOSS)
 		g->capture_loss++;
-	else if (c->gap_fills)
+	else if (gs_call_gap_filled(c))
 		g->gap_filled++;
 	if ((c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY) {
 		g->answered++;

@@ -151,7 +151,7 @@ unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *b
 			 c->retransmits, c->retransmits > 1 ? "s" : "", ms(c->rtx_cost_ns));
 		sep = "; ";
 	}
-	if (c->gap_fills && !(c->flags & GS_CF_CAPTURE_LOSS)) {
+	if (gs_call_gap_filled(c)) {
 		/* network time: the far side could not read the message before */
 		tags |= GS_TAG_LOSS;
 		at = app(buf, len, at, "%sloss: %u segment%s lost or reordered before the tap: the gap closed "

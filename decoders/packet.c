@@ -6,7 +6,8 @@
  * takes only frames about which nothing is odd (no VLAN tag, no IP options,
  * no fragment, no length to clamp or to trust from the frame, the whole TCP
  * header captured and within the IP length) and gives them exactly what the
- * general path below gives; anything else returns false and goes that way. */
+ * general path below gives (tests/fuzz/fuzz_packet.c checks it on every input);
+ * anything else returns false and goes that way. */
 static bool eth_ipv4_tcp(const uint8_t *data, uint32_t caplen, uint32_t wirelen, struct gs_packet *pk)
 {
 	const uint8_t *ip = data + 14, *tcp = data + 34;
@@ -50,16 +51,22 @@ static bool eth_ipv4_tcp(const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 enum gs_dec gs_packet_decode(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
 			     struct gs_packet *pk, enum gs_layer *layer)
 {
+	if (dlt == GS_DLT_EN10MB && eth_ipv4_tcp(data, caplen, wirelen, pk)) {
+		*layer = GS_LAYER_TCP;
+		return GS_DEC_OK;
+	}
+	return gs_packet_decode_general(dlt, data, caplen, wirelen, pk, layer);
+}
+
+enum gs_dec gs_packet_decode_general(int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen,
+				     struct gs_packet *pk, enum gs_layer *layer)
+{
 	struct gs_span s = { data, caplen };
 	enum gs_net net;
 	size_t off = 0;
 	enum gs_dec r;
 	uint32_t wire_left;
 
-	if (dlt == GS_DLT_EN10MB && eth_ipv4_tcp(data, caplen, wirelen, pk)) {
-		*layer = GS_LAYER_TCP;
-		return GS_DEC_OK;
-	}
 	pk->ip.fragment = false;
 	if (wirelen < caplen) /* a broken file; the captured bytes are what we have */
 		wirelen = caplen;

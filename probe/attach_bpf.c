@@ -105,8 +105,8 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return 2;
 }
 
-/* libbpf's own chatter would interleave with our output: only warnings,
- * and only the first line of each. */
+/* libbpf's own chatter (info and debug lines) would interleave with our output:
+ * only its warnings are shown, as libbpf writes them. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level != LIBBPF_WARN)

@@ -51,9 +51,3 @@ bool gs_caps_enough(char *why, size_t len)
 		n += (size_t)snprintf(why + n, len - n, "%sCAP_NET_ADMIN", n ? ", " : "");
 	return n == 0;
 }
-
-bool gs_caps_sys_admin(void)
-{
-	uint64_t eff = 0;
-	return effective(&eff) && has(eff, CAP_SYS_ADMIN);
-}

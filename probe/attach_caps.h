@@ -10,7 +10,5 @@
  * tracing (CAP_PERFMON, or CAP_SYS_ADMIN) and tc attachment (CAP_NET_ADMIN);
  * otherwise `why` names the missing ones. */
 bool gs_caps_enough(char *why, size_t len);
-/* True when CAP_SYS_ADMIN is effective (mounting tracefs, entering a netns). */
-bool gs_caps_sys_admin(void);
 
 #endif

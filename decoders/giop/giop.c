@@ -5,13 +5,12 @@
 	do {                                     \
 		enum giop_res r_ = (x);          \
 		if (r_ != GIOP_OK)               \
-			return fail(m, c, r_);   \
+			return fail(m, r_);      \
 	} while (0)
 
 /* An INVALID from the CDR reader always means "ran past the message size". */
-static enum giop_res fail(struct giop_msg *m, const struct cdr *c, enum giop_res r)
+static enum giop_res fail(struct giop_msg *m, enum giop_res r)
 {
-	(void)c;
 	if (r == GIOP_INVALID && m->error == GIOP_ERR_NONE)
 		m->error = GIOP_ERR_OVERRUN;
 	return r;
@@ -242,10 +241,9 @@ static enum giop_res target_address(struct giop_msg *m, struct cdr *c)
 
 /* Exception bodies are a convenience: if the head stops before them we still
  * have the status; only an overrun of the message is an error. */
-static enum giop_res exception_body(struct giop_msg *m, struct cdr *c, uint32_t status, bool system)
+static enum giop_res exception_body(struct giop_msg *m, struct cdr *c, bool system)
 {
 	enum giop_res r;
-	(void)status;
 	r = string(m, c, &m->exception_id);
 	if (r == GIOP_OK && system) {
 		r = cdr_ulong(c, &m->minor_code);
@@ -255,7 +253,7 @@ static enum giop_res exception_body(struct giop_msg *m, struct cdr *c, uint32_t 
 	if (r == GIOP_OK)
 		m->have |= GIOP_HAVE_EXCEPTION;
 	/* NEED_MORE too: the same bytes must decode alike however TCP cut them */
-	return fail(m, c, r);
+	return fail(m, r);
 }
 
 static enum giop_res request(struct giop_msg *m, struct cdr *c)
@@ -314,7 +312,7 @@ static enum giop_res reply(struct giop_msg *m, struct cdr *c)
 	}
 	m->body_offset = (uint32_t)(c->off < m->msg_len ? c->off : m->msg_len);
 	if (m->status == GIOP_USER_EXCEPTION || m->status == GIOP_SYSTEM_EXCEPTION)
-		return exception_body(m, c, m->status, m->status == GIOP_SYSTEM_EXCEPTION);
+		return exception_body(m, c, m->status == GIOP_SYSTEM_EXCEPTION);
 	return GIOP_OK;
 }
 
@@ -342,7 +340,7 @@ static enum giop_res locate_reply(struct giop_msg *m, struct cdr *c)
 		cdr_align(c, 8);
 	m->body_offset = (uint32_t)(c->off < m->msg_len ? c->off : m->msg_len);
 	if (m->status == GIOP_LOC_SYSTEM_EXCEPTION)
-		return exception_body(m, c, m->status, true);
+		return exception_body(m, c, true);
 	return GIOP_OK;
 }
 

@@ -56,7 +56,7 @@ ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_fi
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
             analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_prom.c \
-            analysis/report_merge.c analysis/thread_log.c analysis/orb_profile.c
+            analysis/merge_match.c analysis/thread_log.c analysis/orb_profile.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment
 PROBE := $(wildcard probe/*.c) $(PROBE_EXTRA)
 LIB_SRCS := $(DECODERS) $(ANALYSIS)

@@ -1,6 +1,6 @@
 /* giopscope merge CLIENT.pcap SERVER.pcap: the same calls from both hosts.
  * Each capture goes through its own engine into the merge's bounded call
- * lists (analysis/report_merge.c matches them); then the client side's
+ * lists (analysis/merge_match.c matches them); then the client side's
  * records with the merged columns, or the summary. */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 
 #include "../analysis/engine.h"
 #include "../analysis/report.h"
-#include "../analysis/report_merge.h"
+#include "../analysis/merge_match.h"
 #include "../analysis/sink_trace.h"
 #include "commands.h"
 #include "merge_out.h"

@@ -5,7 +5,7 @@
 #define GS_MERGE_OUT_H
 
 #include <stdio.h>
-#include "../analysis/report_merge.h"
+#include "../analysis/merge_match.h"
 
 enum gs_merge_fmt { GS_MERGE_TEXT, GS_MERGE_CSV, GS_MERGE_JSONL };
 

@@ -1,19 +1,25 @@
 /* giopscope merge's clock offset: estimated from the bounds causality gives
  * each matched call (never a midpoint that assumes equal delays each way),
  * the intersection of every call's interval or the stretch most of them
- * hold, and the hints about the order of the captures.  (The matching of
- * connections is tested in test_report.c.) */
+ * hold, and the hints about the order of the captures; and the matching of
+ * connections (streams), NAT and drift included. */
 #include "unit.h"
-#include "../../analysis/report_merge.h"
-/* the summary's text: compiled in, as test_report.c does with metrics.c */
+#include "call_fixtures.h"
+#include "../../analysis/merge_match.h"
+/* the summary's text: compiled in (probe/ is not part of the library) */
 #include "../../probe/merge_out.c"
 
 static void ut_merge_free(void *p) { gs_merge_free(p); }
 
-static struct gs_merge *merge_new(void)
+/* max_calls 0: the default bound */
+static struct gs_merge *merge_new(uint32_t max_calls)
 {
 	struct gs_merge *m = NULL;
-	assert_int_equal(gs_merge_new(&m, NULL), 0);
+	struct gs_merge_config cfg;
+	gs_merge_config_default(&cfg);
+	if (max_calls)
+		cfg.max_calls = max_calls;
+	assert_int_equal(gs_merge_new(&m, &cfg), 0);
 	ut_keep(m, ut_merge_free);
 	return m;
 }
@@ -139,7 +145,7 @@ static void test_offset_asymmetric(void **state)
 	 * whose last request byte the client's tap saw only when resent, 2 ms
 	 * late (its last-byte bound would exclude x: not used) */
 	const int64_t x = 3210000000LL + 777;
-	struct gs_merge *m = merge_new();
+	struct gs_merge *m = merge_new(0);
 	struct gs_merge_result r;
 	for (uint32_t k = 0; k < 60; k++) {
 		struct wire w = { T0 + (int64_t)k * 20 * MS, 5 * US, 40 * US, 15 * US, 50 * US, 5 * US, 40 * US, 40 * US,
@@ -211,7 +217,7 @@ static void test_offset_disagreeing(void **state)
 	 * 300 us late (their intervals miss the others'), one whose reply the
 	 * server's tap stamped after the client's saw it (its own bounds cross) */
 	const int64_t x = -500 * MS;
-	struct gs_merge *m = merge_new();
+	struct gs_merge *m = merge_new(0);
 	struct gs_merge_result r;
 	for (uint32_t k = 0; k < 35; k++) {
 		struct wire w = { T0 + (int64_t)k * 10 * MS, 5 * US, 40 * US + (int64_t)(k % 3) * US, 40 * US, 50 * US,
@@ -272,7 +278,7 @@ static void test_order_swapped(void **state)
 	 * cross (its request arrives before it leaves); the other order fits them
 	 * all to one offset */
 	const int64_t x = 7 * MS;
-	struct gs_merge *m = merge_new(), *ok = merge_new();
+	struct gs_merge *m = merge_new(0), *ok = merge_new(0);
 	struct gs_merge_result r, rok;
 	for (uint32_t k = 0; k < 40; k++) {
 		struct wire w = { T0 + (int64_t)k * MS, 5 * US, 100 * US, 100 * US, 50 * US, 5 * US, 100 * US, 100 * US,
@@ -294,7 +300,7 @@ static void test_order_swapped(void **state)
 	assert_true(rok.offset_lo_ns <= x && x <= rok.offset_hi_ns);
 	/* before gs_merge_run there is nothing to compare */
 	{
-		struct gs_merge *fresh = merge_new();
+		struct gs_merge *fresh = merge_new(0);
 		assert_int_equal(gs_merge_check_order(fresh, &rok), EINVAL);
 	}
 }
@@ -302,7 +308,7 @@ static void test_order_swapped(void **state)
 static void test_order_same_capture(void **state)
 {
 	/* one capture given twice: every call has a twin at the very same instants */
-	struct gs_merge *m = merge_new(), *near = merge_new();
+	struct gs_merge *m = merge_new(0), *near = merge_new(0);
 	struct gs_merge_result r, rn;
 	for (uint32_t k = 0; k < 20; k++) {
 		struct wire w = { T0 + (int64_t)k * MS, 5 * US, 100 * US, 100 * US, 50 * US, 5 * US, 100 * US, 100 * US,
@@ -340,7 +346,7 @@ static void test_offset_drift(void **state)
 	 * the fitted drift, and the range (given at offset_tref) holds the true
 	 * offset there */
 	const int64_t x = 2000 * MS;
-	struct gs_merge *m = merge_new();
+	struct gs_merge *m = merge_new(0);
 	struct gs_merge_result r;
 	uint32_t far = 0;
 	for (uint32_t k = 0; k < 200; k++) {
@@ -379,7 +385,7 @@ static void test_offset_drift(void **state)
 static void test_offset_none(void **state)
 {
 	/* no answered call: no estimate, said so */
-	struct gs_merge *m = merge_new();
+	struct gs_merge *m = merge_new(0);
 	struct gs_merge_result r;
 	assert_int_equal(gs_merge_run(m, &r), 0);
 	assert_false(r.offset_known);
@@ -387,6 +393,215 @@ static void test_offset_none(void **state)
 	r.offset_n = 3;
 	r.offset_violating = 3;
 	assert_non_null(strstr(offset_line(&r), "none of the 3 answered matched calls allows any"));
+}
+
+/* ======================================================================== */
+/* the matching of connections                                              */
+/* ======================================================================== */
+
+/* What one call looks like from both hosts.  The network adds `net` each way;
+ * the server's clock reads `offset` + drift * (t - T0) ahead.  `tag` (in
+ * retransmits, which matching ignores) says which call it really is. */
+struct twin_spec {
+	int64_t offset;
+	double drift;           /* ns per ns */
+	int64_t net;
+	int64_t srv;
+};
+
+static void add_twins(struct gs_merge *m, const struct twin_spec *sp, uint32_t flow, uint16_t cport,
+		      uint16_t nat_port, uint32_t rid, int64_t t, const char *op, uint32_t tag, bool to_client,
+		      bool to_server)
+{
+	struct gs_call c = answered(cport, rid, t, 5 * US, 2 * sp->net + sp->srv, 5 * US);
+	struct gs_call s = answered(nat_port, rid, t + sp->net, 5 * US, sp->srv, 5 * US);
+	int64_t shift = sp->offset + (int64_t)(sp->drift * (double)(t - T0));
+	c.flow = c.conn_flow = flow;
+	c.retransmits = tag;
+	s.flow = s.conn_flow = 1000 - flow; /* the server's engine numbers connections its own way */
+	s.retransmits = tag;
+	/* NAT: the server sees another client address and port */
+	s.client = ep4(192, 168, 7, 7, nat_port);
+	s.t_request_first += shift;
+	s.t_request_last += shift;
+	s.t_reply_first += shift;
+	s.t_reply_last += shift;
+	if (to_client)
+		gs_merge_add_named(m, GS_MERGE_CLIENT, op, &c);
+	if (to_server)
+		gs_merge_add_named(m, GS_MERGE_SERVER, op, &s);
+}
+
+/* Checks every client call matched its own twin (by tag). */
+static void assert_twins(const struct gs_merge *m, uint64_t want_matched)
+{
+	uint64_t n = 0;
+	for (uint32_t i = 0; i < gs_merge_count(m, GS_MERGE_CLIENT); i++) {
+		uint32_t j = gs_merge_match(m, i);
+		if (j == GS_MERGE_NONE)
+			continue;
+		n++;
+		assert_int_equal(gs_merge_get(m, GS_MERGE_CLIENT, i)->retransmits,
+				 gs_merge_get(m, GS_MERGE_SERVER, j)->retransmits);
+	}
+	assert_int_equal(n, want_matched);
+}
+
+static void test_merge_identical_connections(void **state)
+{
+	/* eight "threads", each on its own connection with the same calls (request
+	 * ids 2, 4, 6, ..., same operation and size), started 150 us apart and
+	 * interleaved: only the time tells them apart */
+	struct gs_merge *m = merge_new(0);
+	struct gs_merge_result r;
+	struct twin_spec sp = { 5 * 1000000000LL + 123456, 0, 100 * US, 50 * US };
+	for (uint32_t k = 0; k < 40; k++)
+		for (uint32_t th = 0; th < 8; th++)
+			add_twins(m, &sp, th, (uint16_t)(40000 + th), (uint16_t)(50000 + th), 2 + 2 * k,
+				  T0 + (int64_t)k * MS + (int64_t)th * 150 * US + (int64_t)((k * 7 + th * 3) % 5) * 20 * US,
+				  "echoString", th * 1000 + k, true, true);
+	assert_int_equal(gs_merge_run(m, &r), 0);
+	assert_int_equal(r.streams[0], 8);
+	assert_int_equal(r.streams[1], 8);
+	assert_int_equal(r.streams_matched, 8);
+	assert_int_equal(r.matched, 320);
+	assert_int_equal(r.unmatched[0], 0);
+	assert_int_equal(r.unmatched[1], 0);
+	assert_twins(m, 320);
+	/* symmetric network: the offset is exact, network is 2 x 100 us */
+	assert_true(r.offset_known);
+	assert_int_equal(r.offset_ns, sp.offset);
+	assert_true(r.offset_all);
+	assert_int_equal(r.offset_agree, 320);
+	assert_int_equal(r.offset_violating, 0);
+	assert_true(r.offset_lo_ns <= sp.offset && sp.offset <= r.offset_hi_ns);
+	assert_false(r.looks_swapped);
+	{
+		struct gs_merge_figures f;
+		gs_merge_call_figures(m, 0, &f);
+		assert_true(f.known);
+		assert_int_equal(f.network_ns, 200 * US);
+		assert_int_equal(f.server_server_ns, 50 * US);
+		assert_int_equal(f.server_total_ns, 60 * US);
+		assert_int_equal(f.offset_ns, sp.offset);
+	}
+}
+
+static void test_merge_partial_and_unmatched(void **state)
+{
+	/* the server capture starts later (the first calls are missing), a client
+	 * connection goes elsewhere (not on the server side), the server sees a
+	 * connection of another client host with the same calls (at its own
+	 * pace), and oneways have no timing */
+	struct gs_merge *m = merge_new(0);
+	struct gs_merge_result r;
+	struct twin_spec sp = { -777 * MS, 0, 40 * US, 30 * US };
+	for (uint32_t k = 0; k < 30; k++) {
+		int64_t t = T0 + (int64_t)k * MS;
+		add_twins(m, &sp, 1, 40001, 50001, 2 + 2 * k, t, "echoString", 1000 + k, true, k >= 10);
+		add_twins(m, &sp, 2, 40002, 50002, 2 + 2 * k, t + 300 * US, "slow", 2000 + k, true, false);
+		add_twins(m, &sp, 3, 40003, 50003, 2 + 2 * k, T0 + 7 * MS + (int64_t)k * 1300 * US, "echoString",
+			  3000 + k, false, true);
+	}
+	{
+		/* a oneway on connection 1, seen on both sides */
+		struct gs_call c = oneway(40001, 100, T0 + 50 * MS), s = oneway(50001, 100, T0 + 50 * MS + 40 * US - 777 * MS);
+		c.flow = c.conn_flow = 1;
+		s.flow = s.conn_flow = 999;
+		c.retransmits = s.retransmits = 77;
+		gs_merge_add_named(m, GS_MERGE_CLIENT, "fire", &c);
+		gs_merge_add_named(m, GS_MERGE_SERVER, "fire", &s);
+	}
+	assert_int_equal(gs_merge_run(m, &r), 0);
+	assert_int_equal(r.streams_matched, 1);
+	assert_int_equal(r.matched, 21);
+	assert_int_equal(r.unmatched[0], 40);
+	assert_int_equal(r.unmatched[1], 30);
+	assert_twins(m, 21);
+	assert_int_equal(r.offset_n, 20);
+	assert_int_equal(r.offset_ns, -777 * MS);
+}
+
+static void test_merge_drift(void **state)
+{
+	/* 50 ppm over 20 s: 1 ms of drift, more than the tolerance; two identical
+	 * connections 400 us apart */
+	struct gs_merge *m = merge_new(0);
+	struct gs_merge_result r;
+	struct twin_spec sp = { 2 * 1000000000LL, 50e-6, 80 * US, 20 * US };
+	for (uint32_t k = 0; k < 200; k++)
+		for (uint32_t th = 0; th < 2; th++)
+			add_twins(m, &sp, th, (uint16_t)(40000 + th), (uint16_t)(50000 + th), 2 + 2 * k,
+				  T0 + (int64_t)k * 100 * MS + th * 400 * US, "echoString", th * 1000 + k, true, true);
+	assert_int_equal(gs_merge_run(m, &r), 0);
+	assert_int_equal(r.matched, 400);
+	assert_twins(m, 400);
+	assert_true(r.drift_ppm > 49 && r.drift_ppm < 51);
+}
+
+static void test_merge_swapped_and_bounded(void **state)
+{
+	/* the server capture given as the client one: nothing plausible matches */
+	struct gs_merge *m = merge_new(0);
+	struct gs_merge *b;
+	struct gs_merge_result r;
+	struct twin_spec sp = { 0, 0, 100 * US, 50 * US };
+	for (uint32_t k = 0; k < 20; k++) {
+		struct gs_call c = answered(40000, 2 + 2 * k, T0 + (int64_t)k * MS, 5 * US, 250 * US, 5 * US);
+		struct gs_call s = answered(40000, 2 + 2 * k, T0 + (int64_t)k * MS + 100 * US, 5 * US, 50 * US, 5 * US);
+		gs_merge_add_named(m, GS_MERGE_CLIENT, "x", &s);
+		gs_merge_add_named(m, GS_MERGE_SERVER, "x", &c);
+	}
+	assert_int_equal(gs_merge_run(m, &r), 0);
+	assert_true(r.matched == 0 || r.looks_swapped);
+	assert_int_equal(gs_merge_run(m, &r), EALREADY);
+
+	/* at most 10 calls per side are kept, the rest counted */
+	b = merge_new(10);
+	for (uint32_t k = 0; k < 25; k++)
+		add_twins(b, &sp, 1, 40000, 50000, 2 + 2 * k, T0 + (int64_t)k * MS, "x", k, true, true);
+	assert_int_equal(gs_merge_run(b, &r), 0);
+	assert_int_equal(r.calls[0], 10);
+	assert_int_equal(r.dropped[0], 15);
+	assert_int_equal(r.dropped[1], 15);
+	assert_int_equal(r.matched, 10);
+	assert_twins(b, 10);
+}
+
+static void test_merge_unrelated(void **state)
+{
+	/* the same program run twice, captured once each: same operations, request
+	 * ids and sizes, but its calls come at another pace (1.07 ms apart instead
+	 * of 1 ms) and the offsets they suggest drift apart: nothing may match */
+	struct gs_merge *m = merge_new(0);
+	struct gs_merge_result r;
+	for (uint32_t k = 0; k < 200; k++) {
+		struct gs_call c = answered(40000, 2 + 2 * k, T0 + (int64_t)k * MS, 5 * US, 100 * US, 5 * US);
+		struct gs_call s = answered(40000, 2 + 2 * k, T0 + 3600 * 1000 * MS + (int64_t)k * 1070 * US, 5 * US,
+					    60 * US, 5 * US);
+		gs_merge_add_named(m, GS_MERGE_CLIENT, k % 3 ? "echoString" : "slow", &c);
+		gs_merge_add_named(m, GS_MERGE_SERVER, k % 3 ? "echoString" : "slow", &s);
+	}
+	assert_int_equal(gs_merge_run(m, &r), 0);
+	assert_int_equal(r.matched, 0);
+	assert_int_equal(r.streams_matched, 0);
+	assert_false(r.offset_known);
+}
+
+static void test_merge_to_call(void **state)
+{
+	struct gs_merge *m = merge_new(0);
+	struct gs_call c = answered(40000, 7, T0, US, 2 * US, 3 * US), back;
+	size_t n;
+	c.flags |= GS_CF_CAPTURE_LOSS;
+	gs_merge_add_named(m, GS_MERGE_CLIENT, "opname", &c);
+	gs_merge_to_call(gs_merge_get(m, GS_MERGE_CLIENT, 0), &back);
+	assert_int_equal(back.request_id, 7);
+	assert_int_equal(back.flags, c.flags);
+	assert_int_equal(back.t_reply_last, c.t_reply_last);
+	assert_int_equal(back.request_bytes, 100);
+	assert_memory_equal(gs_intern_get(gs_merge_strings(m), back.op, &n), "opname", 6);
+	assert_int_equal(n, 6);
 }
 
 int main(void)
@@ -398,6 +613,12 @@ int main(void)
 		UT(test_order_same_capture),
 		UT(test_offset_drift),
 		UT(test_offset_none),
+		UT(test_merge_identical_connections),
+		UT(test_merge_partial_and_unmatched),
+		UT(test_merge_drift),
+		UT(test_merge_swapped_and_bounded),
+		UT(test_merge_unrelated),
+		UT(test_merge_to_call),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,5 @@
 /* The output side of the tail analysis: the trace (JSON), the HTML report,
- * the Prometheus text and its HTTP responder, and merge's matching. */
+ * the Prometheus text and its HTTP responder.  (merge's matching: test_merge.c.) */
 #include <ctype.h>
 #include <errno.h>
 #include <poll.h>
@@ -8,9 +8,9 @@
 #include <netinet/in.h>
 
 #include "unit.h"
+#include "call_fixtures.h"
 #include "../../analysis/report.h"
 #include "../../analysis/report_impl.h"
-#include "../../analysis/report_merge.h"
 #include "../../analysis/report_prom.h"
 #include "../../analysis/sink_trace.h"
 #include "../../analysis/stats.h"
@@ -51,53 +51,6 @@ static size_t count(const char *hay, const char *needle)
 	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p += k)
 		n++;
 	return n;
-}
-
-static struct gs_endpoint ep4(uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint16_t port)
-{
-	struct gs_endpoint e;
-	memset(&e, 0, sizeof e);
-	e.addr[0] = a, e.addr[1] = b, e.addr[2] = c, e.addr[3] = d;
-	e.port = port;
-	e.family = 4;
-	return e;
-}
-
-/* An answered call: request at t0 (req_ns of bytes), the far side holds it
- * srv_ns, the reply takes rep_ns. */
-static struct gs_call answered(uint16_t cport, uint32_t rid, int64_t t0, int64_t req_ns, int64_t srv_ns,
-			       int64_t rep_ns)
-{
-	struct gs_call c;
-	memset(&c, 0, sizeof c);
-	c.client = ep4(10, 0, 0, 1, cport);
-	c.server = ep4(10, 0, 0, 2, 2809);
-	c.request_id = rid;
-	c.major = 1;
-	c.minor = 2;
-	c.kind = GS_KIND_REQUEST;
-	c.outcome = GS_OUT_REPLY;
-	c.reply_type = GIOP_REPLY;
-	c.flags = GS_CF_REQ_DONE | GS_CF_REP_SEEN | GS_CF_REP_DONE | GS_CF_STATUS_KNOWN | GS_CF_OP_KNOWN;
-	c.status = GIOP_NO_EXCEPTION;
-	c.request_bytes = 100;
-	c.reply_bytes = 60;
-	c.t_request_first = t0;
-	c.t_request_last = t0 + req_ns;
-	c.t_reply_first = t0 + req_ns + srv_ns;
-	c.t_reply_last = t0 + req_ns + srv_ns + rep_ns;
-	c.t_done = c.t_reply_last;
-	return c;
-}
-
-static struct gs_call oneway(uint16_t cport, uint32_t rid, int64_t t0)
-{
-	struct gs_call c = answered(cport, rid, t0, 0, 0, 0);
-	c.outcome = GS_OUT_ONEWAY;
-	c.flags = GS_CF_REQ_DONE | GS_CF_ONEWAY | GS_CF_OP_KNOWN;
-	c.t_reply_first = c.t_reply_last = 0;
-	c.reply_bytes = 0;
-	return c;
 }
 
 /* ---- a small JSON checker (RFC 8259 grammar, depth bounded) ---------------- */
@@ -954,229 +907,6 @@ static void test_metrics_serves(void **state)
 	engine_free(e);
 }
 
-/* ======================================================================== */
-/* merge's matching                                                            */
-/* ======================================================================== */
-
-static void ut_merge_free(void *p) { gs_merge_free(p); }
-
-static struct gs_merge *merge_new(uint32_t max_calls)
-{
-	struct gs_merge *m = NULL;
-	struct gs_merge_config cfg;
-	gs_merge_config_default(&cfg);
-	if (max_calls)
-		cfg.max_calls = max_calls;
-	assert_int_equal(gs_merge_new(&m, &cfg), 0);
-	ut_keep(m, ut_merge_free);
-	return m;
-}
-
-/* What one call looks like from both hosts.  The network adds `net` each way;
- * the server's clock reads `offset` + drift * (t - T0) ahead.  `tag` (in
- * retransmits, which matching ignores) says which call it really is. */
-struct twin_spec {
-	int64_t offset;
-	double drift;           /* ns per ns */
-	int64_t net;
-	int64_t srv;
-};
-
-static void add_twins(struct gs_merge *m, const struct twin_spec *sp, uint32_t flow, uint16_t cport,
-		      uint16_t nat_port, uint32_t rid, int64_t t, const char *op, uint32_t tag, bool to_client,
-		      bool to_server)
-{
-	struct gs_call c = answered(cport, rid, t, 5 * US, 2 * sp->net + sp->srv, 5 * US);
-	struct gs_call s = answered(nat_port, rid, t + sp->net, 5 * US, sp->srv, 5 * US);
-	int64_t shift = sp->offset + (int64_t)(sp->drift * (double)(t - T0));
-	c.flow = c.conn_flow = flow;
-	c.retransmits = tag;
-	s.flow = s.conn_flow = 1000 - flow; /* the server's engine numbers connections its own way */
-	s.retransmits = tag;
-	/* NAT: the server sees another client address and port */
-	s.client = ep4(192, 168, 7, 7, nat_port);
-	s.t_request_first += shift;
-	s.t_request_last += shift;
-	s.t_reply_first += shift;
-	s.t_reply_last += shift;
-	if (to_client)
-		gs_merge_add_named(m, GS_MERGE_CLIENT, op, &c);
-	if (to_server)
-		gs_merge_add_named(m, GS_MERGE_SERVER, op, &s);
-}
-
-/* Checks every client call matched its own twin (by tag). */
-static void assert_twins(const struct gs_merge *m, uint64_t want_matched)
-{
-	uint64_t n = 0;
-	for (uint32_t i = 0; i < gs_merge_count(m, GS_MERGE_CLIENT); i++) {
-		uint32_t j = gs_merge_match(m, i);
-		if (j == GS_MERGE_NONE)
-			continue;
-		n++;
-		assert_int_equal(gs_merge_get(m, GS_MERGE_CLIENT, i)->retransmits,
-				 gs_merge_get(m, GS_MERGE_SERVER, j)->retransmits);
-	}
-	assert_int_equal(n, want_matched);
-}
-
-static void test_merge_identical_connections(void **state)
-{
-	/* eight "threads", each on its own connection with the same calls (request
-	 * ids 2, 4, 6, ..., same operation and size), started 150 us apart and
-	 * interleaved: only the time tells them apart */
-	struct gs_merge *m = merge_new(0);
-	struct gs_merge_result r;
-	struct twin_spec sp = { 5 * 1000000000LL + 123456, 0, 100 * US, 50 * US };
-	for (uint32_t k = 0; k < 40; k++)
-		for (uint32_t th = 0; th < 8; th++)
-			add_twins(m, &sp, th, (uint16_t)(40000 + th), (uint16_t)(50000 + th), 2 + 2 * k,
-				  T0 + (int64_t)k * MS + (int64_t)th * 150 * US + (int64_t)((k * 7 + th * 3) % 5) * 20 * US,
-				  "echoString", th * 1000 + k, true, true);
-	assert_int_equal(gs_merge_run(m, &r), 0);
-	assert_int_equal(r.streams[0], 8);
-	assert_int_equal(r.streams[1], 8);
-	assert_int_equal(r.streams_matched, 8);
-	assert_int_equal(r.matched, 320);
-	assert_int_equal(r.unmatched[0], 0);
-	assert_int_equal(r.unmatched[1], 0);
-	assert_twins(m, 320);
-	/* symmetric network: the offset is exact, network is 2 x 100 us */
-	assert_true(r.offset_known);
-	assert_int_equal(r.offset_ns, sp.offset);
-	assert_true(r.offset_all);
-	assert_int_equal(r.offset_agree, 320);
-	assert_int_equal(r.offset_violating, 0);
-	assert_true(r.offset_lo_ns <= sp.offset && sp.offset <= r.offset_hi_ns);
-	assert_false(r.looks_swapped);
-	{
-		struct gs_merge_figures f;
-		gs_merge_call_figures(m, 0, &f);
-		assert_true(f.known);
-		assert_int_equal(f.network_ns, 200 * US);
-		assert_int_equal(f.server_server_ns, 50 * US);
-		assert_int_equal(f.server_total_ns, 60 * US);
-		assert_int_equal(f.offset_ns, sp.offset);
-	}
-}
-
-static void test_merge_partial_and_unmatched(void **state)
-{
-	/* the server capture starts later (the first calls are missing), a client
-	 * connection goes elsewhere (not on the server side), the server sees a
-	 * connection of another client host with the same calls (at its own
-	 * pace), and oneways have no timing */
-	struct gs_merge *m = merge_new(0);
-	struct gs_merge_result r;
-	struct twin_spec sp = { -777 * MS, 0, 40 * US, 30 * US };
-	for (uint32_t k = 0; k < 30; k++) {
-		int64_t t = T0 + (int64_t)k * MS;
-		add_twins(m, &sp, 1, 40001, 50001, 2 + 2 * k, t, "echoString", 1000 + k, true, k >= 10);
-		add_twins(m, &sp, 2, 40002, 50002, 2 + 2 * k, t + 300 * US, "slow", 2000 + k, true, false);
-		add_twins(m, &sp, 3, 40003, 50003, 2 + 2 * k, T0 + 7 * MS + (int64_t)k * 1300 * US, "echoString",
-			  3000 + k, false, true);
-	}
-	{
-		/* a oneway on connection 1, seen on both sides */
-		struct gs_call c = oneway(40001, 100, T0 + 50 * MS), s = oneway(50001, 100, T0 + 50 * MS + 40 * US - 777 * MS);
-		c.flow = c.conn_flow = 1;
-		s.flow = s.conn_flow = 999;
-		c.retransmits = s.retransmits = 77;
-		gs_merge_add_named(m, GS_MERGE_CLIENT, "fire", &c);
-		gs_merge_add_named(m, GS_MERGE_SERVER, "fire", &s);
-	}
-	assert_int_equal(gs_merge_run(m, &r), 0);
-	assert_int_equal(r.streams_matched, 1);
-	assert_int_equal(r.matched, 21);
-	assert_int_equal(r.unmatched[0], 40);
-	assert_int_equal(r.unmatched[1], 30);
-	assert_twins(m, 21);
-	assert_int_equal(r.offset_n, 20);
-	assert_int_equal(r.offset_ns, -777 * MS);
-}
-
-static void test_merge_drift(void **state)
-{
-	/* 50 ppm over 20 s: 1 ms of drift, more than the tolerance; two identical
-	 * connections 400 us apart */
-	struct gs_merge *m = merge_new(0);
-	struct gs_merge_result r;
-	struct twin_spec sp = { 2 * 1000000000LL, 50e-6, 80 * US, 20 * US };
-	for (uint32_t k = 0; k < 200; k++)
-		for (uint32_t th = 0; th < 2; th++)
-			add_twins(m, &sp, th, (uint16_t)(40000 + th), (uint16_t)(50000 + th), 2 + 2 * k,
-				  T0 + (int64_t)k * 100 * MS + th * 400 * US, "echoString", th * 1000 + k, true, true);
-	assert_int_equal(gs_merge_run(m, &r), 0);
-	assert_int_equal(r.matched, 400);
-	assert_twins(m, 400);
-	assert_true(r.drift_ppm > 49 && r.drift_ppm < 51);
-}
-
-static void test_merge_swapped_and_bounded(void **state)
-{
-	/* the server capture given as the client one: nothing plausible matches */
-	struct gs_merge *m = merge_new(0);
-	struct gs_merge *b;
-	struct gs_merge_result r;
-	struct twin_spec sp = { 0, 0, 100 * US, 50 * US };
-	for (uint32_t k = 0; k < 20; k++) {
-		struct gs_call c = answered(40000, 2 + 2 * k, T0 + (int64_t)k * MS, 5 * US, 250 * US, 5 * US);
-		struct gs_call s = answered(40000, 2 + 2 * k, T0 + (int64_t)k * MS + 100 * US, 5 * US, 50 * US, 5 * US);
-		gs_merge_add_named(m, GS_MERGE_CLIENT, "x", &s);
-		gs_merge_add_named(m, GS_MERGE_SERVER, "x", &c);
-	}
-	assert_int_equal(gs_merge_run(m, &r), 0);
-	assert_true(r.matched == 0 || r.looks_swapped);
-	assert_int_equal(gs_merge_run(m, &r), EALREADY);
-
-	/* at most 10 calls per side are kept, the rest counted */
-	b = merge_new(10);
-	for (uint32_t k = 0; k < 25; k++)
-		add_twins(b, &sp, 1, 40000, 50000, 2 + 2 * k, T0 + (int64_t)k * MS, "x", k, true, true);
-	assert_int_equal(gs_merge_run(b, &r), 0);
-	assert_int_equal(r.calls[0], 10);
-	assert_int_equal(r.dropped[0], 15);
-	assert_int_equal(r.dropped[1], 15);
-	assert_int_equal(r.matched, 10);
-	assert_twins(b, 10);
-}
-
-static void test_merge_unrelated(void **state)
-{
-	/* the same program run twice, captured once each: same operations, request
-	 * ids and sizes, but its calls come at another pace (1.07 ms apart instead
-	 * of 1 ms) and the offsets they suggest drift apart: nothing may match */
-	struct gs_merge *m = merge_new(0);
-	struct gs_merge_result r;
-	for (uint32_t k = 0; k < 200; k++) {
-		struct gs_call c = answered(40000, 2 + 2 * k, T0 + (int64_t)k * MS, 5 * US, 100 * US, 5 * US);
-		struct gs_call s = answered(40000, 2 + 2 * k, T0 + 3600 * 1000 * MS + (int64_t)k * 1070 * US, 5 * US,
-					    60 * US, 5 * US);
-		gs_merge_add_named(m, GS_MERGE_CLIENT, k % 3 ? "echoString" : "slow", &c);
-		gs_merge_add_named(m, GS_MERGE_SERVER, k % 3 ? "echoString" : "slow", &s);
-	}
-	assert_int_equal(gs_merge_run(m, &r), 0);
-	assert_int_equal(r.matched, 0);
-	assert_int_equal(r.streams_matched, 0);
-	assert_false(r.offset_known);
-}
-
-static void test_merge_to_call(void **state)
-{
-	struct gs_merge *m = merge_new(0);
-	struct gs_call c = answered(40000, 7, T0, US, 2 * US, 3 * US), back;
-	size_t n;
-	c.flags |= GS_CF_CAPTURE_LOSS;
-	gs_merge_add_named(m, GS_MERGE_CLIENT, "opname", &c);
-	gs_merge_to_call(gs_merge_get(m, GS_MERGE_CLIENT, 0), &back);
-	assert_int_equal(back.request_id, 7);
-	assert_int_equal(back.flags, c.flags);
-	assert_int_equal(back.t_reply_last, c.t_reply_last);
-	assert_int_equal(back.request_bytes, 100);
-	assert_memory_equal(gs_intern_get(gs_merge_strings(m), back.op, &n), "opname", 6);
-	assert_int_equal(n, 6);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1194,12 +924,6 @@ int main(void)
 		UT(test_prom_text),
 		UT(test_metrics_refuses),
 		UT(test_metrics_serves),
-		UT(test_merge_identical_connections),
-		UT(test_merge_partial_and_unmatched),
-		UT(test_merge_drift),
-		UT(test_merge_swapped_and_bounded),
-		UT(test_merge_unrelated),
-		UT(test_merge_to_call),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* Matching two captures' calls: streams, signatures, a clock offset shared by
- * the right pairs, then calls by request id.  See report_merge.h. */
-#include "report_merge.h"
+ * the right pairs, then calls by request id.  See merge_match.h. */
+#include "merge_match.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -837,7 +837,7 @@ static bool deepest(struct ival *iv, uint32_t n, int64_t *lo, int64_t *hi, uint6
 	return best > 0;
 }
 
-/* The offset from the calls' bounds (see report_merge.h): the intersection of
+/* The offset from the calls' bounds (see merge_match.h): the intersection of
  * every call's interval, else the stretch most of them hold; along md's drift
  * when the matching was redone along it. */
 static int estimate(struct gs_merge *m, const struct model *md, bool along, struct gs_merge_result *r)

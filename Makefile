@@ -129,7 +129,7 @@ $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
 	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDFLAGS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h $(GS_CONFIG)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a $(wildcard tests/unit/*.h) $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope.a -lcmocka $(LDFLAGS)
 

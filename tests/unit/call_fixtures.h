@@ -52,4 +52,33 @@ static inline struct gs_call oneway(uint16_t cport, uint32_t rid, int64_t t0)
 	return c;
 }
 
+/* A call as a sink gets it, every field set to something that shows in a row:
+ * request id 2^32-1, times with nanoseconds, two retransmissions. */
+static inline struct gs_call base_call(void)
+{
+	struct gs_call c;
+	memset(&c, 0, sizeof c);
+	c.client.family = c.server.family = 4;
+	c.client.addr[0] = 10, c.client.addr[3] = 1;
+	c.server.addr[0] = 10, c.server.addr[3] = 2;
+	c.client.port = 40000;
+	c.server.port = 2809;
+	c.request_id = 4294967295u;
+	c.major = 1;
+	c.minor = 2;
+	c.kind = GS_KIND_REQUEST;
+	c.outcome = GS_OUT_REPLY;
+	c.reply_type = GIOP_REPLY;
+	c.flags = GS_CF_REP_SEEN | GS_CF_STATUS_KNOWN | GS_CF_OP_KNOWN | GS_CF_REQ_DONE | GS_CF_REP_DONE;
+	c.status = GIOP_NO_EXCEPTION;
+	c.request_bytes = 64;
+	c.reply_bytes = 40;
+	c.t_request_first = 1700000000000000001LL;
+	c.t_request_last = 1700000000000500000LL;
+	c.t_reply_first = 1700000000001500000LL;
+	c.t_reply_last = 1700000000001999999LL;
+	c.retransmits = 2;
+	return c;
+}
+
 #endif

@@ -3,11 +3,12 @@
  * the intersection of every call's interval or the stretch most of them
  * hold, and the hints about the order of the captures; and the matching of
  * connections (streams), NAT and drift included. */
+#include <errno.h>
 #include "unit.h"
 #include "call_fixtures.h"
 #include "../../analysis/merge_match.h"
-/* the summary's text: compiled in (probe/ is not part of the library) */
-#include "../../probe/merge_out.c"
+/* the summary's text (probe/merge_out.c, from libgiopscope-probe.a) */
+#include "../../probe/merge_out.h"
 
 static void ut_merge_free(void *p) { gs_merge_free(p); }
 

@@ -1,7 +1,7 @@
 /* The command-line parsers (probe/opts.c, compiled in): numbers, seconds, and
  * the one comma-list parser behind --ports, --port and --pid. */
 #include "unit.h"
-#include "../../probe/opts.c"
+#include "../../probe/opts.h"
 
 /* ---- command-line numbers (probe/opts.c) ------------------------------------------- */
 

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include "unit.h"
-#include "../../probe/privdrop.c"
+#include "../../probe/privdrop.h"
 
 /* the capability sets of this process, effective and permitted (both words) */
 static void caps_now(uint64_t *eff, uint64_t *prm)

@@ -14,9 +14,9 @@
 #include "../../analysis/report_prom.h"
 #include "../../analysis/sink_trace.h"
 #include "../../analysis/stats.h"
-/* The responder lives in probe/ (it is not part of the library): compiled in
- * here so that its socket handling is tested too. */
-#include "../../probe/metrics.c"
+/* The responder (probe/metrics.c, from libgiopscope-probe.a): its socket
+ * handling is tested too. */
+#include "../../probe/metrics.h"
 
 /* ======================================================================== */
 /* Helpers                                                                   */

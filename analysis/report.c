@@ -226,7 +226,7 @@ static unsigned bit_len(uint64_t v)
 	return v ? 64u - (unsigned)__builtin_clzll(v) : 0;
 }
 
-uint32_t rp_tb_index(int64_t ns)
+static uint32_t rp_tb_index(int64_t ns)
 {
 	unsigned b;
 	uint32_t sub;
@@ -240,7 +240,7 @@ uint32_t rp_tb_index(int64_t ns)
 	return (b - 1) * RP_TB_PER_OCT + sub;
 }
 
-int64_t rp_tb_value(uint32_t idx)
+static int64_t rp_tb_value(uint32_t idx)
 {
 	uint32_t b = idx / RP_TB_PER_OCT + 1, sub = idx % RP_TB_PER_OCT;
 	/* the middle of [ (4+sub) , (5+sub) ) << (b-3) */

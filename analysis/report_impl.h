@@ -82,14 +82,11 @@ struct gs_report {
 	uint32_t nnotes, notes_dropped;
 };
 
-/* report_html.c / report_plot.c helpers */
+/* report_text.c: text and numbers in HTML, for report_html.c and report_plot.c */
 void rp_html_text(FILE *f, const char *s);
 void rp_fmt_us(char *buf, size_t len, int64_t ns);   /* "12.3" microseconds */
 void rp_fmt_dur(char *buf, size_t len, double us);   /* "10 µs", "2.5 ms", "1 s" (HTML entity) */
-void rp_fmt_utc(char *buf, size_t len, int64_t ns);
-/* The bucket of a time-bin histogram and a value representing it. */
-uint32_t rp_tb_index(int64_t ns);
-int64_t rp_tb_value(uint32_t idx);
+/* report.c: a quantile of a time bin's histogram */
 int64_t rp_bin_quantile(const struct rp_bin *b, double q);
 
 /* The shared latency axis range (microseconds, whole decades). */
@@ -97,7 +94,6 @@ struct rp_range {
 	double lo_us, hi_us;
 };
 void rp_latency_range(const struct gs_report *r, struct rp_range *rg);
-const char *rp_color(uint32_t op);
 
 void rp_plot_hist(FILE *f, const struct rp_op *op, const struct rp_range *rg);
 void rp_plot_cdf(FILE *f, const struct rp_op *op, const struct rp_range *rg);

@@ -57,7 +57,7 @@ static int ceil_int(double v)
 	return (double)i < v ? i + 1 : i;
 }
 
-const char *rp_color(uint32_t op)
+static const char *rp_color(uint32_t op)
 {
 	static const char *const pal[] = { "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
 					   "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f" };

@@ -75,7 +75,7 @@ static void feed(struct gs_engine *e, struct gs_read_progress *prog, const char 
  *
  * libpcap reads each record with two fread()s from a FILE and copies the
  * packet into its own buffer: that is most of what the bare libpcap loop of
- * bench/ costs, and about a fifth of `read`.  For a regular file in the
+ * bench/ costs (docs/benchmarks.md).  For a regular file in the
  * classic format, the records are read here in large blocks (pread into one
  * buffer, parsed in place).  libpcap still opens the file (its header checks,
  * link type, snapshot length) and takes over at the first record this path

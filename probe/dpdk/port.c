@@ -325,9 +325,9 @@ static bool calibrate_nic(struct gs_dpdk_port *p)
 	return true;
 }
 
-/* The TSC against CLOCK_REALTIME over 20 ms: the EAL's nominal rate was
- * 0.19% off on the test VM, 1.9 ms in the first second; this is within a few
- * microseconds until the loop's once-a-second updates take over. */
+/* The TSC against CLOCK_REALTIME over 20 ms: on a VM the EAL's nominal rate
+ * can be off by milliseconds a second; this is within a few microseconds
+ * until the loop's once-a-second updates take over. */
 static void calibrate_tsc(struct gs_dpdk *d)
 {
 	struct timespec nap = { 0, 20 * 1000000 };

@@ -24,7 +24,8 @@
 # (../shared/benchmarking.md). SPIN=1 (default) runs one SCHED_IDLE busy loop per CPU in every
 # arm, so that no vCPU ever idles whatever the probe does; SPIN=0 lets them idle (then the arms
 # differ in idle behaviour too: both are worth knowing). attach's records do not wake its reader
-# (it polls every 50 ms), live wakes per packet unless --batch-ms, dpdk's poller never sleeps.
+# (it polls every 50 ms), live wakes per block (--batch-ms, 10 ms by default;
+# per packet with --batch-ms 0), dpdk's poller never sleeps.
 #
 # Segmentation offload is off on both veth ends in every arm (gso_max_segs 1): frames as a NIC
 # carries them, and net_af_packet cuts frames larger than its ring slots (a 4096-byte string

@@ -35,7 +35,8 @@
 # usage: bench/attach_overhead.sh            (as root; not part of make check)
 # environment: ROUNDS (11), CALLS (50000), WARMUP (2000), SIZES ("32 256 4096"), SPIN (1),
 #   ARMS ("none live attach dpdk"; dpdk left out when giopscope has no DPDK; attach_ref: attach
-#   run by GIOPSCOPE_REF, another build, e.g. before a change, interleaved with the rest), QUICK=1 (a try:
+#   run by GIOPSCOPE_REF, another build, e.g. before a change, interleaved with the rest;
+#   live_imm: live --batch-ms 0, immediate mode), QUICK=1 (a try:
 #   ROUNDS 2, CALLS 5000, WARMUP 500 unless given), AFP_OPTS (net_af_packet's options after
 #   iface=, default framecnt=16384), GIOPSCOPE ($BENCH_BIN or $BUILD/giopscope), BUILD (build),
 #   PORT (2809), KEEP_DIR (keep latency CSVs and probe logs), BENCH_DOC (docs/benchmarks.md;

@@ -2,6 +2,7 @@
 #include "report_prom.h"
 
 #include <string.h>
+#include "summary.h"
 
 /* 1-2.5-5 steps from 1 us to 60 s: GIOP calls on a LAN are tens of us, a
  * blocked servant seconds */
@@ -167,6 +168,13 @@ void gs_prom_write(FILE *f, const struct gs_prom_input *in)
 	fprintf(f, "giopscope_" #name "_total %llu\n", (unsigned long long)in->counters->field);
 		ENGINE_COUNTERS(X)
 #undef X
+		/* the table bounds (--max-memory sizes them all), by the counter that
+		 * says each was reached */
+		head(f, "giopscope_bound_hits_total", "counter",
+		     "times a table bound was reached (--max-memory sizes them), by bound");
+		for (size_t i = 0; i < GS_NBOUNDS; i++)
+			fprintf(f, "giopscope_bound_hits_total{bound=\"%s\"} %llu\n", gs_bounds[i].key,
+				(unsigned long long)gs_bound_hits(in->counters, &gs_bounds[i]));
 	}
 	head(f, "giopscope_dropped_packets_total", "counter", "packets lost before the decoder, by where");
 	fprintf(f, "giopscope_dropped_packets_total{where=\"kernel\"} %llu\n"

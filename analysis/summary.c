@@ -150,6 +150,26 @@ static uint64_t counter_value(const struct gs_counters *c, const struct counter 
 	return v;
 }
 
+#define B(name, key, field) { name, key, offsetof(struct gs_counters, field) }
+const struct gs_bound gs_bounds[GS_NBOUNDS] = {
+	B("connections", "connections", flows_evicted),
+	B("open calls", "open_calls", open_calls_evicted),
+	B("order window", "order_window", rows_out_of_order),
+	B("out-of-order bytes", "ooo_bytes", ooo_dropped_bytes),
+	B("retransmitted-range lists", "retransmitted_ranges", rtx_not_charged),
+	B("message logs", "message_logs", rtx_charged_by_span),
+	B("head pool", "head_pool", giop_head_pool_full),
+	B("strings", "strings", intern_refused),
+};
+#undef B
+
+uint64_t gs_bound_hits(const struct gs_counters *c, const struct gs_bound *b)
+{
+	uint64_t v;
+	memcpy(&v, (const char *)c + b->off, sizeof v);
+	return v;
+}
+
 static void text_counters(FILE *out, const struct gs_counters *c, const struct gs_summary_info *info)
 {
 	static const char *const tn[] = { "Request", "Reply", "CancelRequest", "LocateRequest",
@@ -199,27 +219,16 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 	fputc('\n', out);
 	if (info->max_memory) {
 		/* --max-memory: what it set, and which bound the input reached */
-		static const struct { const char *what; size_t off; } hit[] = {
-			{ "connections", offsetof(struct gs_counters, flows_evicted) },
-			{ "open calls", offsetof(struct gs_counters, open_calls_evicted) },
-			{ "order window", offsetof(struct gs_counters, rows_out_of_order) },
-			{ "out-of-order bytes", offsetof(struct gs_counters, ooo_dropped_bytes) },
-			{ "retransmitted-range lists", offsetof(struct gs_counters, rtx_not_charged) },
-			{ "message logs", offsetof(struct gs_counters, rtx_charged_by_span) },
-			{ "head pool", offsetof(struct gs_counters, giop_head_pool_full) },
-			{ "strings", offsetof(struct gs_counters, intern_refused) },
-		};
 		fprintf(out, "--max-memory %llu MiB: %u connections, %u open calls, order window %u, "
 			"%llu KiB held out of order; bounds hit:",
 			(unsigned long long)(info->max_memory >> 20), info->max_flows, info->max_open_calls,
 			info->order_window, (unsigned long long)(info->max_ooo_total >> 10));
 		any = false;
-		for (size_t i = 0; i < sizeof hit / sizeof *hit; i++) {
-			uint64_t v;
-			memcpy(&v, (const char *)c + hit[i].off, sizeof v);
+		for (size_t i = 0; i < GS_NBOUNDS; i++) {
+			uint64_t v = gs_bound_hits(c, &gs_bounds[i]);
 			if (!v)
 				continue;
-			fprintf(out, "%s %s (%llu)", any ? "," : "", hit[i].what, (unsigned long long)v);
+			fprintf(out, "%s %s (%llu)", any ? "," : "", gs_bounds[i].name, (unsigned long long)v);
 			any = true;
 		}
 		fputs(any ? "\n" : " none\n", out);
@@ -312,6 +321,23 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 			(unsigned long long)info->kernel_drops,
 			(long long)(info->first_ts / 1000000000), (long long)(info->first_ts % 1000000000),
 			(long long)(info->last_ts / 1000000000), (long long)(info->last_ts % 1000000000));
+		if (info->max_memory) {
+			/* --max-memory: the bounds it set, and those hit with their counters
+			 * ({} when none was) */
+			bool any = false;
+			fprintf(out, "{\"type\":\"max_memory\",\"max_memory\":%llu,\"connections\":%u,"
+				"\"open_calls\":%u,\"order_window\":%u,\"ooo_bytes\":%llu,\"bounds_hit\":{",
+				(unsigned long long)info->max_memory, info->max_flows, info->max_open_calls,
+				info->order_window, (unsigned long long)info->max_ooo_total);
+			for (size_t i = 0; i < GS_NBOUNDS; i++) {
+				uint64_t v = gs_bound_hits(c, &gs_bounds[i]);
+				if (!v)
+					continue;
+				fprintf(out, "%s\"%s\":%llu", any ? "," : "", gs_bounds[i].key, (unsigned long long)v);
+				any = true;
+			}
+			fputs("}}\n", out);
+		}
 	}
 	free(order);
 }

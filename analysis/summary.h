@@ -21,6 +21,18 @@ struct gs_summary_info {
 	uint64_t max_ooo_total;
 };
 
+/* The table bounds --max-memory sizes, each with the counter that says the
+ * input reached it: `name` for people (the text summary), `key` for scripts
+ * (JSON, Prometheus labels).  The same list for the summary's text and JSON
+ * and the metrics. */
+struct gs_bound {
+	const char *name, *key;
+	size_t off;               /* of the counter in struct gs_counters */
+};
+#define GS_NBOUNDS 8
+extern const struct gs_bound gs_bounds[GS_NBOUNDS];
+uint64_t gs_bound_hits(const struct gs_counters *c, const struct gs_bound *b);
+
 void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_stats *st,
 		      const struct gs_counters *c, const struct gs_intern *strings,
 		      const struct gs_summary_info *info);

@@ -24,7 +24,8 @@
 # (../shared/benchmarking.md). SPIN=1 (default) runs one SCHED_IDLE busy loop per CPU in every
 # arm, so that no vCPU ever idles whatever the probe does; SPIN=0 lets them idle (then the arms
 # differ in idle behaviour too: both are worth knowing). attach's records do not wake its reader
-# (it polls every 50 ms), live wakes per packet unless --batch-ms, dpdk's poller never sleeps.
+# (it polls every 50 ms), live wakes per block (--batch-ms, 10 ms by default;
+# per packet with --batch-ms 0), dpdk's poller never sleeps.
 #
 # Segmentation offload is off on both veth ends in every arm (gso_max_segs 1): frames as a NIC
 # carries them, and net_af_packet cuts frames larger than its ring slots (a 4096-byte string
@@ -34,7 +35,8 @@
 # usage: bench/attach_overhead.sh            (as root; not part of make check)
 # environment: ROUNDS (11), CALLS (50000), WARMUP (2000), SIZES ("32 256 4096"), SPIN (1),
 #   ARMS ("none live attach dpdk"; dpdk left out when giopscope has no DPDK; attach_ref: attach
-#   run by GIOPSCOPE_REF, another build, e.g. before a change, interleaved with the rest), QUICK=1 (a try:
+#   run by GIOPSCOPE_REF, another build, e.g. before a change, interleaved with the rest;
+#   live_imm: live --batch-ms 0, immediate mode), QUICK=1 (a try:
 #   ROUNDS 2, CALLS 5000, WARMUP 500 unless given), AFP_OPTS (net_af_packet's options after
 #   iface=, default framecnt=16384), GIOPSCOPE ($BENCH_BIN or $BUILD/giopscope), BUILD (build),
 #   PORT (2809), KEEP_DIR (keep latency CSVs and probe logs), BENCH_DOC (docs/benchmarks.md;

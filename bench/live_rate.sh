@@ -48,7 +48,8 @@
 #   (default: 1x1/200 1x1/50 1x1 2x2 2x4 4x8)
 # environment: TAPS ("live attach dpdk"; dpdk left out when giopscope has no DPDK), DURATION
 #   (default 10), BISECT (bisection steps per tap, default 3; 0: none), LIVE_ARGS (extra
-#   options for live, e.g. "--snaplen 2048" or "--batch-ms 10"), ATTACH_ARGS, DPDK_ARGS,
+#   options for live, e.g. "--batch-ms 0": immediate mode, the default before 2026-12-01),
+#   ATTACH_ARGS (e.g. "--ring-size 8m", likewise), DPDK_ARGS,
 #   AFP_OPTS (net_af_packet's options after iface=, default framecnt=16384), GIOPSCOPE
 #   ($BENCH_BIN or $BUILD/giopscope), BUILD (build), PORT (2809), KEEP_DIR (keep each level's
 #   files), BENCH_DOC (docs/benchmarks.md; "none": do not write it; a copy elsewhere, e.g.

@@ -44,9 +44,11 @@ start_probe() {
     PROBE_PID=""
     case "$arm" in
         none) return 0 ;;
-        live)
+        live|live_imm)
+            # live_imm: immediate mode (--batch-ms 0), live's default before 2026-12-01
+            # shellcheck disable=SC2046  # no word or none
             ip netns exec "$NS_SRV" "$GIOPSCOPE" live -i "$NS_VETH_SRV" --pairs -o /dev/null --summary \
-                2>"$log" </dev/null &
+                $([ "$arm" = live_imm ] && echo --batch-ms 0) 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "listening on" 15 || return 1 ;;
         attach|attach_ref|attach_sys)

@@ -35,8 +35,8 @@ static void usage(FILE *f)
 	      "  --tstamp-type NAME     host, adapter, adapter_unsynced, ... (see --list-tstamp-types)\n"
 	      "  --list-tstamp-types    print the time stamp types IFACE offers and exit\n"
 	      "  --promisc              promiscuous mode (a mirror port); default off\n"
-	      "  --batch-ms MS          packets reach giopscope in blocks, at most MS ms late, instead\n"
-	      "                         of one by one (fewer wake-ups and drops under load; 0: immediate)\n"
+	      "  --batch-ms MS          packets reach giopscope in blocks, at most MS ms late (default 10:\n"
+	      "                         few wake-ups, no drops under load); 0: immediate mode, one by one\n"
 	      "  -w FILE                also save every captured packet (pcapng, nanosecond time stamps)\n"
 	      "  -Z, --relinquish-privileges USER\n"
 	      "                         once the capture is open, become USER (its groups, gid, uid; no\n"
@@ -195,6 +195,7 @@ int gs_cmd_live(int argc, char **argv)
 	struct gs_live_opts lo = {
 		.snaplen = GS_LIVE_SNAPLEN_DEFAULT,
 		.buffer_size = GS_LIVE_BUFFER_DEFAULT,
+		.batch_ms = GS_LIVE_BATCH_MS_DEFAULT,
 		.tstamp_type = -1,
 	};
 	struct gs_privdrop user = { 0 };

@@ -15,7 +15,11 @@
 #include "../analysis/out_file.h"
 
 #define GS_LIVE_SNAPLEN_DEFAULT 262144        /* libpcap's maximum: never cuts a GSO/GRO packet */
-#define GS_LIVE_BUFFER_DEFAULT (64 << 20)     /* kernel ring: 256 frames of the default snaplen */
+#define GS_LIVE_BUFFER_DEFAULT (64 << 20)     /* kernel ring: 256 blocks of 256 KiB (TPACKET_V3) */
+/* packets handed over in blocks, at most this many ms late (TPACKET_V3): with
+ * 256 blocks the ring rides out 2.5 s or more without the CPU at any packet
+ * rate below ~100k/s (docs/live.md); 0 is immediate mode */
+#define GS_LIVE_BATCH_MS_DEFAULT 10
 
 struct gs_live_opts {
 	const char *iface;

@@ -38,7 +38,8 @@
 #              whole capture (the truth here): t_*_first no earlier, t_*_last no later,
 #              durations never negative, no time taken from another call's packet (the
 #              old code took the next call's); the variant is kept for the dpdk replay
-#   kernel_drops  no shaper; `giopscope live -w` at nice 19 with a 1 MiB ring while a CPU hog
+#   kernel_drops  no shaper; `giopscope live -w` at nice 19 with a 1 MiB ring in immediate mode
+#              (--batch-ms 0: 4 slots) while a CPU hog
 #              runs on each vCPU and 4 client threads send echoOctets(12000): the kernel drops
 #              packets before live sees them (counted, printed); `read` of live's own -w file
 #              must give exactly the calls live wrote (same packets, same instants, drops
@@ -295,8 +296,10 @@ done
 # ---------------------------------------------------------------- kernel drops
 d="$WORK/kernel_drops"
 mkdir -p "$d"
+# immediate mode (--batch-ms 0): a 1 MiB ring of 4 slots, which drops (the default blocks are
+# made to ride out a reader kept from the CPU)
 ns_start "$NS_SRV" "$d/live.err" nice -n 19 "$GIOPSCOPE" live -i "$NS_VETH_SRV" --ports "$PORT" \
-    --buffer-size 1m --pairs --summary --format csv -o "$d/live.csv" -w "$d/live.pcapng"
+    --buffer-size 1m --batch-ms 0 --pairs --summary --format csv -o "$d/live.csv" -w "$d/live.pcapng"
 LV=$NS_LAST_PID
 ns_wait_grep "$d/live.err" "listening on" 30 || echo "FAIL kernel_drops: live did not start" > "$WORK/e0.txt"
 ns_run "$NS_CLI" 120 "$CLIENT" -i "$WORK/echo.ior" -op echoOctets -size $SIZE -n 300 -threads 4 \

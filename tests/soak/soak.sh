@@ -31,8 +31,9 @@
 #   - RSS flat, two criteria on the samples, split into a first and a second half (same
 #     load in both; the first also holds the start):
 #     (a) VmRSS: max over the second half <= max over the first half x 1.05 + 1 MiB;
-#     (b) RssAnon (VmRSS less the capture ring, a fixed mapping of ~128 MiB resident from
-#         the start, and the program's files): its growth over the second half <= 0.75 x
+#     (b) RssAnon (VmRSS less the capture ring, a fixed mapping of 64 MiB, 128 MiB in
+#         immediate mode, resident from the start, and the program's files): its growth
+#         over the second half <= 0.75 x
 #         its growth over the first half + 1 MiB.
 #     Why (b): giopscope allocates every table once from its limits and the kernel makes
 #     a page resident when it is first touched. The hash indexes (open calls: 8 MiB, flows:

@@ -20,6 +20,8 @@
 #define GS_TLOG_STATES 2048
 #define GS_TLOG_UPCALLS 64
 #define GS_TLOG_WAKES 8192
+#define GS_TLOG_LOSSES 256
+#define GS_TLOG_CHAIN 4           /* threads a hand-off is followed through */
 
 enum gs_tstate { GS_TS_UNKNOWN = 0, GS_TS_ONCPU = 1, GS_TS_RUNQ = 2, GS_TS_BLOCKED = 3 };
 enum gs_tedge { GS_TEDGE_START = 1, GS_TEDGE_END = 2 };
@@ -49,6 +51,11 @@ struct gs_tlog_wake {
 	uint32_t tid, waker;
 };
 
+/* A stretch of time in which the probes' rings lost records. */
+struct gs_tlog_loss {
+	int64_t from, to;
+};
+
 /* An event waiting to be applied (gs_tlog_push_*, gs_tlog_advance). */
 struct gs_tlog_pending {
 	int64_t ts;
@@ -68,6 +75,11 @@ struct gs_tlog {
 	struct gs_tlog_pending *pend;
 	size_t head, n_pend, cap;
 	uint64_t forced;          /* applied early: more than GS_TLOG_PENDING_MAX waited */
+	/* every event up to `complete` has been pushed (the rings were read to
+	 * their end then); INT64_MAX until gs_tlog_set_complete() is called */
+	int64_t complete;
+	struct gs_tlog_loss losses[GS_TLOG_LOSSES];
+	uint64_t n_losses;
 };
 #define GS_TLOG_PENDING_MAX (1u << 22)
 
@@ -92,11 +104,25 @@ void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t w
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
 /* Applies the pushed events up to `ts` (inclusive). */
 void gs_tlog_advance(struct gs_tlog *l, int64_t ts);
+/* Every event up to `ts` has been pushed: the probes' rings were read to
+ * their end (no record reserved and not yet written, none still to come with
+ * an earlier time).  Until a log is told so, an instant after the last such
+ * point is not known: gs_tlog_cum() says false, gs_tlog_known() too (a
+ * record held up behind another CPU's unfinished one would otherwise be
+ * missed, and the thread's state taken from before it). */
+void gs_tlog_set_complete(struct gs_tlog *l, int64_t ts);
+bool gs_tlog_known(const struct gs_tlog *l, int64_t ts);
+/* Records were lost (ring full) at some time in [from, to]. */
+void gs_tlog_loss(struct gs_tlog *l, int64_t from, int64_t to);
+/* True when a loss may have touched [from, to] (also when the losses kept
+ * no longer reach back to `from`). */
+bool gs_tlog_lost_in(const struct gs_tlog *l, int64_t from, int64_t to);
 
 struct gs_tlog_split {
 	int64_t oncpu, runq, blocked; /* ns; they add up to to - from */
 	uint32_t handoff_tid;         /* the thread the call went on to (0: none) */
 	int64_t handoff_ts;
+	uint32_t hops;                /* wake-up edges followed (0: one thread) */
 };
 /* The time thread `tid` spent in each state (on CPU, run queue, blocked) up
  * to `ts`, counted from a point of its own (only differences mean
@@ -107,9 +133,12 @@ bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[
  * a syscall) and `last` at `to` (idem).  cum_from / cum_to: gs_tlog_cum() of
  * those threads at those instants taken earlier (NULL: taken now from the
  * logs).  When the threads differ, the call is followed from `first` to `last`
- * along the first wake-up of `last` by `first` in the interval.  False when a
- * log does not reach back to where it is needed, or no wake-up links the two
- * threads. */
+ * along wake-up edges in the interval: the earliest chain of wake-ups (each
+ * later than the one before, at most GS_TLOG_CHAIN threads in all) by which
+ * `first` reaches `last`; each thread of the chain counts from its wake-up to
+ * the one it made.  False when a log does not reach back to where it is
+ * needed, no chain links the two threads, or `to` is not known yet
+ * (gs_tlog_known). */
 bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const int64_t *cum_from, uint32_t last,
 		   int64_t to, const int64_t *cum_to, struct gs_tlog_split *out);
 /* The upcall of thread `tid` inside [from, to]: the last start edge in it and

@@ -11,8 +11,9 @@
  *
  * Records do not wake the reader (it polls every 50 ms and drains the ring
  * before it writes a call); a ring full past wake_bytes does.  Records the ring
- * has no room for are counted (per-CPU row in .bss) and the time of the last
- * one kept, so that user space leaves the split of a call it touched empty.
+ * has no room for are counted (per-CPU row in .bss; user space turns each
+ * change of the count into a window of time) and the time of the last one
+ * kept, so that user space leaves the split of a call it touched empty.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -56,8 +57,11 @@ static __always_inline void lost(__u64 now)
 
 static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_state)
 {
-	__u64 now = bpf_ktime_get_ns();
+	/* stamped after the reservation: a record reserved after user space
+	 * read the producer position has a later time than that read
+	 * (probe/ring_mark.h: how far the logs are complete) */
 	struct gs_sched_ev *e = bpf_ringbuf_reserve(&sched_events, sizeof *e, 0);
+	__u64 now = bpf_ktime_get_ns();
 	__u64 flags;
 	if (!e) {
 		lost(now);

@@ -23,6 +23,13 @@ void gs_sched_probe_drain(struct gs_sched_probe *p)
 	(void)p;
 }
 
+int64_t gs_sched_probe_complete(const struct gs_sched_probe *p, uint64_t *stalls)
+{
+	(void)p;
+	*stalls = 0;
+	return 0;
+}
+
 void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
 {
 	(void)p;
@@ -40,6 +47,7 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 #include <bpf/libbpf.h>
 
 #include "../ebpf/sched.h"
+#include "ring_mark.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wcast-qual"
@@ -50,8 +58,19 @@ struct gs_sched_probe {
 	struct sched_bpf *skel;
 	struct ring_buffer *rb;
 	struct gs_tlog *log;
+	struct gs_ring_mark mark;
+	uint32_t ncpus;               /* rows of the loss counters to add */
 	uint64_t records, bad;
 };
+
+static uint64_t lost_total(const void *arg)
+{
+	const struct gs_sched_probe *p = arg;
+	uint64_t n = 0;
+	for (uint32_t c = 0; c < p->ncpus; c++)
+		n += p->skel->bss->counters[c][GS_SCHED_CNT_LOST];
+	return n;
+}
 
 static int on_record(void *ctx, void *data, size_t len)
 {
@@ -110,6 +129,12 @@ int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint
 		snprintf(err, errlen, "--sched: cannot map the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	if ((r = gs_ring_mark_open(&p->mark, bpf_map__fd(p->skel->maps.sched_events))) != 0) {
+		snprintf(err, errlen, "--sched: cannot map the ring buffer's positions: %s", strerror(r));
+		goto fail;
+	}
+	r = libbpf_num_possible_cpus();
+	p->ncpus = r > 0 && r < GS_SCHED_MAX_CPUS ? (uint32_t)r : GS_SCHED_MAX_CPUS;
 	*out = p;
 	return 0;
 fail:
@@ -120,7 +145,13 @@ fail:
 void gs_sched_probe_drain(struct gs_sched_probe *p)
 {
 	if (p)
-		ring_buffer__consume(p->rb);
+		gs_ring_mark_drain(&p->mark, p->rb, lost_total, p, p->log);
+}
+
+int64_t gs_sched_probe_complete(const struct gs_sched_probe *p, uint64_t *stalls)
+{
+	*stalls = p ? p->mark.stalls : 0;
+	return p ? p->mark.complete : 0;
 }
 
 void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
@@ -139,6 +170,7 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 {
 	if (!p)
 		return;
+	gs_ring_mark_close(&p->mark);
 	ring_buffer__free(p->rb);
 	sched_bpf__destroy(p->skel);
 	free(p);

@@ -88,7 +88,7 @@ for v in PORT N N_ECHO SLOW_US SPIN_US; do
     esac
 done
 
-NS_TAG=sch
+NS_TAG=${NS_TAG:-sch}
 . tests/lib/netns.sh
 
 skip() { echo "SKIP: $*"; exit 77; }

@@ -31,8 +31,12 @@
 #                  moments), and the servant's span lies inside [t_upcall_start, t_upcall_end]
 #                  (2 us)
 #                the servant ran as many calls as the CSV has Requests; the closing lines give
-#                each operation's mean split as the CSV has it; the --report HTML has both
-#                stacked bars (sched, orb) for every operation
+#                each operation's mean split as the CSV has it; the summary (--summary, text on
+#                stderr) has per operation the split's calls, p50 and max as the CSV has them
+#                (p50 within the histograms' 0.8%); the --report HTML, as headless chromium
+#                parses it (--dump-dom; the raw file when chromium is missing, said in the
+#                note), has both stacked bars (sched, orb) for every operation, each segment
+#                the CSV's mean of its column, contiguous, to one scale (tests/lib/where_bars.py)
 #   hog        spin(SPIN_US) x N with a CPU hog pinned on the server's vCPU (same nice level):
 #                spin: server_oncpu_us >= SPIN_US; the sums as above; median server_runq_us
 #                >= SPIN_US / 4 and above quiet's median (the hog takes about half the vCPU);
@@ -305,11 +309,96 @@ PY
     fi
 }
 
+# check_summary: the text summary's split tables (stderr, --summary) against the CSV
+check_summary() {
+    local out
+    if ! out=$(python3 - "$SC_DIR/pairs.csv" "$SC_DIR/attach.log" 2>&1 <<'PY'
+import csv, math, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["kind"] == "Request"]
+lines = open(sys.argv[2]).read().splitlines()
+tables = {"server_process_us split": ["server_oncpu_us", "server_runq_us", "server_blocked_us"],
+          "server_process_us: ORB": ["orb_in_us", "servant_us", "orb_out_us"]}
+bad, n = [], 0
+for title, cols in tables.items():
+    at = [i for i, l in enumerate(lines) if l.startswith(title)]
+    if not at:
+        bad.append(f"no summary table '{title}'"); continue
+    got = {}
+    for l in lines[at[0] + 2:]:
+        if not l.strip():
+            break
+        f = l.split("|")
+        if f[0].startswith("("):  # (LocateRequest), (all): not per operation
+            continue
+        got[f[0].split()[0]] = (int(f[0].split()[1]), [[float(v) for v in p.split()] for p in f[1:]])
+    for op in sorted({r["operation"] for r in rows}):
+        mine = [r for r in rows if r["operation"] == op and r[cols[0]]]
+        if op not in got:
+            bad.append(f"{title}: no row for {op}"); continue
+        cnt, parts = got[op]
+        if cnt != len(mine):
+            bad.append(f"{title} {op}: {cnt} calls, the CSV has {len(mine)}")
+        for col, (p50, p99, mx) in zip(cols, parts):
+            v = sorted(float(r[col]) for r in mine)
+            lo, hi = v[max(0, math.ceil(0.5 * len(v)) - 1)], v[min(len(v) - 1, math.ceil(0.5 * len(v)))]
+            n += 1
+            if abs(mx - v[-1]) > 0.051:
+                bad.append(f"{title} {op} {col}: max {mx}, the CSV's {v[-1]}")
+            if not (lo * 0.99 - 0.051 <= p50 <= hi * 1.01 + 0.051):
+                bad.append(f"{title} {op} {col}: p50 {p50}, the CSV's median {lo}..{hi}")
+            if not (p50 - 0.051 <= p99 <= mx + 0.051):
+                bad.append(f"{title} {op} {col}: p99 {p99} outside [p50 {p50}, max {mx}]")
+for b in bad[:10]:
+    print(b)
+print(f"summary: {n} parts as the CSV has them")
+sys.exit(1 if bad or not n else 0)
+PY
+    ); then
+        err "the summary's split tables" "$out"
+    else
+        SC_NOTE="$SC_NOTE; $(printf '%s' "$out" | tail -1)"
+    fi
+}
+
+# check_bars: the report's stacked bars in a real browser (chromium --dump-dom, bounded, its own
+# process group) against the CSV (tests/lib/where_bars.py); the raw HTML without chromium
+check_bars() {
+    local chromium page="$SC_DIR/report.html" how="raw HTML (no chromium)" out cpid
+    chromium=$(command -v chromium || command -v chromium-browser || true)
+    if [ -n "$chromium" ]; then
+        setsid "$chromium" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+            --disable-background-networking --user-data-dir="$WORK/chromium-profile" \
+            --dump-dom "file://$SC_DIR/report.html" >"$SC_DIR/report.dom.html" 2>"$SC_DIR/chromium.err" </dev/null &
+        cpid=$!
+        for _ in $(seq 1 900); do
+            kill -0 "$cpid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$cpid" 2>/dev/null; then
+            kill -KILL -- "-$cpid" 2>/dev/null
+            wait "$cpid" 2>/dev/null
+            err "chromium --dump-dom did not finish in 90 s"
+            return
+        fi
+        if ! wait "$cpid" || [ ! -s "$SC_DIR/report.dom.html" ]; then
+            err "chromium --dump-dom failed" "$(tail -3 "$SC_DIR/chromium.err")"
+            return
+        fi
+        page=$SC_DIR/report.dom.html
+        how="chromium DOM"
+    fi
+    if out=$(python3 tests/lib/where_bars.py "$page" "$SC_DIR/pairs.csv" 2>&1); then
+        SC_NOTE="$SC_NOTE; bars ($how): $(printf '%s' "$out" | tail -1)"
+    else
+        err "the report's bars ($how)" "$out"
+    fi
+}
+
 scenario_quiet() {
     sc_begin quiet
     if run_server; then
         if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5 \
-                --report "$SC_DIR/report.html"; then
+                --summary --report "$SC_DIR/report.html"; then
             client -op slow -size "$SLOW_US" -n "$N"
             client -op spin -size "$SPIN_US" -n "$N"
             client -op echoString -size 32 -n "$N_ECHO"
@@ -326,6 +415,8 @@ scenario_quiet() {
             fi
         done
         grep -q 'seg seg-servant' "$SC_DIR/report.html" || err "the report has no servant segment"
+        [ -z "$SC_ERR" ] && check_summary
+        [ -z "$SC_ERR" ] && check_bars
     fi
     sc_end
 }

@@ -91,6 +91,8 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 	struct gs_tlog_state *s;
 	if (!t)
 		return;
+	if (ts < t->last_ts)
+		l->late++;
 	if (ts > t->last_ts)
 		t->last_ts = ts;
 	if (t->cur == state)
@@ -457,6 +459,11 @@ void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_te
 
 void gs_tlog_advance(struct gs_tlog *l, int64_t ts)
 {
+	/* never past what is known complete: an event still held in a ring
+	 * would come after later ones of its thread, and the thread's states
+	 * would be applied out of order */
+	if (ts > l->complete)
+		ts = l->complete;
 	while (l->n_pend && l->pend[l->head].ts <= ts) {
 		apply(l, &l->pend[l->head++]);
 		l->n_pend--;

@@ -75,6 +75,7 @@ struct gs_tlog {
 	struct gs_tlog_pending *pend;
 	size_t head, n_pend, cap;
 	uint64_t forced;          /* applied early: more than GS_TLOG_PENDING_MAX waited */
+	uint64_t late;            /* state changes older than their thread's last one */
 	/* every event up to `complete` has been pushed (the rings were read to
 	 * their end then); INT64_MAX until gs_tlog_set_complete() is called */
 	int64_t complete;
@@ -102,7 +103,8 @@ void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge e
 void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
-/* Applies the pushed events up to `ts` (inclusive). */
+/* Applies the pushed events up to `ts` (inclusive), never past the point
+ * known complete (gs_tlog_set_complete). */
 void gs_tlog_advance(struct gs_tlog *l, int64_t ts);
 /* Every event up to `ts` has been pushed: the probes' rings were read to
  * their end (no record reserved and not yet written, none still to come with

@@ -173,6 +173,9 @@ static void held_up_record(void **state)
 	gs_tlog_push_switch(&l, 2000 * US, 7, 0, true);
 	gs_tlog_set_complete(&l, 1900 * US);
 	gs_tlog_advance(&l, 3400 * US);
+	/* the log does not run past what it knows is complete: the preemption
+	 * waits, so the switch-in held up behind it is applied after it */
+	assert_int_equal(l.n_pend, 1);
 	/* t5's totals are not taken now, nor is the call split */
 	assert_false(gs_tlog_known(&l, 3400 * US));
 	assert_false(gs_tlog_cum(&l, 7, 3400 * US, b));
@@ -181,6 +184,8 @@ static void held_up_record(void **state)
 	gs_tlog_push_switch(&l, 2400 * US, 0, 7, false);
 	gs_tlog_set_complete(&l, 3500 * US);
 	gs_tlog_advance(&l, 3400 * US);
+	assert_int_equal(l.n_pend, 0);
+	assert_int_equal(l.late, 0);
 	assert_true(gs_tlog_known(&l, 3400 * US));
 	assert_true(gs_tlog_cum(&l, 7, 3400 * US, b));
 	assert_true(gs_tlog_split(&l, 7, 0, a, 7, 3400 * US, b, &sp));

@@ -82,6 +82,9 @@ static struct gs_tlog_thread *get(struct gs_tlog *l, uint32_t tid)
 	t->cur = GS_TS_UNKNOWN;
 	t->last_ts = 0;
 	t->n_states = t->n_upcalls = 0;
+	t->pc_known = false;
+	t->last_pc = 0;
+	t->last_in = 0;
 	return t;
 }
 
@@ -115,10 +118,29 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
 {
+	gs_tlog_switch_pc(l, ts, prev, next, prev_runnable, 0);
+}
+
+void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+		       uint32_t pcount)
+{
 	if (prev)
 		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED);
 	if (next)
 		set_state(l, ts, next, GS_TS_ONCPU);
+	if (next && pcount) {
+		struct gs_tlog_thread *t = find(l, next);
+		if (!t)
+			return;
+		if (t->pc_known && pcount != t->last_pc + 1 && pcount - t->last_pc < (1u << 31)) {
+			/* ran in between without a record: its states there are wrong */
+			l->missed += pcount - t->last_pc - 1;
+			gs_tlog_loss(l, t->last_in, ts);
+		}
+		t->last_pc = pcount;
+		t->last_in = ts;
+		t->pc_known = true;
+	}
 }
 
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
@@ -393,7 +415,7 @@ static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)
 {
 	switch (e->kind) {
 	case 1:
-		gs_tlog_switch(l, e->ts, e->a, e->b, e->flag != 0);
+		gs_tlog_switch_pc(l, e->ts, e->a, e->b, e->flag != 0, e->pc);
 		break;
 	case 2:
 		gs_tlog_wakeup(l, e->ts, e->a, e->b);
@@ -441,19 +463,25 @@ static void push(struct gs_tlog *l, const struct gs_tlog_pending *e)
 
 void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
 {
-	struct gs_tlog_pending e = { ts, prev, next, 1, prev_runnable };
+	gs_tlog_push_switch_pc(l, ts, prev, next, prev_runnable, 0);
+}
+
+void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			    uint32_t pcount)
+{
+	struct gs_tlog_pending e = { ts, prev, next, pcount, 1, prev_runnable };
 	push(l, &e);
 }
 
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
 {
-	struct gs_tlog_pending e = { ts, tid, waker, 2, 0 };
+	struct gs_tlog_pending e = { ts, tid, waker, 0, 2, 0 };
 	push(l, &e);
 }
 
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge)
 {
-	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, 3, 0 };
+	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, 0, 3, 0 };
 	push(l, &e);
 }
 

@@ -42,6 +42,11 @@ struct gs_tlog_thread {
 	uint8_t cur;              /* the state after the last change */
 	int64_t last_ts;
 	uint64_t n_states, n_upcalls; /* ever added (the rings keep the last ones) */
+	/* the kernel's count of its switches-in at its last switch-in record
+	 * (gs_tlog_switch_pc), and when that was */
+	uint32_t last_pc;
+	bool pc_known;
+	int64_t last_in;
 	struct gs_tlog_state states[GS_TLOG_STATES];
 	struct gs_tlog_edge upcalls[GS_TLOG_UPCALLS];
 };
@@ -60,6 +65,7 @@ struct gs_tlog_loss {
 struct gs_tlog_pending {
 	int64_t ts;
 	uint32_t a, b;            /* switch: prev, next; wakeup: tid, waker; upcall: tid, edge */
+	uint32_t pc;              /* switch: next's count of switches-in (0: not known) */
 	uint8_t kind;             /* 1 switch, 2 wakeup, 3 upcall */
 	uint8_t flag;             /* switch: prev runnable */
 };
@@ -76,6 +82,7 @@ struct gs_tlog {
 	size_t head, n_pend, cap;
 	uint64_t forced;          /* applied early: more than GS_TLOG_PENDING_MAX waited */
 	uint64_t late;            /* state changes older than their thread's last one */
+	uint64_t missed;          /* switches-in the kernel counted and no record told of */
 	/* every event up to `complete` has been pushed (the rings were read to
 	 * their end then); INT64_MAX until gs_tlog_set_complete() is called */
 	int64_t complete;
@@ -91,6 +98,13 @@ void gs_tlog_free(struct gs_tlog *l);
 /* A CPU switched from `prev` to `next` (0: not a followed thread); prev stays
  * runnable (preempted) or blocks. */
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
+/* The same, with the kernel's count of `next`'s switches-in before this one
+ * (sched_info.pcount; 0: not known): when it moved by more than one since
+ * `next`'s last such record, switches-in went unrecorded (the thread ran
+ * while its log has it off CPU) and the time between the two records is
+ * given as a loss (gs_tlog_loss): calls there are not split. */
+void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+		       uint32_t pcount);
 /* `tid` was woken by `waker` (0: not known). */
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 /* An ORB upcall edge on thread `tid`. */
@@ -101,6 +115,8 @@ void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge e
  * rings are read ahead of the syscall records the splits are taken at, and a
  * log must not run ahead of them (it would push out what they need). */
 void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
+void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			    uint32_t pcount);
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
 /* Applies the pushed events up to `ts` (inclusive), never past the point

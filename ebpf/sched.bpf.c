@@ -18,6 +18,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 #include "sched.h"
 
@@ -55,7 +56,7 @@ static __always_inline void lost(__u64 now)
 	lost_last_ns = now;
 }
 
-static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_state)
+static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_state, __u32 pcount)
 {
 	/* stamped after the reservation: a record reserved after user space
 	 * read the producer position has a later time than that read
@@ -73,10 +74,15 @@ static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_
 	e->tid = tid;
 	e->other = other;
 	e->prev_state = prev_state;
-	e->pad = 0;
+	e->pcount = pcount;
 	flags = bpf_ringbuf_query(&sched_events, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP
 										   : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
+	{
+		__u32 cpu = bpf_get_smp_processor_id();
+		if (cpu < GS_SCHED_MAX_CPUS)
+			counters[cpu][GS_SCHED_CNT_WRITTEN]++;
+	}
 }
 
 SEC("tp_btf/sched_switch")
@@ -89,7 +95,8 @@ int BPF_PROG(gs_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	if (!p && !n)
 		return 0;
 	/* TASK_RUNNING is 0: a task switched out in it (or preempted) stays runnable */
-	emit(GS_SCHED_SWITCH, p, n, (preempt || prev_state == 0) ? GS_SCHED_PREV_RUNNABLE : GS_SCHED_PREV_BLOCKED);
+	emit(GS_SCHED_SWITCH, p, n, (preempt || prev_state == 0) ? GS_SCHED_PREV_RUNNABLE : GS_SCHED_PREV_BLOCKED,
+	     n && bpf_core_field_exists(next->sched_info.pcount) ? (__u32)next->sched_info.pcount : 0);
 	return 0;
 }
 
@@ -97,7 +104,7 @@ static __always_inline int woken(struct task_struct *p)
 {
 	if (!followed(p->tgid))
 		return 0;
-	emit(GS_SCHED_WAKEUP, (__u32)p->pid, (__u32)bpf_get_current_pid_tgid(), 0);
+	emit(GS_SCHED_WAKEUP, (__u32)p->pid, (__u32)bpf_get_current_pid_tgid(), 0, 0);
 	return 0;
 }
 

@@ -30,6 +30,12 @@ int64_t gs_sched_probe_complete(const struct gs_sched_probe *p, uint64_t *stalls
 	return 0;
 }
 
+uint64_t gs_sched_probe_written(const struct gs_sched_probe *p)
+{
+	(void)p;
+	return 0;
+}
+
 void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
 {
 	(void)p;
@@ -82,7 +88,8 @@ static int on_record(void *ctx, void *data, size_t len)
 	}
 	p->records++;
 	if (e->kind == GS_SCHED_SWITCH)
-		gs_tlog_push_switch(p->log, (int64_t)e->ts_ns, e->tid, e->other, e->prev_state == GS_SCHED_PREV_RUNNABLE);
+		gs_tlog_push_switch_pc(p->log, (int64_t)e->ts_ns, e->tid, e->other,
+				       e->prev_state == GS_SCHED_PREV_RUNNABLE, e->other ? e->pcount : 0);
 	else if (e->kind == GS_SCHED_WAKEUP)
 		gs_tlog_push_wakeup(p->log, (int64_t)e->ts_ns, e->tid, e->other);
 	else
@@ -152,6 +159,14 @@ int64_t gs_sched_probe_complete(const struct gs_sched_probe *p, uint64_t *stalls
 {
 	*stalls = p ? p->mark.stalls : 0;
 	return p ? p->mark.complete : 0;
+}
+
+uint64_t gs_sched_probe_written(const struct gs_sched_probe *p)
+{
+	uint64_t n = 0;
+	for (uint32_t c = 0; p && c < p->ncpus; c++)
+		n += p->skel->bss->counters[c][GS_SCHED_CNT_WRITTEN];
+	return n;
 }
 
 void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)

@@ -690,16 +690,19 @@ static void report(const struct attach_ctx *x)
 		int64_t last;
 		gs_sched_probe_counts(x->sched, &rec, &lost, &last);
 		gs_sched_probe_complete(x->sched, &stalls);
-		fprintf(stderr, "giopscope attach: sched: %llu scheduler records, %llu lost (ring full); %llu call "
-			"sides not split (%llu touched by a loss, %llu beyond the threads' logs or not linked by "
+		fprintf(stderr, "giopscope attach: sched: %llu scheduler records (%llu written), %llu lost (ring full), "
+			"%llu switches-in the kernel counted without a record; %llu call "
+			"sides not split (%llu touched by a loss or a missed switch, %llu beyond the threads' logs or not linked by "
 			"wake-ups, %llu written before the ring was read up to them), %llu followed through a "
 			"third thread, %llu threads forgotten (table full), %llu reads held up by a record not "
-			"yet written\n",
-			(unsigned long long)rec, (unsigned long long)lost,
+			"yet written, %llu state changes older than their thread's last\n",
+			(unsigned long long)rec, (unsigned long long)gs_sched_probe_written(x->sched),
+			(unsigned long long)lost, (unsigned long long)x->tlog.missed,
 			(unsigned long long)(x->sched_lost_calls + x->sched_unsplit + x->sched_incomplete),
 			(unsigned long long)x->sched_lost_calls, (unsigned long long)x->sched_unsplit,
 			(unsigned long long)x->sched_incomplete, (unsigned long long)x->sched_chained,
-			(unsigned long long)x->tlog.replaced, (unsigned long long)stalls);
+			(unsigned long long)x->tlog.replaced, (unsigned long long)stalls,
+			(unsigned long long)x->tlog.late);
 	}
 	if (x->orb) {
 		uint64_t rec, lost;

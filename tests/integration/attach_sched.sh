@@ -25,10 +25,10 @@
 #                spin: the median server_oncpu_us >= SPIN_US, and every call's >= SPIN_US x
 #                  (1 - CPU_CLOCK_TOL): the servant counts SPIN_US on its thread's CPU clock
 #                  (the scheduler's clock less stolen time), the split is wall time on CPU on
-#                  CLOCK_MONOTONIC; on this VM the thread's CPU time (schedstat) ran 0.5% ahead
-#                  of the split's on-CPU over whole runs and up to 4.9% over 6 ms windows under
-#                  load (docs/attach.md); a record missed or held up shows as far more (2021 of
-#                  3000 us once, before the logs tracked how far they are complete)
+#                  CLOCK_MONOTONIC; on this VM the thread's CPU time (schedstat) ran 0.3-0.7%
+#                  ahead of the split's on-CPU over whole runs, one call 3% short (docs/attach.md);
+#                  a switch-in without a record shows as far more (2021 of 3000 us once) and now
+#                  leaves the call unsplit, counted in the closing line
 #                every Request (--orb): orb_in_us + servant_us + orb_out_us = server_process_us
 #                  (0.002 us), and servant_us - the servant's own (exit - entry) lies in
 #                  [-2 us, SLACK_US + server_runq_us] (omniORB's dispatch between ReceiveRequest's

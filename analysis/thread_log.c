@@ -83,8 +83,8 @@ static struct gs_tlog_thread *get(struct gs_tlog *l, uint32_t tid)
 	t->last_ts = 0;
 	t->n_states = t->n_upcalls = 0;
 	t->pc_known = false;
-	t->last_pc = 0;
-	t->last_in = 0;
+	t->runs = 0;
+	t->pc_ts = 0;
 	return t;
 }
 
@@ -118,29 +118,44 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
 {
-	gs_tlog_switch_pc(l, ts, prev, next, prev_runnable, 0);
+	gs_tlog_switch_pc(l, ts, prev, next, prev_runnable, -1, -1);
+}
+
+/* `runs`: the thread's switches-in counted by the kernel as of this record;
+ * `add`: this record's own switch-in, which the kernel counts after it */
+static void count_runs(struct gs_tlog *l, uint32_t tid, int64_t ts, uint32_t runs, uint32_t add)
+{
+	struct gs_tlog_thread *t = find(l, tid);
+	if (!t)
+		return;
+	if (t->pc_known && runs != t->runs && runs - t->runs < (1u << 31)) {
+		/* ran in between without a record: its states there are wrong */
+		l->missed += runs - t->runs;
+		gs_tlog_loss(l, t->pc_ts, ts);
+	}
+	t->runs = runs + add;
+	t->pc_ts = ts;
+	t->pc_known = true;
 }
 
 void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
-		       uint32_t pcount)
+		       int64_t pcount, int64_t prev_pcount)
 {
 	if (prev)
 		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED);
 	if (next)
 		set_state(l, ts, next, GS_TS_ONCPU);
-	if (next && pcount) {
-		struct gs_tlog_thread *t = find(l, next);
-		if (!t)
-			return;
-		if (t->pc_known && pcount != t->last_pc + 1 && pcount - t->last_pc < (1u << 31)) {
-			/* ran in between without a record: its states there are wrong */
-			l->missed += pcount - t->last_pc - 1;
-			gs_tlog_loss(l, t->last_in, ts);
-		}
-		t->last_pc = pcount;
-		t->last_in = ts;
-		t->pc_known = true;
-	}
+	/* prev: its runs so far, this one included; next: before this one */
+	if (prev && prev_pcount >= 0)
+		count_runs(l, prev, ts, (uint32_t)prev_pcount, 0);
+	if (next && pcount >= 0)
+		count_runs(l, next, ts, (uint32_t)pcount, 1);
+}
+
+bool gs_tlog_counted(const struct gs_tlog *l, uint32_t tid, int64_t ts)
+{
+	const struct gs_tlog_thread *t = find(l, tid);
+	return !t || !t->pc_known || t->pc_ts > ts;
 }
 
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
@@ -415,7 +430,7 @@ static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)
 {
 	switch (e->kind) {
 	case 1:
-		gs_tlog_switch_pc(l, e->ts, e->a, e->b, e->flag != 0, e->pc);
+		gs_tlog_switch_pc(l, e->ts, e->a, e->b, e->flag != 0, e->pc, e->prev_pc);
 		break;
 	case 2:
 		gs_tlog_wakeup(l, e->ts, e->a, e->b);
@@ -463,25 +478,25 @@ static void push(struct gs_tlog *l, const struct gs_tlog_pending *e)
 
 void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
 {
-	gs_tlog_push_switch_pc(l, ts, prev, next, prev_runnable, 0);
+	gs_tlog_push_switch_pc(l, ts, prev, next, prev_runnable, -1, -1);
 }
 
 void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
-			    uint32_t pcount)
+			    int64_t pcount, int64_t prev_pcount)
 {
-	struct gs_tlog_pending e = { ts, prev, next, pcount, 1, prev_runnable };
+	struct gs_tlog_pending e = { ts, prev, next, pcount, prev_pcount, 1, prev_runnable };
 	push(l, &e);
 }
 
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
 {
-	struct gs_tlog_pending e = { ts, tid, waker, 0, 2, 0 };
+	struct gs_tlog_pending e = { ts, tid, waker, -1, -1, 2, 0 };
 	push(l, &e);
 }
 
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge)
 {
-	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, 0, 3, 0 };
+	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, -1, -1, 3, 0 };
 	push(l, &e);
 }
 

@@ -42,11 +42,12 @@ struct gs_tlog_thread {
 	uint8_t cur;              /* the state after the last change */
 	int64_t last_ts;
 	uint64_t n_states, n_upcalls; /* ever added (the rings keep the last ones) */
-	/* the kernel's count of its switches-in at its last switch-in record
-	 * (gs_tlog_switch_pc), and when that was */
-	uint32_t last_pc;
+	/* the kernel's count of its switches-in (sched_info.pcount) as the
+	 * records have accounted for them so far (gs_tlog_switch_pc), and the
+	 * time of the last record that carried it */
+	uint32_t runs;
 	bool pc_known;
-	int64_t last_in;
+	int64_t pc_ts;
 	struct gs_tlog_state states[GS_TLOG_STATES];
 	struct gs_tlog_edge upcalls[GS_TLOG_UPCALLS];
 };
@@ -65,7 +66,8 @@ struct gs_tlog_loss {
 struct gs_tlog_pending {
 	int64_t ts;
 	uint32_t a, b;            /* switch: prev, next; wakeup: tid, waker; upcall: tid, edge */
-	uint32_t pc;              /* switch: next's count of switches-in (0: not known) */
+	int64_t pc, prev_pc;      /* switch: next's count of switches-in before this one,
+				   * prev's with its run included (-1: not known) */
 	uint8_t kind;             /* 1 switch, 2 wakeup, 3 upcall */
 	uint8_t flag;             /* switch: prev runnable */
 };
@@ -98,13 +100,18 @@ void gs_tlog_free(struct gs_tlog *l);
 /* A CPU switched from `prev` to `next` (0: not a followed thread); prev stays
  * runnable (preempted) or blocks. */
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
-/* The same, with the kernel's count of `next`'s switches-in before this one
- * (sched_info.pcount; 0: not known): when it moved by more than one since
- * `next`'s last such record, switches-in went unrecorded (the thread ran
- * while its log has it off CPU) and the time between the two records is
- * given as a loss (gs_tlog_loss): calls there are not split. */
+/* The same, with the kernel's count of switches-in (sched_info.pcount; -1: not
+ * known) of `next` before this one and of `prev` with its run included: when
+ * a count is ahead of the switches-in the thread's records told of,
+ * switches-in went unrecorded (the thread ran while its log has it off CPU)
+ * and the time since the thread's last counted record is given as a loss
+ * (gs_tlog_loss): calls there are not split. */
 void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
-		       uint32_t pcount);
+		       int64_t pcount, int64_t prev_pcount);
+/* True when a record of `tid` after `ts` carried its count of switches-in
+ * (so any switch-in without a record up to `ts` is known), or when its
+ * records carry none. */
+bool gs_tlog_counted(const struct gs_tlog *l, uint32_t tid, int64_t ts);
 /* `tid` was woken by `waker` (0: not known). */
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 /* An ORB upcall edge on thread `tid`. */
@@ -116,7 +123,7 @@ void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge e
  * log must not run ahead of them (it would push out what they need). */
 void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
 void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
-			    uint32_t pcount);
+			    int64_t pcount, int64_t prev_pcount);
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
 /* Applies the pushed events up to `ts` (inclusive), never past the point

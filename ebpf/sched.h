@@ -38,8 +38,11 @@ struct gs_sched_ev {
 				  * kernel counts this switch after the tracepoint): a jump
 				  * of more than one from its last record is a switch-in no
 				  * record told of */
+	__u32 prev_pcount;       /* SWITCH with `tid`: tid's count, this run included */
+	__u32 flags;             /* GS_SCHED_F_PCOUNT: the two counts are there */
 };
-_Static_assert(sizeof(struct gs_sched_ev) == 32, "gs_sched_ev layout");
+#define GS_SCHED_F_PCOUNT 1u
+_Static_assert(sizeof(struct gs_sched_ev) == 40, "gs_sched_ev layout");
 
 /* Counters, one row per CPU in .bss (no atomics). */
 enum gs_sched_counter {

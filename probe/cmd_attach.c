@@ -72,6 +72,7 @@ struct attach_ctx {
 	struct gs_orb_profile prof;
 	uint64_t sched_unsplit, sched_lost_calls, orb_unmatched;
 	uint64_t sched_incomplete;   /* call sides written before the rings were read up to them */
+	uint64_t sched_uncounted;    /* ... before a record after them carried the switch count */
 	uint64_t sched_chained;      /* splits followed through a third thread */
 	uint64_t orb_incomplete;     /* Requests written before the upcall ring was read up to them */
 	/* per operation, for the closing lines: the sums of the splits */
@@ -418,10 +419,18 @@ static bool ready(void *arg, const struct gs_feed *f, const struct gs_call *c, c
 	for (int i = 0; i < 4; i++)
 		if (ev[i] && ev[i]->mono > need)
 			need = ev[i]->mono;
-	if (gs_tlog_known(&x->tlog, need))
-		return true;
-	drain_split(x);
-	return gs_tlog_known(&x->tlog, need);
+	if (!gs_tlog_known(&x->tlog, need))
+		drain_split(x);
+	if (!gs_tlog_known(&x->tlog, need))
+		return false;
+	/* --sched: a record of each side's last thread after its instant has
+	 * carried the kernel's count of its switches-in (one without a record
+	 * up to the instant would be known by then) */
+	if (x->sched)
+		for (int i = 1; i < 4; i += 2)
+			if (ev[i] && ev[i]->tid && !gs_tlog_counted(&x->tlog, ev[i]->tid, ev[i]->mono))
+				return false;
+	return true;
 }
 
 /* one side's split: `a` the syscall that started the interval, `b` the one
@@ -438,6 +447,10 @@ static bool sched_side(struct attach_ctx *x, const struct gs_times_ev *a, const 
 	}
 	if (!gs_tlog_known(&x->tlog, b->mono)) {
 		x->sched_incomplete++;
+		return false;
+	}
+	if (!gs_tlog_counted(&x->tlog, b->tid, b->mono)) {
+		x->sched_uncounted++;
 		return false;
 	}
 	if (!gs_tlog_split(&x->tlog, a->tid, a->mono, a->has_cum ? a->cum : NULL, b->tid, b->mono,
@@ -693,14 +706,17 @@ static void report(const struct attach_ctx *x)
 		fprintf(stderr, "giopscope attach: sched: %llu scheduler records (%llu written), %llu lost (ring full), "
 			"%llu switches-in the kernel counted without a record; %llu call "
 			"sides not split (%llu touched by a loss or a missed switch, %llu beyond the threads' logs or not linked by "
-			"wake-ups, %llu written before the ring was read up to them), %llu followed through a "
+			"wake-ups, %llu written before the ring was read up to them, %llu before a later record "
+			"of the thread carried its switch count), %llu followed through a "
 			"third thread, %llu threads forgotten (table full), %llu reads held up by a record not "
 			"yet written, %llu state changes older than their thread's last\n",
 			(unsigned long long)rec, (unsigned long long)gs_sched_probe_written(x->sched),
 			(unsigned long long)lost, (unsigned long long)x->tlog.missed,
-			(unsigned long long)(x->sched_lost_calls + x->sched_unsplit + x->sched_incomplete),
+			(unsigned long long)(x->sched_lost_calls + x->sched_unsplit + x->sched_incomplete +
+					     x->sched_uncounted),
 			(unsigned long long)x->sched_lost_calls, (unsigned long long)x->sched_unsplit,
-			(unsigned long long)x->sched_incomplete, (unsigned long long)x->sched_chained,
+			(unsigned long long)x->sched_incomplete, (unsigned long long)x->sched_uncounted,
+			(unsigned long long)x->sched_chained,
 			(unsigned long long)x->tlog.replaced, (unsigned long long)stalls,
 			(unsigned long long)x->tlog.late);
 	}

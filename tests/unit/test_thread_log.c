@@ -261,27 +261,43 @@ static void missed_switch(void **state)
 	struct gs_tlog_split sp;
 	(void)state;
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
-	gs_tlog_push_switch_pc(&l, 0, 0, 7, false, 5);             /* on CPU: 5th time */
-	gs_tlog_push_switch_pc(&l, 1000 * US, 7, 3, true, 0);      /* preempted */
+	gs_tlog_push_switch_pc(&l, 0, 3, 7, false, 4, -1);          /* on CPU: its 5th run */
+	gs_tlog_push_switch_pc(&l, 1000 * US, 7, 3, true, -1, 5);   /* preempted: 5 runs */
 	/* its 6th switch-in (1500) and the switch-out after it (2500): no record */
-	gs_tlog_push_switch_pc(&l, 3000 * US, 3, 7, false, 7);     /* the 7th */
+	gs_tlog_push_switch_pc(&l, 3000 * US, 3, 7, false, 6, -1);  /* the 7th */
 	gs_tlog_set_complete(&l, 4000 * US);
 	gs_tlog_advance(&l, 4000 * US);
 	assert_int_equal(l.missed, 1);
 	/* the log alone would say 1300 us on CPU, 2000 in the run queue */
 	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 3400 * US, NULL, &sp));
 	assert_int_equal(sp.oncpu, 1300 * US);
-	/* but the stretch between the two records is a loss: not split */
+	/* but the stretch since the last counted record is a loss: not split */
 	assert_true(gs_tlog_lost_in(&l, 100 * US, 3400 * US));
-	/* a call after the record that told of it is not touched;
-	 * consecutive counts are no loss */
-	assert_false(gs_tlog_lost_in(&l, 3100 * US, 3400 * US));
-	gs_tlog_push_switch_pc(&l, 4500 * US, 7, 3, true, 0);
-	gs_tlog_push_switch_pc(&l, 5000 * US, 3, 7, false, 8);
+	assert_false(gs_tlog_lost_in(&l, 0, 900 * US));
+	/* a run missed after t5 = 3400 is not known until a record of the thread
+	 * after t5 carries the count: the call waits for it */
+	assert_false(gs_tlog_counted(&l, 7, 3400 * US));
+	gs_tlog_push_switch_pc(&l, 4500 * US, 7, 3, true, -1, 8);   /* 8 runs: the 8th had no record */
+	gs_tlog_set_complete(&l, 5000 * US);
+	gs_tlog_advance(&l, 5000 * US);
+	assert_true(gs_tlog_counted(&l, 7, 3400 * US));
+	assert_int_equal(l.missed, 2);
+	assert_true(gs_tlog_lost_in(&l, 3100 * US, 3400 * US));
+	/* consecutive counts are no loss */
+	gs_tlog_push_switch_pc(&l, 5000 * US, 3, 7, false, 8, -1);
+	gs_tlog_push_switch_pc(&l, 5500 * US, 7, 3, false, -1, 9);
 	gs_tlog_set_complete(&l, 6000 * US);
 	gs_tlog_advance(&l, 6000 * US);
-	assert_int_equal(l.missed, 1);
-	assert_false(gs_tlog_lost_in(&l, 4100 * US, 5500 * US));
+	assert_int_equal(l.missed, 2);
+	assert_false(gs_tlog_lost_in(&l, 5100 * US, 5400 * US));
+	/* a thread whose records carry no count is never waited for; a new
+	 * thread's first switch-in carries 0, a count like any other */
+	assert_true(gs_tlog_counted(&l, 99, 0));
+	gs_tlog_push_switch_pc(&l, 6000 * US, 3, 12, false, 0, -1);
+	gs_tlog_push_switch_pc(&l, 6100 * US, 12, 3, true, -1, 2);  /* its 2nd run had no record */
+	gs_tlog_set_complete(&l, 7000 * US);
+	gs_tlog_advance(&l, 7000 * US);
+	assert_int_equal(l.missed, 3);
 	gs_tlog_free(&l);
 }
 

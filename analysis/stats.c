@@ -44,18 +44,31 @@ int gs_stats_init(struct gs_stats *s, uint32_t max_groups, uint32_t max_keys)
 	return 0;
 }
 
+static void parts_free(struct gs_group *g)
+{
+	if (!g->parts)
+		return;
+	for (int k = 0; k < GS_PART__N; k++)
+		gs_hist_free(&g->parts->h[k]);
+	free(g->parts);
+	g->parts = NULL;
+}
+
 void gs_stats_free(struct gs_stats *s)
 {
 	for (uint32_t i = 0; i < s->n; i++) {
 		gs_hist_free(&s->groups[i].total);
 		gs_hist_free(&s->groups[i].server);
+		parts_free(&s->groups[i]);
 	}
 	if (s->groups && s->other != GS_NONE) {
 		gs_hist_free(&s->groups[s->other].total);
 		gs_hist_free(&s->groups[s->other].server);
+		parts_free(&s->groups[s->other]);
 	}
 	gs_hist_free(&s->all.total);
 	gs_hist_free(&s->all.server);
+	parts_free(&s->all);
 	if (s->has_labels)
 		gs_intern_free(&s->labels);
 	free(s->groups);
@@ -177,7 +190,44 @@ static size_t key_text(const char *k, size_t n, char *buf, size_t len)
 	return o;
 }
 
+void gs_stats_parts(struct gs_stats *s, unsigned kinds)
+{
+	s->parts = (uint8_t)(kinds & (GS_PARTS_SCHED | GS_PARTS_ORB));
+}
+
+/* the parts of one call into a group's histograms (made on first use) */
+static void add_parts(struct gs_stats *s, struct gs_group *g, const struct gs_call_parts *p)
+{
+	int lo = p->sched && (s->parts & GS_PARTS_SCHED) ? GS_PART_ONCPU : GS_PART_ORB_IN;
+	int hi = p->orb && (s->parts & GS_PARTS_ORB) ? GS_PART__N : GS_PART_ORB_IN;
+	if (lo >= hi)
+		return;
+	if (!g->parts) {
+		g->parts = calloc(1, sizeof *g->parts);
+		for (int k = 0; g->parts && k < GS_PART__N; k++) {
+			unsigned kind = k < GS_PART_ORB_IN ? GS_PARTS_SCHED : GS_PARTS_ORB;
+			if ((s->parts & kind) && gs_hist_init(&g->parts->h[k], GS_STATS_TOP_BITS) != 0) {
+				parts_free(g);
+				break;
+			}
+		}
+		if (!g->parts) {
+			s->parts_no_memory++;
+			return;
+		}
+	}
+	for (int k = lo; k < hi; k++)
+		if (k < GS_PART_ORB_IN || p->orb)
+			gs_hist_record(&g->parts->h[k], p->ns[k]);
+}
+
 void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c)
+{
+	gs_stats_add_call_parts(s, strings, c, NULL);
+}
+
+void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c,
+			     const struct gs_call_parts *p)
 {
 	char label[160], a[GS_ENDPOINT_STRLEN], b[GS_ENDPOINT_STRLEN];
 	size_t n = 0, kn;
@@ -185,8 +235,11 @@ void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, cons
 	uint32_t id;
 	struct gs_group *g;
 	if (s->by == GS_BY_OP || !s->has_labels) {
-		gs_stats_add(s, c);
-		return;
+		g = group_for(s, c->op, c->kind);
+		if (g)
+			account(g, c);
+		account(&s->all, c);
+		goto parts;
 	}
 	switch (s->by) {
 	case GS_BY_CONN:
@@ -217,6 +270,12 @@ void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, cons
 	if (g)
 		account(g, c);
 	account(&s->all, c);
+parts:
+	if (!p || !s->parts || (!p->sched && !p->orb))
+		return;
+	if (g)
+		add_parts(s, g, p);
+	add_parts(s, &s->all, p);
 }
 
 const char *gs_stats_label(const struct gs_stats *s, const struct gs_group *g,

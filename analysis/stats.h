@@ -20,6 +20,23 @@ enum gs_group_by { GS_BY_OP = 0, GS_BY_CONN, GS_BY_OBJECT, GS_BY_SERVER, GS_BY_P
 int gs_group_by_parse(const char *s);
 const char *gs_group_by_title(enum gs_group_by by);
 
+/* attach --sched / --orb: the parts of server_process_us (t4..t5) */
+enum gs_part {
+	GS_PART_ONCPU, GS_PART_RUNQ, GS_PART_BLOCKED,     /* --sched */
+	GS_PART_ORB_IN, GS_PART_SERVANT, GS_PART_ORB_OUT, /* --orb */
+	GS_PART__N
+};
+enum { GS_PARTS_SCHED = 1, GS_PARTS_ORB = 2 };
+/* One call's parts (ns); `sched` / `orb`: which are known. */
+struct gs_call_parts {
+	bool sched, orb;
+	int64_t ns[GS_PART__N];
+};
+/* A group's histograms of them (those of the kinds asked for). */
+struct gs_group_parts {
+	struct gs_hist h[GS_PART__N];
+};
+
 struct gs_group {
 	uint32_t key;          /* interned operation; GS_NONE for (other) */
 	uint8_t kind;          /* gs_call_kind of the first call */
@@ -27,6 +44,7 @@ struct gs_group {
 	uint64_t gap_filled;   /* calls whose request or reply waited for a gap fill */
 	uint64_t capture_loss; /* calls that lack bytes in the capture (times are bounds) */
 	struct gs_hist total, server;
+	struct gs_group_parts *parts; /* NULL until a call brings parts (gs_stats_parts) */
 };
 
 struct gs_stats {
@@ -40,6 +58,8 @@ struct gs_stats {
 	enum gs_group_by by;
 	struct gs_intern labels;  /* group labels when not by operation */
 	bool has_labels;
+	uint8_t parts;            /* GS_PARTS_*: the summary shows these parts (attach --sched/--orb) */
+	uint64_t parts_no_memory; /* calls whose parts a group could not keep */
 };
 
 int gs_stats_init(struct gs_stats *s, uint32_t max_groups, uint32_t max_keys);
@@ -49,6 +69,13 @@ void gs_stats_add(struct gs_stats *s, const struct gs_call *c);
 int gs_stats_group_by(struct gs_stats *s, enum gs_group_by by);
 /* Adds a call to the group its `by` key names (strings: the engine's). */
 void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c);
+/* attach --sched / --orb: keep and show the parts `kinds` (GS_PARTS_*) per
+ * group (six more histograms a group at most, allocated with its first call
+ * that has them). */
+void gs_stats_parts(struct gs_stats *s, unsigned kinds);
+/* gs_stats_add_call() with the call's parts (NULL: none known). */
+void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c,
+			     const struct gs_call_parts *p);
 /* The label of a group, printable, into buf. */
 const char *gs_stats_label(const struct gs_stats *s, const struct gs_group *g,
 			   const struct gs_intern *strings, char *buf, size_t len);

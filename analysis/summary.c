@@ -61,7 +61,10 @@ static void text_row(FILE *out, const char *label, const struct gs_group *g)
 	fputc('\n', out);
 }
 
-static void csv_row(FILE *out, const char *label, const struct gs_group *g)
+static void csv_parts(FILE *out, const struct gs_stats *st, const struct gs_group *g);
+static void json_parts(FILE *out, const struct gs_stats *st, const struct gs_group *g);
+
+static void csv_row(FILE *out, const struct gs_stats *st, const char *label, const struct gs_group *g)
 {
 	fprintf(out, "%s,%llu,%llu,%llu", label, (unsigned long long)g->calls,
 		(unsigned long long)g->errors, (unsigned long long)g->answered);
@@ -78,11 +81,14 @@ static void csv_row(FILE *out, const char *label, const struct gs_group *g)
 		else
 			fputs(",", out);
 	}
-	fprintf(out, ",%llu,%llu\n", (unsigned long long)g->gap_filled, (unsigned long long)g->capture_loss);
+	fprintf(out, ",%llu,%llu", (unsigned long long)g->gap_filled, (unsigned long long)g->capture_loss);
+	if (st->parts)
+		csv_parts(out, st, g);
+	fputc('\n', out);
 }
 
 
-static void json_row(FILE *out, const char *label, const struct gs_group *g)
+static void json_row(FILE *out, const struct gs_stats *st, const char *label, const struct gs_group *g)
 {
 	fputs("{\"type\":\"group\",\"operation\":", out);
 	gs_json_str(out, label);
@@ -102,8 +108,140 @@ static void json_row(FILE *out, const char *label, const struct gs_group *g)
 				(double)gs_hist_quantile(hi, quantiles[q]) / 1000.0);
 		fprintf(out, ",\"max\":%.3f}", (double)hi->max / 1000.0);
 	}
-	fprintf(out, ",\"gap_filled\":%llu,\"capture_loss\":%llu}\n", (unsigned long long)g->gap_filled,
+	fprintf(out, ",\"gap_filled\":%llu,\"capture_loss\":%llu", (unsigned long long)g->gap_filled,
 		(unsigned long long)g->capture_loss);
+	if (st->parts)
+		json_parts(out, st, g);
+	fputs("}\n", out);
+}
+
+/* ---- attach --sched / --orb: the parts of server_process_us per group ---- */
+
+static const char *const part_key[GS_PART__N] = { "server_oncpu", "server_runq", "server_blocked",
+						   "orb_in", "servant", "orb_out" };
+static const char *const part_title[GS_PART__N] = { "on-cpu", "run-queue", "blocked",
+						     "orb-in", "servant", "orb-out" };
+
+static const struct gs_hist *part_hist(const struct gs_group *g, int k)
+{
+	return g->parts && g->parts->h[k].total ? &g->parts->h[k] : NULL;
+}
+
+static uint64_t part_calls(const struct gs_group *g, int first)
+{
+	const struct gs_hist *h = part_hist(g, first);
+	return h ? h->total : 0;
+}
+
+/* the kinds shown: [lo, hi) of the parts */
+static void part_range(const struct gs_stats *st, int kind, int *lo, int *hi)
+{
+	*lo = kind == GS_PARTS_SCHED ? GS_PART_ONCPU : GS_PART_ORB_IN;
+	*hi = kind == GS_PARTS_SCHED ? GS_PART_ORB_IN : GS_PART__N;
+	if (!(st->parts & kind))
+		*lo = *hi;
+}
+
+static void text_parts_header(FILE *out, const struct gs_stats *st, int kind)
+{
+	int lo, hi;
+	part_range(st, kind, &lo, &hi);
+	fprintf(out, "\n%-24s %8s", kind == GS_PARTS_SCHED ? "server_process_us split" : "server_process_us: ORB",
+		"");
+	for (int k = lo; k < hi; k++)
+		fprintf(out, " | %-26s", part_title[k]);
+	fprintf(out, "\n%-24s %8s", gs_group_by_title(st->by), kind == GS_PARTS_SCHED ? "split" : "upcalls");
+	for (int k = lo; k < hi; k++)
+		fprintf(out, " | %8s %8s %8s", "p50", "p99", "max");
+	fputc('\n', out);
+}
+
+static void text_parts_row(FILE *out, const struct gs_stats *st, int kind, const char *label, const struct gs_group *g)
+{
+	char v[16];
+	int lo, hi;
+	part_range(st, kind, &lo, &hi);
+	if (strlen(label) > 24) {
+		fprintf(out, "%s\n", label);
+		label = "";
+	}
+	fprintf(out, "%-24.24s %8llu", label, (unsigned long long)part_calls(g, lo));
+	for (int k = lo; k < hi; k++) {
+		const struct gs_hist *h = part_hist(g, k);
+		fputs(" |", out);
+		for (int q = 0; q < 3; q++) {
+			if (!h) {
+				fprintf(out, " %8s", "-");
+				continue;
+			}
+			us(v, sizeof v, q == 2 ? h->max : gs_hist_quantile(h, q ? 0.99 : 0.50));
+			fprintf(out, " %8s", v);
+		}
+	}
+	fputc('\n', out);
+}
+
+static void csv_parts_header(FILE *out, const struct gs_stats *st)
+{
+	static const int kinds[2] = { GS_PARTS_SCHED, GS_PARTS_ORB };
+	for (int i = 0; i < 2; i++) {
+		int lo, hi;
+		part_range(st, kinds[i], &lo, &hi);
+		if (lo == hi)
+			continue;
+		fputs(kinds[i] == GS_PARTS_SCHED ? ",sched_calls" : ",orb_calls", out);
+		for (int k = lo; k < hi; k++)
+			fprintf(out, ",%s_p50_us,%s_p99_us,%s_max_us,%s_mean_us", part_key[k], part_key[k], part_key[k],
+				part_key[k]);
+	}
+}
+
+static double part_mean(const struct gs_hist *h)
+{
+	return (double)h->sum / (double)h->total / 1000.0;
+}
+
+static void csv_parts(FILE *out, const struct gs_stats *st, const struct gs_group *g)
+{
+	static const int kinds[2] = { GS_PARTS_SCHED, GS_PARTS_ORB };
+	for (int i = 0; i < 2; i++) {
+		int lo, hi;
+		part_range(st, kinds[i], &lo, &hi);
+		if (lo == hi)
+			continue;
+		fprintf(out, ",%llu", (unsigned long long)part_calls(g, lo));
+		for (int k = lo; k < hi; k++) {
+			const struct gs_hist *h = part_hist(g, k);
+			if (!h)
+				fputs(",,,,", out);
+			else
+				fprintf(out, ",%.3f,%.3f,%.3f,%.3f", (double)gs_hist_quantile(h, 0.50) / 1000.0,
+					(double)gs_hist_quantile(h, 0.99) / 1000.0, (double)h->max / 1000.0,
+					part_mean(h));
+		}
+	}
+}
+
+static void json_parts(FILE *out, const struct gs_stats *st, const struct gs_group *g)
+{
+	static const int kinds[2] = { GS_PARTS_SCHED, GS_PARTS_ORB };
+	for (int i = 0; i < 2; i++) {
+		int lo, hi;
+		part_range(st, kinds[i], &lo, &hi);
+		if (lo == hi)
+			continue;
+		fprintf(out, ",\"%s\":%llu", kinds[i] == GS_PARTS_SCHED ? "sched_calls" : "orb_calls",
+			(unsigned long long)part_calls(g, lo));
+		for (int k = lo; k < hi; k++) {
+			const struct gs_hist *h = part_hist(g, k);
+			if (!h)
+				fprintf(out, ",\"%s_us\":null", part_key[k]);
+			else
+				fprintf(out, ",\"%s_us\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"mean\":%.3f}",
+					part_key[k], (double)gs_hist_quantile(h, 0.50) / 1000.0,
+					(double)gs_hist_quantile(h, 0.99) / 1000.0, (double)h->max / 1000.0, part_mean(h));
+		}
+	}
 }
 
 /* Every counter, in the order shown.  `main` marks those the text summary
@@ -282,11 +420,25 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 		}
 		if (n > 1)
 			text_row(out, "(all)", &st->all);
+		for (int kind = GS_PARTS_SCHED; kind <= GS_PARTS_ORB; kind++) {
+			if (!(st->parts & kind))
+				continue;
+			text_parts_header(out, st, kind);
+			for (uint32_t i = 0; i < n; i++) {
+				group_label(st, order[i], strings, label, sizeof label);
+				text_parts_row(out, st, kind, label, order[i]);
+			}
+			if (n > 1)
+				text_parts_row(out, st, kind, "(all)", &st->all);
+		}
 		text_counters(out, c, info);
 	} else if (fmt == GS_SUM_CSV) {
 		fputs("operation,calls,errors,answered,total_p50_us,total_p90_us,total_p99_us,"
 		      "total_p999_us,total_max_us,server_p50_us,server_p90_us,server_p99_us,"
-		      "server_p999_us,server_max_us,gap_filled,capture_loss\n", out);
+		      "server_p999_us,server_max_us,gap_filled,capture_loss", out);
+		if (st->parts)
+			csv_parts_header(out, st);
+		fputc('\n', out);
 		for (uint32_t i = 0; i < n; i++) {
 			group_label(st, order[i], strings, label, sizeof label);
 			/* labels are printable ASCII; quote the rare comma or quote */
@@ -301,18 +453,18 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 				}
 				q[k++] = '"';
 				q[k] = '\0';
-				csv_row(out, q, order[i]);
+				csv_row(out, st, q, order[i]);
 			} else {
-				csv_row(out, label, order[i]);
+				csv_row(out, st, label, order[i]);
 			}
 		}
-		csv_row(out, "(all)", &st->all);
+		csv_row(out, st, "(all)", &st->all);
 	} else {
 		for (uint32_t i = 0; i < n; i++) {
 			group_label(st, order[i], strings, label, sizeof label);
-			json_row(out, label, order[i]);
+			json_row(out, st, label, order[i]);
 		}
-		json_row(out, "(all)", &st->all);
+		json_row(out, st, "(all)", &st->all);
 		fputs("{\"type\":\"counters\"", out);
 		for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
 			fprintf(out, ",\"%s\":%llu", counters[i].name,

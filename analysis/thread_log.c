@@ -21,6 +21,7 @@ int gs_tlog_init(struct gs_tlog *l, uint32_t threads)
 		return ENOMEM;
 	}
 	l->mask = threads - 1;
+	l->complete = INT64_MAX;
 	return 0;
 }
 
@@ -81,6 +82,9 @@ static struct gs_tlog_thread *get(struct gs_tlog *l, uint32_t tid)
 	t->cur = GS_TS_UNKNOWN;
 	t->last_ts = 0;
 	t->n_states = t->n_upcalls = 0;
+	t->pc_known = false;
+	t->runs = 0;
+	t->pc_ts = 0;
 	return t;
 }
 
@@ -90,6 +94,8 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 	struct gs_tlog_state *s;
 	if (!t)
 		return;
+	if (ts < t->last_ts)
+		l->late++;
 	if (ts > t->last_ts)
 		t->last_ts = ts;
 	if (t->cur == state)
@@ -112,10 +118,44 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
 {
+	gs_tlog_switch_pc(l, ts, prev, next, prev_runnable, -1, -1);
+}
+
+/* `runs`: the thread's switches-in counted by the kernel as of this record;
+ * `add`: this record's own switch-in, which the kernel counts after it */
+static void count_runs(struct gs_tlog *l, uint32_t tid, int64_t ts, uint32_t runs, uint32_t add)
+{
+	struct gs_tlog_thread *t = find(l, tid);
+	if (!t)
+		return;
+	if (t->pc_known && runs != t->runs && runs - t->runs < (1u << 31)) {
+		/* ran in between without a record: its states there are wrong */
+		l->missed += runs - t->runs;
+		gs_tlog_loss(l, t->pc_ts, ts);
+	}
+	t->runs = runs + add;
+	t->pc_ts = ts;
+	t->pc_known = true;
+}
+
+void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+		       int64_t pcount, int64_t prev_pcount)
+{
 	if (prev)
 		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED);
 	if (next)
 		set_state(l, ts, next, GS_TS_ONCPU);
+	/* prev: its runs so far, this one included; next: before this one */
+	if (prev && prev_pcount >= 0)
+		count_runs(l, prev, ts, (uint32_t)prev_pcount, 0);
+	if (next && pcount >= 0)
+		count_runs(l, next, ts, (uint32_t)pcount, 1);
+}
+
+bool gs_tlog_counted(const struct gs_tlog *l, uint32_t tid, int64_t ts)
+{
+	const struct gs_tlog_thread *t = find(l, tid);
+	return !t || !t->pc_known || t->pc_ts > ts;
 }
 
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
@@ -188,7 +228,40 @@ static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64
 bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[3])
 {
 	const struct gs_tlog_thread *t = find(l, tid);
-	return t && cum_at(t, ts, true, cum);
+	return gs_tlog_known(l, ts) && t && cum_at(t, ts, true, cum);
+}
+
+void gs_tlog_set_complete(struct gs_tlog *l, int64_t ts)
+{
+	if (l->complete == INT64_MAX || ts > l->complete)
+		l->complete = ts;
+}
+
+bool gs_tlog_known(const struct gs_tlog *l, int64_t ts)
+{
+	return ts <= l->complete;
+}
+
+void gs_tlog_loss(struct gs_tlog *l, int64_t from, int64_t to)
+{
+	struct gs_tlog_loss *x = &l->losses[l->n_losses++ % GS_TLOG_LOSSES];
+	x->from = from;
+	x->to = to;
+}
+
+bool gs_tlog_lost_in(const struct gs_tlog *l, int64_t from, int64_t to)
+{
+	uint64_t n = l->n_losses < GS_TLOG_LOSSES ? l->n_losses : GS_TLOG_LOSSES;
+	int64_t oldest = INT64_MAX;
+	for (uint64_t k = 0; k < n; k++) {
+		const struct gs_tlog_loss *x = &l->losses[(l->n_losses - n + k) % GS_TLOG_LOSSES];
+		if (x->from <= to && x->to >= from)
+			return true;
+		if (x->from < oldest)
+			oldest = x->from;
+	}
+	/* windows pushed out: whatever came before the oldest kept is unknown */
+	return l->n_losses > GS_TLOG_LOSSES && from < oldest;
 }
 
 static void set_split(struct gs_tlog_split *o, const int64_t a[3], const int64_t b[3])
@@ -198,14 +271,48 @@ static void set_split(struct gs_tlog_split *o, const int64_t a[3], const int64_t
 	o->blocked += b[2] - a[2];
 }
 
+/* the wake-ups in [from, to], oldest first (at most `cap`; false when more) */
+#define CHAIN_WAKES 1024
+static bool wakes_in(const struct gs_tlog *l, int64_t from, int64_t to, const struct gs_tlog_wake **out,
+		     size_t *n_out)
+{
+	uint64_t n = l->n_wakes < GS_TLOG_WAKES ? l->n_wakes : GS_TLOG_WAKES;
+	size_t m = 0;
+	/* newest first: the interval is recent; the ring is in the order the
+	 * events were applied, which is their time order */
+	for (uint64_t k = n; k-- > 0;) {
+		const struct gs_tlog_wake *w = &l->wakes[(l->n_wakes - n + k) % GS_TLOG_WAKES];
+		if (w->ts > to)
+			continue;
+		if (w->ts < from)
+			break;
+		if (m == CHAIN_WAKES)
+			return false;
+		out[m++] = w;
+	}
+	/* reversed into time order (insertion: nearly sorted already) */
+	for (size_t i = 0; i < m / 2; i++) {
+		const struct gs_tlog_wake *x = out[i];
+		out[i] = out[m - 1 - i];
+		out[m - 1 - i] = x;
+	}
+	for (size_t i = 1; i < m; i++)
+		for (size_t j = i; j > 0 && out[j - 1]->ts > out[j]->ts; j--) {
+			const struct gs_tlog_wake *x = out[j];
+			out[j] = out[j - 1];
+			out[j - 1] = x;
+		}
+	*n_out = m;
+	return true;
+}
+
 bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const int64_t *cum_from, uint32_t last,
 		   int64_t to, const int64_t *cum_to, struct gs_tlog_split *out)
 {
 	const struct gs_tlog_thread *a = find(l, first), *b = find(l, last);
-	int64_t ca[3], cb[3], cw_a[3], cw_b[3], tw = 0;
-	uint64_t n;
+	int64_t ca[3], cb[3];
 	memset(out, 0, sizeof *out);
-	if (to < from || !first || !last)
+	if (to < from || !first || !last || !gs_tlog_known(l, to))
 		return false;
 	if (first == last) {
 		/* a thread never seen to change state stayed on CPU */
@@ -222,24 +329,71 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
 	}
 	if (!a || !b)
 		return false;
-	n = l->n_wakes < GS_TLOG_WAKES ? l->n_wakes : GS_TLOG_WAKES;
-	for (uint64_t k = 0; k < n; k++) {
-		const struct gs_tlog_wake *w = &l->wakes[(l->n_wakes - n + k) % GS_TLOG_WAKES];
-		if (w->tid == last && w->waker == first && w->ts >= from && w->ts <= to) {
-			tw = w->ts;
-			break;
+	{
+		/* the threads reached from `first`, each by the wake-up that reached it first */
+		struct reach {
+			uint32_t tid;
+			int64_t ts;     /* woken at (first: from) */
+			int parent;     /* index of the waker (-1: first) */
+			uint32_t depth; /* threads before it in the chain */
+		} r[32];
+		const struct gs_tlog_wake *ws[CHAIN_WAKES];
+		const struct gs_tlog_wake **w = ws;
+		size_t nw = 0, nr = 1;
+		int hit = -1, chain[GS_TLOG_CHAIN];
+		uint32_t len = 0;
+		int64_t c0[3], c1[3];
+		if (!wakes_in(l, from, to, w, &nw))
+			return false;
+		r[0] = (struct reach){ first, from, -1, 0 };
+		for (size_t k = 0; k < nw && hit < 0; k++) {
+			int by = -1;
+			bool known = false;
+			for (size_t i = 0; i < nr; i++) {
+				if (r[i].tid == w[k]->tid)
+					known = true;
+				if (r[i].tid == w[k]->waker && r[i].ts <= w[k]->ts && by < 0)
+					by = (int)i;
+			}
+			if (known || by < 0 || r[by].depth + 1 >= GS_TLOG_CHAIN || nr == sizeof r / sizeof *r)
+				continue;
+			/* a thread without a log cannot be split: not a link */
+			if (w[k]->tid != last && !find(l, w[k]->tid))
+				continue;
+			r[nr] = (struct reach){ w[k]->tid, w[k]->ts, by, r[by].depth + 1 };
+			if (w[k]->tid == last)
+				hit = (int)nr;
+			nr++;
 		}
+		if (hit < 0)
+			return false;
+		for (int i = hit; i >= 0; i = r[i].parent)
+			chain[len++] = i;
+		/* chain[len - 1] is first, chain[0] is last */
+		for (uint32_t j = len; j-- > 0;) {
+			const struct reach *x = &r[chain[j]];
+			const struct gs_tlog_thread *t = find(l, x->tid);
+			int64_t end = j ? r[chain[j - 1]].ts : to;
+			if (!t)
+				return false;
+			if (j == len - 1) {
+				if (!cum_from && !cum_at(t, from, true, c0))
+					return false;
+				if (cum_from)
+					memcpy(c0, cum_from, sizeof c0);
+			} else if (!cum_at(t, x->ts, false, c0)) {
+				return false;
+			}
+			if (j == 0 && cum_to)
+				memcpy(c1, cum_to, sizeof c1);
+			else if (!cum_at(t, end, true, c1))
+				return false;
+			set_split(out, c0, c1);
+		}
+		out->handoff_tid = last;
+		out->handoff_ts = r[hit].ts;
+		out->hops = len - 1;
 	}
-	if (!tw)
-		return false;
-	/* first: on CPU at from and at tw (it ran the wake-up); last: from tw on */
-	if ((!cum_from && !cum_at(a, from, true, ca)) || !cum_at(a, tw, true, cw_a) ||
-	    !cum_at(b, tw, false, cw_b) || (!cum_to && !cum_at(b, to, true, cb)))
-		return false;
-	set_split(out, cum_from ? cum_from : ca, cw_a);
-	set_split(out, cw_b, cum_to ? cum_to : cb);
-	out->handoff_tid = last;
-	out->handoff_ts = tw;
 	return true;
 }
 
@@ -276,7 +430,7 @@ static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)
 {
 	switch (e->kind) {
 	case 1:
-		gs_tlog_switch(l, e->ts, e->a, e->b, e->flag != 0);
+		gs_tlog_switch_pc(l, e->ts, e->a, e->b, e->flag != 0, e->pc, e->prev_pc);
 		break;
 	case 2:
 		gs_tlog_wakeup(l, e->ts, e->a, e->b);
@@ -324,24 +478,35 @@ static void push(struct gs_tlog *l, const struct gs_tlog_pending *e)
 
 void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
 {
-	struct gs_tlog_pending e = { ts, prev, next, 1, prev_runnable };
+	gs_tlog_push_switch_pc(l, ts, prev, next, prev_runnable, -1, -1);
+}
+
+void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			    int64_t pcount, int64_t prev_pcount)
+{
+	struct gs_tlog_pending e = { ts, prev, next, pcount, prev_pcount, 1, prev_runnable };
 	push(l, &e);
 }
 
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
 {
-	struct gs_tlog_pending e = { ts, tid, waker, 2, 0 };
+	struct gs_tlog_pending e = { ts, tid, waker, -1, -1, 2, 0 };
 	push(l, &e);
 }
 
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge)
 {
-	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, 3, 0 };
+	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, -1, -1, 3, 0 };
 	push(l, &e);
 }
 
 void gs_tlog_advance(struct gs_tlog *l, int64_t ts)
 {
+	/* never past what is known complete: an event still held in a ring
+	 * would come after later ones of its thread, and the thread's states
+	 * would be applied out of order */
+	if (ts > l->complete)
+		ts = l->complete;
 	while (l->n_pend && l->pend[l->head].ts <= ts) {
 		apply(l, &l->pend[l->head++]);
 		l->n_pend--;

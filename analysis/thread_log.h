@@ -20,6 +20,8 @@
 #define GS_TLOG_STATES 2048
 #define GS_TLOG_UPCALLS 64
 #define GS_TLOG_WAKES 8192
+#define GS_TLOG_LOSSES 256
+#define GS_TLOG_CHAIN 4           /* threads a hand-off is followed through */
 
 enum gs_tstate { GS_TS_UNKNOWN = 0, GS_TS_ONCPU = 1, GS_TS_RUNQ = 2, GS_TS_BLOCKED = 3 };
 enum gs_tedge { GS_TEDGE_START = 1, GS_TEDGE_END = 2 };
@@ -40,6 +42,12 @@ struct gs_tlog_thread {
 	uint8_t cur;              /* the state after the last change */
 	int64_t last_ts;
 	uint64_t n_states, n_upcalls; /* ever added (the rings keep the last ones) */
+	/* the kernel's count of its switches-in (sched_info.pcount) as the
+	 * records have accounted for them so far (gs_tlog_switch_pc), and the
+	 * time of the last record that carried it */
+	uint32_t runs;
+	bool pc_known;
+	int64_t pc_ts;
 	struct gs_tlog_state states[GS_TLOG_STATES];
 	struct gs_tlog_edge upcalls[GS_TLOG_UPCALLS];
 };
@@ -49,10 +57,17 @@ struct gs_tlog_wake {
 	uint32_t tid, waker;
 };
 
+/* A stretch of time in which the probes' rings lost records. */
+struct gs_tlog_loss {
+	int64_t from, to;
+};
+
 /* An event waiting to be applied (gs_tlog_push_*, gs_tlog_advance). */
 struct gs_tlog_pending {
 	int64_t ts;
 	uint32_t a, b;            /* switch: prev, next; wakeup: tid, waker; upcall: tid, edge */
+	int64_t pc, prev_pc;      /* switch: next's count of switches-in before this one,
+				   * prev's with its run included (-1: not known) */
 	uint8_t kind;             /* 1 switch, 2 wakeup, 3 upcall */
 	uint8_t flag;             /* switch: prev runnable */
 };
@@ -68,6 +83,13 @@ struct gs_tlog {
 	struct gs_tlog_pending *pend;
 	size_t head, n_pend, cap;
 	uint64_t forced;          /* applied early: more than GS_TLOG_PENDING_MAX waited */
+	uint64_t late;            /* state changes older than their thread's last one */
+	uint64_t missed;          /* switches-in the kernel counted and no record told of */
+	/* every event up to `complete` has been pushed (the rings were read to
+	 * their end then); INT64_MAX until gs_tlog_set_complete() is called */
+	int64_t complete;
+	struct gs_tlog_loss losses[GS_TLOG_LOSSES];
+	uint64_t n_losses;
 };
 #define GS_TLOG_PENDING_MAX (1u << 22)
 
@@ -78,6 +100,18 @@ void gs_tlog_free(struct gs_tlog *l);
 /* A CPU switched from `prev` to `next` (0: not a followed thread); prev stays
  * runnable (preempted) or blocks. */
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
+/* The same, with the kernel's count of switches-in (sched_info.pcount; -1: not
+ * known) of `next` before this one and of `prev` with its run included: when
+ * a count is ahead of the switches-in the thread's records told of,
+ * switches-in went unrecorded (the thread ran while its log has it off CPU)
+ * and the time since the thread's last counted record is given as a loss
+ * (gs_tlog_loss): calls there are not split. */
+void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+		       int64_t pcount, int64_t prev_pcount);
+/* True when a record of `tid` after `ts` carried its count of switches-in
+ * (so any switch-in without a record up to `ts` is known), or when its
+ * records carry none. */
+bool gs_tlog_counted(const struct gs_tlog *l, uint32_t tid, int64_t ts);
 /* `tid` was woken by `waker` (0: not known). */
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 /* An ORB upcall edge on thread `tid`. */
@@ -88,15 +122,32 @@ void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge e
  * rings are read ahead of the syscall records the splits are taken at, and a
  * log must not run ahead of them (it would push out what they need). */
 void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
+void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			    int64_t pcount, int64_t prev_pcount);
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
-/* Applies the pushed events up to `ts` (inclusive). */
+/* Applies the pushed events up to `ts` (inclusive), never past the point
+ * known complete (gs_tlog_set_complete). */
 void gs_tlog_advance(struct gs_tlog *l, int64_t ts);
+/* Every event up to `ts` has been pushed: the probes' rings were read to
+ * their end (no record reserved and not yet written, none still to come with
+ * an earlier time).  Until a log is told so, an instant after the last such
+ * point is not known: gs_tlog_cum() says false, gs_tlog_known() too (a
+ * record held up behind another CPU's unfinished one would otherwise be
+ * missed, and the thread's state taken from before it). */
+void gs_tlog_set_complete(struct gs_tlog *l, int64_t ts);
+bool gs_tlog_known(const struct gs_tlog *l, int64_t ts);
+/* Records were lost (ring full) at some time in [from, to]. */
+void gs_tlog_loss(struct gs_tlog *l, int64_t from, int64_t to);
+/* True when a loss may have touched [from, to] (also when the losses kept
+ * no longer reach back to `from`). */
+bool gs_tlog_lost_in(const struct gs_tlog *l, int64_t from, int64_t to);
 
 struct gs_tlog_split {
 	int64_t oncpu, runq, blocked; /* ns; they add up to to - from */
 	uint32_t handoff_tid;         /* the thread the call went on to (0: none) */
 	int64_t handoff_ts;
+	uint32_t hops;                /* wake-up edges followed (0: one thread) */
 };
 /* The time thread `tid` spent in each state (on CPU, run queue, blocked) up
  * to `ts`, counted from a point of its own (only differences mean
@@ -107,9 +158,12 @@ bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[
  * a syscall) and `last` at `to` (idem).  cum_from / cum_to: gs_tlog_cum() of
  * those threads at those instants taken earlier (NULL: taken now from the
  * logs).  When the threads differ, the call is followed from `first` to `last`
- * along the first wake-up of `last` by `first` in the interval.  False when a
- * log does not reach back to where it is needed, or no wake-up links the two
- * threads. */
+ * along wake-up edges in the interval: the earliest chain of wake-ups (each
+ * later than the one before, at most GS_TLOG_CHAIN threads in all) by which
+ * `first` reaches `last`; each thread of the chain counts from its wake-up to
+ * the one it made.  False when a log does not reach back to where it is
+ * needed, no chain links the two threads, or `to` is not known yet
+ * (gs_tlog_known). */
 bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const int64_t *cum_from, uint32_t last,
 		   int64_t to, const int64_t *cum_to, struct gs_tlog_split *out);
 /* The upcall of thread `tid` inside [from, to]: the last start edge in it and

@@ -29,7 +29,7 @@ __u64 lost_last_ns SEC(".bss");
 
 static __always_inline int hit(void *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx), now = bpf_ktime_get_ns();
+	__u64 id = bpf_get_current_pid_tgid(), cookie = bpf_get_attach_cookie(ctx), now;
 	__u32 tgid = (__u32)(id >> 32);
 	bool ok = false;
 	struct gs_orb_ev *e;
@@ -41,7 +41,9 @@ static __always_inline int hit(void *ctx)
 	}
 	if (!ok)
 		return 0;
+	/* stamped after the reservation (probe/ring_mark.h) */
 	e = bpf_ringbuf_reserve(&orb_events, sizeof *e, 0);
+	now = bpf_ktime_get_ns();
 	if (!e) {
 		__u32 cpu = bpf_get_smp_processor_id();
 		if (cpu < GS_ORB_MAX_CPUS)

@@ -33,13 +33,21 @@ struct gs_sched_ev {
 	__u32 tid;
 	__u32 other;
 	__u32 prev_state;        /* SWITCH: GS_SCHED_PREV_* */
-	__u32 pad;
+	__u32 pcount;            /* SWITCH with `other`: how many times `other` had been
+				  * switched in before (sched_info.pcount, low 32 bits; the
+				  * kernel counts this switch after the tracepoint): a jump
+				  * of more than one from its last record is a switch-in no
+				  * record told of */
+	__u32 prev_pcount;       /* SWITCH with `tid`: tid's count, this run included */
+	__u32 flags;             /* GS_SCHED_F_PCOUNT: the two counts are there */
 };
-_Static_assert(sizeof(struct gs_sched_ev) == 32, "gs_sched_ev layout");
+#define GS_SCHED_F_PCOUNT 1u
+_Static_assert(sizeof(struct gs_sched_ev) == 40, "gs_sched_ev layout");
 
 /* Counters, one row per CPU in .bss (no atomics). */
 enum gs_sched_counter {
 	GS_SCHED_CNT_LOST,       /* records the ring had no room for */
+	GS_SCHED_CNT_WRITTEN,    /* records written */
 	GS_SCHED_CNT__MAX
 };
 #define GS_SCHED_MAX_CPUS 512

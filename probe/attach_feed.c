@@ -87,7 +87,7 @@ void gs_feed_settle(struct gs_feed *f, bool all)
 	while (f->q_n) {
 		struct gs_pending *p = &f->q[f->q_head];
 		bool late = all || mono >= p->deadline;
-		if (!late && !instants(f, &p->c, &p->t))
+		if (!late && (!instants(f, &p->c, &p->t) || (f->ready && !f->ready(f->enrich_arg, f, &p->c, &p->t))))
 			break;
 		emit(f, p, late);
 		f->q_head = (f->q_head + 1) % f->q_cap;
@@ -115,7 +115,7 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	p->deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + f->wait_ns;
 	f->q_n++;
 	/* what is there now is taken now: the rings move on */
-	if (instants(f, &p->c, &p->t) && f->q_n == 1) {
+	if (instants(f, &p->c, &p->t) && f->q_n == 1 && (!f->ready || f->ready(f->enrich_arg, f, &p->c, &p->t))) {
 		emit(f, p, false);
 		f->q_head = (f->q_head + 1) % f->q_cap;
 		f->q_n--;

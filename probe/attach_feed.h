@@ -31,6 +31,9 @@ struct gs_feed {
 	void (*enrich)(void *arg, const struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t);
 	/* ... and for each syscall instant as it comes */
 	void (*on_instant)(void *arg, struct gs_times_ev *ev);
+	/* ... and whether a call whose instants are all there can be enriched
+	 * yet (NULL: yes); a call not ready waits as for an instant */
+	bool (*ready)(void *arg, const struct gs_feed *f, const struct gs_call *c, const struct gs_call_times *t);
 	void *enrich_arg;
 	/* what happened, for the closing report */
 	uint64_t segments, syscalls, bad_records;

@@ -105,6 +105,13 @@ void gs_orb_probe_drain(struct gs_orb_probe *p)
 	(void)p;
 }
 
+int64_t gs_orb_probe_complete(const struct gs_orb_probe *p, uint64_t *stalls)
+{
+	(void)p;
+	*stalls = 0;
+	return 0;
+}
+
 void gs_orb_probe_counts(const struct gs_orb_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
 {
 	(void)p;
@@ -122,6 +129,7 @@ void gs_orb_probe_close(struct gs_orb_probe *p)
 #include <bpf/libbpf.h>
 
 #include "../ebpf/orb_upcall.h"
+#include "ring_mark.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wcast-qual"
@@ -136,8 +144,19 @@ struct gs_orb_probe {
 	struct gs_tlog *log;
 	struct bpf_link *links[MAX_LINKS];
 	uint32_t n_links;
+	struct gs_ring_mark mark;
+	uint32_t ncpus;               /* rows of the loss counters to add */
 	uint64_t records, bad;
 };
+
+static uint64_t lost_total(const void *arg)
+{
+	const struct gs_orb_probe *p = arg;
+	uint64_t n = 0;
+	for (uint32_t c = 0; c < p->ncpus; c++)
+		n += p->skel->bss->counters[c][GS_ORB_CNT_LOST];
+	return n;
+}
 
 static int on_record(void *ctx, void *data, size_t len)
 {
@@ -206,6 +225,12 @@ int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *pr
 		snprintf(err, errlen, "--orb: cannot map the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	if ((r = gs_ring_mark_open(&p->mark, bpf_map__fd(p->skel->maps.orb_events))) != 0) {
+		snprintf(err, errlen, "--orb: cannot map the ring buffer's positions: %s", strerror(r));
+		goto fail;
+	}
+	r = libbpf_num_possible_cpus();
+	p->ncpus = r > 0 && r < GS_ORB_MAX_CPUS ? (uint32_t)r : GS_ORB_MAX_CPUS;
 	*out = p;
 	return 0;
 fail:
@@ -216,7 +241,13 @@ fail:
 void gs_orb_probe_drain(struct gs_orb_probe *p)
 {
 	if (p)
-		ring_buffer__consume(p->rb);
+		gs_ring_mark_drain(&p->mark, p->rb, lost_total, p, p->log);
+}
+
+int64_t gs_orb_probe_complete(const struct gs_orb_probe *p, uint64_t *stalls)
+{
+	*stalls = p ? p->mark.stalls : 0;
+	return p ? p->mark.complete : 0;
 }
 
 void gs_orb_probe_counts(const struct gs_orb_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
@@ -237,6 +268,7 @@ void gs_orb_probe_close(struct gs_orb_probe *p)
 		return;
 	for (uint32_t i = 0; i < p->n_links; i++)
 		bpf_link__destroy(p->links[i]);
+	gs_ring_mark_close(&p->mark);
 	ring_buffer__free(p->rb);
 	orb_upcall_bpf__destroy(p->skel);
 	free(p);

@@ -33,6 +33,8 @@ struct gs_orb_probe;
 int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *prof, const uint32_t *tgids,
 		      uint32_t n, struct gs_tlog *log, char *err, size_t errlen);
 void gs_orb_probe_drain(struct gs_orb_probe *p);
+/* As gs_sched_probe_complete(), for the upcall ring. */
+int64_t gs_orb_probe_complete(const struct gs_orb_probe *p, uint64_t *stalls);
 void gs_orb_probe_counts(const struct gs_orb_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost);
 void gs_orb_probe_close(struct gs_orb_probe *p);
 

@@ -23,6 +23,19 @@ void gs_sched_probe_drain(struct gs_sched_probe *p)
 	(void)p;
 }
 
+int64_t gs_sched_probe_complete(const struct gs_sched_probe *p, uint64_t *stalls)
+{
+	(void)p;
+	*stalls = 0;
+	return 0;
+}
+
+uint64_t gs_sched_probe_written(const struct gs_sched_probe *p)
+{
+	(void)p;
+	return 0;
+}
+
 void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
 {
 	(void)p;
@@ -40,6 +53,7 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 #include <bpf/libbpf.h>
 
 #include "../ebpf/sched.h"
+#include "ring_mark.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wcast-qual"
@@ -50,8 +64,19 @@ struct gs_sched_probe {
 	struct sched_bpf *skel;
 	struct ring_buffer *rb;
 	struct gs_tlog *log;
+	struct gs_ring_mark mark;
+	uint32_t ncpus;               /* rows of the loss counters to add */
 	uint64_t records, bad;
 };
+
+static uint64_t lost_total(const void *arg)
+{
+	const struct gs_sched_probe *p = arg;
+	uint64_t n = 0;
+	for (uint32_t c = 0; c < p->ncpus; c++)
+		n += p->skel->bss->counters[c][GS_SCHED_CNT_LOST];
+	return n;
+}
 
 static int on_record(void *ctx, void *data, size_t len)
 {
@@ -62,8 +87,11 @@ static int on_record(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	p->records++;
+	bool pc = (e->flags & GS_SCHED_F_PCOUNT) != 0;
 	if (e->kind == GS_SCHED_SWITCH)
-		gs_tlog_push_switch(p->log, (int64_t)e->ts_ns, e->tid, e->other, e->prev_state == GS_SCHED_PREV_RUNNABLE);
+		gs_tlog_push_switch_pc(p->log, (int64_t)e->ts_ns, e->tid, e->other,
+				       e->prev_state == GS_SCHED_PREV_RUNNABLE, pc && e->other ? (int64_t)e->pcount : -1,
+				       pc && e->tid ? (int64_t)e->prev_pcount : -1);
 	else if (e->kind == GS_SCHED_WAKEUP)
 		gs_tlog_push_wakeup(p->log, (int64_t)e->ts_ns, e->tid, e->other);
 	else
@@ -110,6 +138,12 @@ int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint
 		snprintf(err, errlen, "--sched: cannot map the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	if ((r = gs_ring_mark_open(&p->mark, bpf_map__fd(p->skel->maps.sched_events))) != 0) {
+		snprintf(err, errlen, "--sched: cannot map the ring buffer's positions: %s", strerror(r));
+		goto fail;
+	}
+	r = libbpf_num_possible_cpus();
+	p->ncpus = r > 0 && r < GS_SCHED_MAX_CPUS ? (uint32_t)r : GS_SCHED_MAX_CPUS;
 	*out = p;
 	return 0;
 fail:
@@ -120,7 +154,21 @@ fail:
 void gs_sched_probe_drain(struct gs_sched_probe *p)
 {
 	if (p)
-		ring_buffer__consume(p->rb);
+		gs_ring_mark_drain(&p->mark, p->rb, lost_total, p, p->log);
+}
+
+int64_t gs_sched_probe_complete(const struct gs_sched_probe *p, uint64_t *stalls)
+{
+	*stalls = p ? p->mark.stalls : 0;
+	return p ? p->mark.complete : 0;
+}
+
+uint64_t gs_sched_probe_written(const struct gs_sched_probe *p)
+{
+	uint64_t n = 0;
+	for (uint32_t c = 0; p && c < p->ncpus; c++)
+		n += p->skel->bss->counters[c][GS_SCHED_CNT_WRITTEN];
+	return n;
 }
 
 void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost)
@@ -139,6 +187,7 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 {
 	if (!p)
 		return;
+	gs_ring_mark_close(&p->mark);
 	ring_buffer__free(p->rb);
 	sched_bpf__destroy(p->skel);
 	free(p);

@@ -19,6 +19,12 @@ int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint
 			char *err, size_t errlen);
 /* Moves every record waiting in the ring into the log. */
 void gs_sched_probe_drain(struct gs_sched_probe *p);
+/* Every record stamped up to the time returned (CLOCK_MONOTONIC ns) has been
+ * drained into the log (probe/ring_mark.h); *stalls: drains that found a
+ * record reserved and not yet written. */
+int64_t gs_sched_probe_complete(const struct gs_sched_probe *p, uint64_t *stalls);
+/* Records the kernel side wrote (the closing report sets them beside those read). */
+uint64_t gs_sched_probe_written(const struct gs_sched_probe *p);
 /* Records written and lost (ring full) so far; the time (CLOCK_MONOTONIC) of
  * the last loss in *last_lost (0: none). */
 void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost);

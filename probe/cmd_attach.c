@@ -71,6 +71,10 @@ struct attach_ctx {
 	struct gs_orb_probe *orb;
 	struct gs_orb_profile prof;
 	uint64_t sched_unsplit, sched_lost_calls, orb_unmatched;
+	uint64_t sched_incomplete;   /* call sides written before the rings were read up to them */
+	uint64_t sched_uncounted;    /* ... before a record after them carried the switch count */
+	uint64_t sched_chained;      /* splits followed through a third thread */
+	uint64_t orb_incomplete;     /* Requests written before the upcall ring was read up to them */
 	/* per operation, for the closing lines: the sums of the splits */
 	struct split_sum {
 		uint32_t op;
@@ -356,28 +360,79 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 
 /* ---- --sched, --orb ------------------------------------------------------ */
 
+/* Drains the sched and upcall rings into the threads' logs and tells the
+ * logs how far they are complete (the earlier of the two rings' marks). */
+static void drain_split(struct attach_ctx *x)
+{
+	uint64_t stalls;
+	int64_t done = INT64_MAX;
+	if (!x->tlog_ok)
+		return;
+	gs_sched_probe_drain(x->sched);
+	gs_orb_probe_drain(x->orb);
+	if (x->sched)
+		done = gs_sched_probe_complete(x->sched, &stalls);
+	if (x->orb) {
+		int64_t o = gs_orb_probe_complete(x->orb, &stalls);
+		if (o < done)
+			done = o;
+	}
+	if (done != INT64_MAX)
+		gs_tlog_set_complete(&x->tlog, done);
+}
+
 /* A syscall instant as it comes: the scheduler states of its thread up to it
- * (the thread is on CPU in the syscall: every change of its state before
- * is in the sched ring already) while its log still holds them. */
+ * while its log still holds them.  The thread is on CPU in the syscall, so
+ * every change of its state before was written to the sched ring already;
+ * but a record of another CPU reserved before and not yet written holds the
+ * reader up, and those behind it: the totals are taken only when the ring
+ * was read to its end (gs_tlog_known), else when the call is enriched. */
 static void on_instant(void *arg, struct gs_times_ev *ev)
 {
 	struct attach_ctx *x = arg;
 	/* the threads' logs follow the syscall records (what happened after
 	 * them waits): a log ahead of them would push out what a split needs */
-	gs_sched_probe_drain(x->sched);
-	gs_orb_probe_drain(x->orb);
+	drain_split(x);
 	gs_tlog_advance(&x->tlog, ev->mono);
 	if (x->sched && ev->tid)
 		ev->has_cum = gs_tlog_cum(&x->tlog, ev->tid, ev->mono, ev->cum);
 }
 
-/* a loss of a sched record in [from, to] (monotonic ns) */
-static bool sched_lost_in(const struct attach_ctx *x, int64_t from, int64_t to)
+/* the syscall instants of a call: t4, t5, t1, t8 (NULL: not known) */
+static void call_evs(const struct gs_feed *f, const struct gs_call *c, const struct gs_call_times *t,
+		     const struct gs_times_ev *ev[4])
 {
-	uint64_t rec, lost;
-	int64_t last;
-	gs_sched_probe_counts(x->sched, &rec, &lost, &last);
-	return lost && last >= from && last <= to;
+	const struct gs_times_dir *req = gs_times_dir(&f->times, &c->client, &c->server);
+	const struct gs_times_dir *rep = gs_times_dir(&f->times, &c->server, &c->client);
+	ev[0] = req && t->server_recv ? gs_times_ev_at(req, false, t->server_recv) : NULL;
+	ev[1] = rep && t->server_send ? gs_times_ev_at(rep, true, t->server_send) : NULL;
+	ev[2] = req && t->client_send ? gs_times_ev_at(req, true, t->client_send) : NULL;
+	ev[3] = rep && t->client_recv ? gs_times_ev_at(rep, false, t->client_recv) : NULL;
+}
+
+/* A call whose instants are there: ready once the logs are complete up to
+ * the last of them (the records before it may still be held up in a ring) */
+static bool ready(void *arg, const struct gs_feed *f, const struct gs_call *c, const struct gs_call_times *t)
+{
+	struct attach_ctx *x = arg;
+	const struct gs_times_ev *ev[4];
+	int64_t need = 0;
+	call_evs(f, c, t, ev);
+	for (int i = 0; i < 4; i++)
+		if (ev[i] && ev[i]->mono > need)
+			need = ev[i]->mono;
+	if (!gs_tlog_known(&x->tlog, need))
+		drain_split(x);
+	if (!gs_tlog_known(&x->tlog, need))
+		return false;
+	/* --sched: a record of each side's last thread after its instant has
+	 * carried the kernel's count of its switches-in (one without a record
+	 * up to the instant would be known by then) */
+	if (x->sched)
+		for (int i = 1; i < 4; i += 2)
+			if (ev[i] && ev[i]->tid && !gs_tlog_counted(&x->tlog, ev[i]->tid, ev[i]->mono))
+				return false;
+	return true;
 }
 
 /* one side's split: `a` the syscall that started the interval, `b` the one
@@ -388,8 +443,16 @@ static bool sched_side(struct attach_ctx *x, const struct gs_times_ev *a, const 
 	struct gs_tlog_split sp;
 	if (!a || !b || !a->tid || !b->tid)
 		return false;
-	if (sched_lost_in(x, a->mono, b->mono)) {
+	if (gs_tlog_lost_in(&x->tlog, a->mono, b->mono)) {
 		x->sched_lost_calls++;
+		return false;
+	}
+	if (!gs_tlog_known(&x->tlog, b->mono)) {
+		x->sched_incomplete++;
+		return false;
+	}
+	if (!gs_tlog_counted(&x->tlog, b->tid, b->mono)) {
+		x->sched_uncounted++;
 		return false;
 	}
 	if (!gs_tlog_split(&x->tlog, a->tid, a->mono, a->has_cum ? a->cum : NULL, b->tid, b->mono,
@@ -400,6 +463,8 @@ static bool sched_side(struct attach_ctx *x, const struct gs_times_ev *a, const 
 	*oncpu = sp.oncpu;
 	*runq = sp.runq;
 	*blocked = sp.blocked;
+	if (sp.hops > 1)
+		x->sched_chained++;
 	return true;
 }
 
@@ -464,19 +529,13 @@ static void write_sums(const struct attach_ctx *x)
 static void enrich(void *arg, const struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t)
 {
 	struct attach_ctx *x = arg;
-	const struct gs_times_dir *req = gs_times_dir(&f->times, &c->client, &c->server);
-	const struct gs_times_dir *rep = gs_times_dir(&f->times, &c->server, &c->client);
-	const struct gs_times_ev *s4 = NULL, *s5 = NULL, *c1 = NULL, *c8 = NULL;
-	gs_sched_probe_drain(x->sched);
-	gs_orb_probe_drain(x->orb);
-	if (req && t->server_recv)
-		s4 = gs_times_ev_at(req, false, t->server_recv);
-	if (rep && t->server_send)
-		s5 = gs_times_ev_at(rep, true, t->server_send);
-	if (req && t->client_send)
-		c1 = gs_times_ev_at(req, true, t->client_send);
-	if (rep && t->client_recv)
-		c8 = gs_times_ev_at(rep, false, t->client_recv);
+	const struct gs_times_ev *ev[4], *s4, *s5, *c1, *c8;
+	drain_split(x);
+	call_evs(f, c, t, ev);
+	s4 = ev[0];
+	s5 = ev[1];
+	c1 = ev[2];
+	c8 = ev[3];
 	t->server_recv_tid = s4 ? s4->tid : 0;
 	t->server_send_tid = s5 ? s5->tid : 0;
 	t->client_send_tid = c1 ? c1->tid : 0;
@@ -491,7 +550,9 @@ static void enrich(void *arg, const struct gs_feed *f, const struct gs_call *c, 
 	}
 	if (x->orb && s4 && s5 && s5->tid) {
 		int64_t us, ue;
-		if (gs_tlog_upcall_span(&x->tlog, s5->tid, s4->mono, s5->mono, &us, &ue)) {
+		if (!gs_tlog_known(&x->tlog, s5->mono)) {
+			x->orb_incomplete++;
+		} else if (gs_tlog_upcall_span(&x->tlog, s5->tid, s4->mono, s5->mono, &us, &ue)) {
 			/* each edge in the wall clock of the instant it is measured from */
 			t->upcall_start = us + (t->server_recv - s4->mono);
 			t->upcall_end = ue + (t->server_send - s5->mono);
@@ -520,6 +581,8 @@ static int open_split(struct attach_ctx *x, const struct attach_opts *a, struct 
 		return 2;
 	}
 	x->tlog_ok = true;
+	/* nothing read yet: no instant is known until the rings are read */
+	gs_tlog_set_complete(&x->tlog, 0);
 	if (a->orb && gs_orb_probe_open(&x->orb, &x->prof, x->tgids, x->n_tgids, &x->tlog, err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: %s\n", err);
 		return 2;
@@ -571,8 +634,7 @@ static int loop(struct attach_ctx *x)
 			gs_tls_feed_flush(&x->tlsf);
 		if (x->tlog_ok) {
 			/* no syscall record older than a second is still to come */
-			gs_sched_probe_drain(x->sched);
-			gs_orb_probe_drain(x->orb);
+			drain_split(x);
 			gs_tlog_advance(&x->tlog, gs_mono_ns() - 1000000000LL);
 		}
 		gs_feed_clock(&x->feed);
@@ -639,24 +701,36 @@ static void report(const struct attach_ctx *x)
 			(unsigned long long)x->tlsf.heads_unframed, (unsigned long long)x->tlsf.table_full,
 			(unsigned long long)x->tlsf.bad_records);
 	if (x->sched) {
-		uint64_t rec, lost;
+		uint64_t rec, lost, stalls;
 		int64_t last;
 		gs_sched_probe_counts(x->sched, &rec, &lost, &last);
-		fprintf(stderr, "giopscope attach: sched: %llu scheduler records, %llu lost (ring full); %llu call "
-			"sides not split (%llu touched by a loss, %llu beyond the threads' logs or not linked by "
-			"a wake-up), %llu threads forgotten (table full)\n",
-			(unsigned long long)rec, (unsigned long long)lost,
-			(unsigned long long)(x->sched_lost_calls + x->sched_unsplit),
+		gs_sched_probe_complete(x->sched, &stalls);
+		fprintf(stderr, "giopscope attach: sched: %llu scheduler records (%llu written), %llu lost (ring full), "
+			"%llu switches-in the kernel counted without a record; %llu call "
+			"sides not split (%llu touched by a loss or a missed switch, %llu beyond the threads' logs or not linked by "
+			"wake-ups, %llu written before the ring was read up to them, %llu before a later record "
+			"of the thread carried its switch count), %llu followed through a "
+			"third thread, %llu threads forgotten (table full), %llu reads held up by a record not "
+			"yet written, %llu state changes older than their thread's last\n",
+			(unsigned long long)rec, (unsigned long long)gs_sched_probe_written(x->sched),
+			(unsigned long long)lost, (unsigned long long)x->tlog.missed,
+			(unsigned long long)(x->sched_lost_calls + x->sched_unsplit + x->sched_incomplete +
+					     x->sched_uncounted),
 			(unsigned long long)x->sched_lost_calls, (unsigned long long)x->sched_unsplit,
-			(unsigned long long)x->tlog.replaced);
+			(unsigned long long)x->sched_incomplete, (unsigned long long)x->sched_uncounted,
+			(unsigned long long)x->sched_chained,
+			(unsigned long long)x->tlog.replaced, (unsigned long long)stalls,
+			(unsigned long long)x->tlog.late);
 	}
 	if (x->orb) {
 		uint64_t rec, lost;
 		int64_t last;
 		gs_orb_probe_counts(x->orb, &rec, &lost, &last);
 		fprintf(stderr, "giopscope attach: orb %s: %llu upcall edges, %llu lost (ring full); %llu answered "
-			"Requests without their upcall\n", x->prof.name, (unsigned long long)rec,
-			(unsigned long long)lost, (unsigned long long)x->orb_unmatched);
+			"Requests without their upcall (%llu written before the ring was read up to them)\n",
+			x->prof.name, (unsigned long long)rec, (unsigned long long)lost,
+			(unsigned long long)(x->orb_unmatched + x->orb_incomplete),
+			(unsigned long long)x->orb_incomplete);
 	}
 }
 
@@ -765,6 +839,7 @@ int gs_cmd_attach(int argc, char **argv)
 		x->feed.cols = so.times_cols;
 		x->feed.enrich = enrich;
 		x->feed.on_instant = on_instant;
+		x->feed.ready = ready;
 		x->feed.enrich_arg = x;
 	}
 	/* without -Z: nothing from here on needs a privilege (the files are open) */

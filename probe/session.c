@@ -123,7 +123,26 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 {
 	const struct gs_engine *e = s->e;
 	s->calls++;
-	gs_stats_add_call(&s->stats, gs_engine_strings(e), c);
+	if (s->stats.parts && t) {
+		/* attach --sched / --orb: the parts of server_process_us, per group */
+		struct gs_call_parts p;
+		memset(&p, 0, sizeof p);
+		if (t->server_sched) {
+			p.sched = true;
+			p.ns[GS_PART_ONCPU] = t->server_oncpu;
+			p.ns[GS_PART_RUNQ] = t->server_runq;
+			p.ns[GS_PART_BLOCKED] = t->server_blocked;
+		}
+		if (t->upcall_start && t->upcall_end && t->server_recv && t->server_send) {
+			p.orb = true;
+			p.ns[GS_PART_ORB_IN] = t->upcall_start - t->server_recv;
+			p.ns[GS_PART_SERVANT] = t->upcall_end - t->upcall_start;
+			p.ns[GS_PART_ORB_OUT] = t->server_send - t->upcall_end;
+		}
+		gs_stats_add_call_parts(&s->stats, gs_engine_strings(e), c, &p);
+	} else {
+		gs_stats_add_call(&s->stats, gs_engine_strings(e), c);
+	}
 	gs_tail_add_times(&s->tail, e, c, t);
 	if (s->opt.interval_ns)
 		gs_interval_add(&s->interval, c);
@@ -229,6 +248,9 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
 		goto fail;
 	}
+	/* attach --sched / --orb: the summary's groups keep the parts too */
+	gs_stats_parts(&s->stats, (o->times_cols & GS_TIMES_COLS_SCHED ? GS_PARTS_SCHED : 0u) |
+				  (o->times_cols & GS_TIMES_COLS_ORB ? GS_PARTS_ORB : 0u));
 	if (o->report && (err = gs_report_new(&s->report, NULL)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot set up the report: %s\n", cmd, strerror(err));
 		goto fail;

@@ -22,7 +22,13 @@
 #                  SLACK_US (the sleep lies inside the servant; waiting for a CPU after the wake-up
 #                  is run queue, not blocked; how late the kernel woke the sleep -- timer slack,
 #                  a vCPU the hypervisor held -- is blocked time and shows in both)
-#                spin: server_oncpu_us >= SPIN_US
+#                spin: the median server_oncpu_us >= SPIN_US, and every call's >= SPIN_US x
+#                  (1 - CPU_CLOCK_TOL): the servant counts SPIN_US on its thread's CPU clock
+#                  (the scheduler's clock less stolen time), the split is wall time on CPU on
+#                  CLOCK_MONOTONIC; on this VM the thread's CPU time (schedstat) ran 0.3-0.7%
+#                  ahead of the split's on-CPU over whole runs, one call 3% short (docs/attach.md);
+#                  a switch-in without a record shows as far more (2021 of 3000 us once) and now
+#                  leaves the call unsplit, counted in the closing line
 #                every Request (--orb): orb_in_us + servant_us + orb_out_us = server_process_us
 #                  (0.002 us), and servant_us - the servant's own (exit - entry) lies in
 #                  [-2 us, SLACK_US + server_runq_us] (omniORB's dispatch between ReceiveRequest's
@@ -31,10 +37,14 @@
 #                  moments), and the servant's span lies inside [t_upcall_start, t_upcall_end]
 #                  (2 us)
 #                the servant ran as many calls as the CSV has Requests; the closing lines give
-#                each operation's mean split as the CSV has it; the --report HTML has both
-#                stacked bars (sched, orb) for every operation
+#                each operation's mean split as the CSV has it; the summary (--summary, text on
+#                stderr) has per operation the split's calls, p50 and max as the CSV has them
+#                (p50 within the histograms' 0.8%); the --report HTML, as headless chromium
+#                parses it (--dump-dom; the raw file when chromium is missing, said in the
+#                note), has both stacked bars (sched, orb) for every operation, each segment
+#                the CSV's mean of its column, contiguous, to one scale (tests/lib/where_bars.py)
 #   hog        spin(SPIN_US) x N with a CPU hog pinned on the server's vCPU (same nice level):
-#                spin: server_oncpu_us >= SPIN_US; the sums as above; median server_runq_us
+#                spin: server_oncpu_us as in quiet; the sums as above; median server_runq_us
 #                >= SPIN_US / 4 and above quiet's median (the hog takes about half the vCPU);
 #                --tail names cpu-starved
 #   not_orb    `attach --pid P --orb omniorb` on a process that does not map libomniORB4
@@ -43,7 +53,7 @@
 #
 # usage: tests/integration/attach_sched.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), N (30), N_ECHO (3000), SLOW_US (3000), SPIN_US (3000), KEEP_DIR,
-#   FAIL_DIR (default /tmp/gs-failing)
+#   FAIL_DIR (default /tmp/gs-failing), SLACK_US (250), CPU_CLOCK_TOL (0.10), NS_TAG (sch)
 # Prints "PASS name (figures)" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a
 # failure, 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
 
@@ -66,6 +76,8 @@ SPIN_US=${SPIN_US:-3000}
 # omniORB's few us of dispatch, and interrupts/softirqs that take the CPU from the thread
 # without a context switch (not run queue): up to 88 us seen on this shared VM under load
 SLACK_US=${SLACK_US:-250}
+# the servant's CPU clock against the split's wall time on CPU, per call (see the header)
+CPU_CLOCK_TOL=${CPU_CLOCK_TOL:-0.10}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="quiet hog not_orb"
@@ -88,7 +100,7 @@ for v in PORT N N_ECHO SLOW_US SPIN_US; do
     esac
 done
 
-NS_TAG=sch
+NS_TAG=${NS_TAG:-sch}
 . tests/lib/netns.sh
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -196,10 +208,10 @@ client() {
 check() {
     local out
     if out=$(python3 - "$1" "$SC_DIR/pairs.csv" "$SC_DIR/servant.csv" "$SLOW_US" "$SPIN_US" \
-            "$WORK/quiet_runq_median" "$SC_DIR/attach.log" "$SLACK_US" 2>&1 <<'PY'
+            "$WORK/quiet_runq_median" "$SC_DIR/attach.log" "$SLACK_US" "$CPU_CLOCK_TOL" 2>&1 <<'PY'
 import csv, re, statistics, sys
 mode, pairs, servant, slow_us, spin_us, quiet_file, att_log = sys.argv[1:8]
-slow_us, spin_us, SLACK = float(slow_us), float(spin_us), float(sys.argv[8])
+slow_us, spin_us, SLACK, CLOCK_TOL = float(slow_us), float(spin_us), float(sys.argv[8]), float(sys.argv[9])
 rows = list(csv.DictReader(open(pairs, newline="")))
 bad = []
 need = ["server_oncpu_us", "server_runq_us", "server_blocked_us", "t_upcall_start", "t_upcall_end",
@@ -210,20 +222,30 @@ for k in need:
 reqs = [r for r in rows if r["kind"] == "Request" and r["status"] == "NO_EXCEPTION"]
 def f(r, k):
     return float(r[k])
+# calls left without a split must be the ones the closing line counts as touched by a ring
+# loss or a switch-in the kernel counted without a record (docs/attach.md), and few
+m = re.search(r"sched: \d+ scheduler records \((\d+) written\), (\d+) lost \(ring full\), (\d+) switches-in the "
+              r"kernel counted without a record; \d+ call sides not split \((\d+) touched by a loss", open(att_log).read())
+excused = int(m.group(4)) if m and (int(m.group(2)) or int(m.group(3))) else 0
+unsplit = [r for r in rows if r["server_process_us"] and not r["server_oncpu_us"]]
+if len(unsplit) > excused or len(unsplit) * 5 > len(rows):
+    for r in unsplit[:5]:
+        bad.append(f"request {r['request_id']} ({r['operation']}): no sched split")
+    bad.append(f"{len(unsplit)} calls without a split, {excused} excused by the closing line")
 for r in rows:
-    if not r["server_process_us"]:
+    if not r["server_process_us"] or not r["server_oncpu_us"]:
         continue
-    if not r["server_oncpu_us"]:
-        bad.append(f"request {r['request_id']} ({r['operation']}): no sched split"); continue
     s = f(r, "server_oncpu_us") + f(r, "server_runq_us") + f(r, "server_blocked_us")
     if abs(s - f(r, "server_process_us")) > 0.1:
         bad.append(f"request {r['request_id']}: oncpu+runq+blocked {s:.3f} != server_process_us {r['server_process_us']}")
 for r in reqs:
     op = r["operation"]
+    if not r["server_oncpu_us"]:
+        continue
     if op == "slow" and f(r, "server_blocked_us") < slow_us:
         bad.append(f"slow request {r['request_id']}: server_blocked_us {r['server_blocked_us']} < {slow_us}")
-    if op == "spin" and f(r, "server_oncpu_us") < spin_us:
-        bad.append(f"spin request {r['request_id']}: server_oncpu_us {r['server_oncpu_us']} < {spin_us}")
+    if op == "spin" and f(r, "server_oncpu_us") < spin_us * (1 - CLOCK_TOL):
+        bad.append(f"spin request {r['request_id']}: server_oncpu_us {r['server_oncpu_us']} < {spin_us} x (1 - {CLOCK_TOL})")
     if not r["servant_us"]:
         bad.append(f"request {r['request_id']} ({op}): no upcall"); continue
     s = f(r, "orb_in_us") + f(r, "servant_us") + f(r, "orb_out_us")
@@ -250,16 +272,19 @@ for op in sorted({r["operation"] for r in reqs}):
             continue
         d = f(r, "servant_us") - (t1 - t0) / 1000
         diffs.append(d)
-        if op == "slow" and f(r, "server_blocked_us") > (t1 - t0) / 1000 + SLACK:
+        if op == "slow" and r["server_oncpu_us"] and f(r, "server_blocked_us") > (t1 - t0) / 1000 + SLACK:
             bad.append(f"slow request {r['request_id']}: server_blocked_us {r['server_blocked_us']} > the servant's own {(t1 - t0) / 1000:.3f} us + {SLACK}")
-        if op == "slow":
+        if op == "slow" and r["server_oncpu_us"]:
             over.append(f(r, "server_blocked_us") - slow_us)
-        if not (-2 <= d <= SLACK + f(r, "server_runq_us")):
+        if r["server_oncpu_us"] and not (-2 <= d <= SLACK + f(r, "server_runq_us")):
             bad.append(f"{op} request {r['request_id']}: servant_us {r['servant_us']} vs the servant's {(t1 - t0) / 1000:.3f} us (runq {r['server_runq_us']})")
         if ns(r["t_upcall_start"]) > t0 + 2000 or ns(r["t_upcall_end"]) < t1 - 2000:
             bad.append(f"{op} request {r['request_id']}: the servant's span [{t0}, {t1}] not inside the upcall [{r['t_upcall_start']}, {r['t_upcall_end']}]")
-spin = [f(r, "server_runq_us") for r in reqs if r["operation"] == "spin"]
+spin = [f(r, "server_runq_us") for r in reqs if r["operation"] == "spin" and r["server_oncpu_us"]]
 med = statistics.median(spin) if spin else 0
+oncpu = [f(r, "server_oncpu_us") for r in reqs if r["operation"] == "spin" and r["server_oncpu_us"]]
+if oncpu and statistics.median(oncpu) < spin_us:
+    bad.append(f"spin: median server_oncpu_us {statistics.median(oncpu):.1f} < {spin_us}")
 if mode == "quiet":
     open(quiet_file, "w").write(f"{med}\n")
 if mode == "hog":
@@ -281,18 +306,21 @@ for line in open(att_log):
     if m:
         seen[m.group(1)] = [float(v) for v in m.groups()[1:]]
 for op in sorted({r["operation"] for r in reqs}):
-    mine = [r for r in reqs if r["operation"] == op and r["server_oncpu_us"] and r["servant_us"]]
+    ms = [r for r in reqs if r["operation"] == op and r["server_oncpu_us"]]
+    mo = [r for r in reqs if r["operation"] == op and r["servant_us"]]
     if op not in seen:
         bad.append(f"no closing line for {op}"); continue
     got = seen[op]
-    want = [statistics.mean(f(r, k) for r in mine) for k in ("server_oncpu_us", "server_runq_us", "server_blocked_us")]
-    want += [len(mine)] + [statistics.mean(f(r, k) for r in mine) for k in ("orb_in_us", "servant_us", "orb_out_us")]
+    want = [statistics.mean(f(r, k) for r in ms) for k in ("server_oncpu_us", "server_runq_us", "server_blocked_us")]
+    want += [len(ms)] + [statistics.mean(f(r, k) for r in mo) for k in ("orb_in_us", "servant_us", "orb_out_us")]
     if any(abs(a - b) > 0.06 for a, b in zip(got, want)):
         bad.append(f"closing line for {op}: {got} vs the CSV's means {[round(w, 2) for w in want]}")
 for b in bad[:20]:
     print(b)
 ds = sorted(diffs)
-print(f"{len(rows)} rows, {len(reqs)} Requests; spin median runq {med:.1f} us; "
+print(f"{len(rows)} rows, {len(reqs)} Requests" + (f" ({len(unsplit)} left unsplit, counted)" if unsplit else "")
+      + f"; spin median runq {med:.1f} us, on-CPU min "
+      + (f"{min(oncpu):.1f} median {statistics.median(oncpu):.1f} us; " if oncpu else "- ; ")
       + (f"slow blocked - SLOW_US: min {min(over):.1f} max {max(over):.1f} us; " if over else "")
       + f"servant_us - servant's own: "
       + (f"min {ds[0]:.1f} p50 {ds[len(ds)//2]:.1f} max {ds[-1]:.1f} us" if ds else "none"))
@@ -305,11 +333,96 @@ PY
     fi
 }
 
+# check_summary: the text summary's split tables (stderr, --summary) against the CSV
+check_summary() {
+    local out
+    if ! out=$(python3 - "$SC_DIR/pairs.csv" "$SC_DIR/attach.log" 2>&1 <<'PY'
+import csv, math, sys
+rows = [r for r in csv.DictReader(open(sys.argv[1], newline="")) if r["kind"] == "Request"]
+lines = open(sys.argv[2]).read().splitlines()
+tables = {"server_process_us split": ["server_oncpu_us", "server_runq_us", "server_blocked_us"],
+          "server_process_us: ORB": ["orb_in_us", "servant_us", "orb_out_us"]}
+bad, n = [], 0
+for title, cols in tables.items():
+    at = [i for i, l in enumerate(lines) if l.startswith(title)]
+    if not at:
+        bad.append(f"no summary table '{title}'"); continue
+    got = {}
+    for l in lines[at[0] + 2:]:
+        if not l.strip():
+            break
+        f = l.split("|")
+        if f[0].startswith("("):  # (LocateRequest), (all): not per operation
+            continue
+        got[f[0].split()[0]] = (int(f[0].split()[1]), [[float(v) for v in p.split()] for p in f[1:]])
+    for op in sorted({r["operation"] for r in rows}):
+        mine = [r for r in rows if r["operation"] == op and r[cols[0]]]
+        if op not in got:
+            bad.append(f"{title}: no row for {op}"); continue
+        cnt, parts = got[op]
+        if cnt != len(mine):
+            bad.append(f"{title} {op}: {cnt} calls, the CSV has {len(mine)}")
+        for col, (p50, p99, mx) in zip(cols, parts):
+            v = sorted(float(r[col]) for r in mine)
+            lo, hi = v[max(0, math.ceil(0.5 * len(v)) - 1)], v[min(len(v) - 1, math.ceil(0.5 * len(v)))]
+            n += 1
+            if abs(mx - v[-1]) > 0.051:
+                bad.append(f"{title} {op} {col}: max {mx}, the CSV's {v[-1]}")
+            if not (lo * 0.99 - 0.051 <= p50 <= hi * 1.01 + 0.051):
+                bad.append(f"{title} {op} {col}: p50 {p50}, the CSV's median {lo}..{hi}")
+            if not (p50 - 0.051 <= p99 <= mx + 0.051):
+                bad.append(f"{title} {op} {col}: p99 {p99} outside [p50 {p50}, max {mx}]")
+for b in bad[:10]:
+    print(b)
+print(f"summary: {n} parts as the CSV has them")
+sys.exit(1 if bad or not n else 0)
+PY
+    ); then
+        err "the summary's split tables" "$out"
+    else
+        SC_NOTE="$SC_NOTE; $(printf '%s' "$out" | tail -1)"
+    fi
+}
+
+# check_bars: the report's stacked bars in a real browser (chromium --dump-dom, bounded, its own
+# process group) against the CSV (tests/lib/where_bars.py); the raw HTML without chromium
+check_bars() {
+    local chromium page="$SC_DIR/report.html" how="raw HTML (no chromium)" out cpid
+    chromium=$(command -v chromium || command -v chromium-browser || true)
+    if [ -n "$chromium" ]; then
+        setsid "$chromium" --headless --no-sandbox --disable-gpu --no-first-run --disable-extensions \
+            --disable-background-networking --user-data-dir="$WORK/chromium-profile" \
+            --dump-dom "file://$SC_DIR/report.html" >"$SC_DIR/report.dom.html" 2>"$SC_DIR/chromium.err" </dev/null &
+        cpid=$!
+        for _ in $(seq 1 900); do
+            kill -0 "$cpid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if kill -0 "$cpid" 2>/dev/null; then
+            kill -KILL -- "-$cpid" 2>/dev/null
+            wait "$cpid" 2>/dev/null
+            err "chromium --dump-dom did not finish in 90 s"
+            return
+        fi
+        if ! wait "$cpid" || [ ! -s "$SC_DIR/report.dom.html" ]; then
+            err "chromium --dump-dom failed" "$(tail -3 "$SC_DIR/chromium.err")"
+            return
+        fi
+        page=$SC_DIR/report.dom.html
+        how="chromium DOM"
+    fi
+    if out=$(python3 tests/lib/where_bars.py "$page" "$SC_DIR/pairs.csv" 2>&1); then
+        SC_NOTE="$SC_NOTE; bars ($how): $(printf '%s' "$out" | tail -1)"
+    else
+        err "the report's bars ($how)" "$out"
+    fi
+}
+
 scenario_quiet() {
     sc_begin quiet
     if run_server; then
         if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5 \
-                --report "$SC_DIR/report.html"; then
+                --summary --report "$SC_DIR/report.html"; then
             client -op slow -size "$SLOW_US" -n "$N"
             client -op spin -size "$SPIN_US" -n "$N"
             client -op echoString -size 32 -n "$N_ECHO"
@@ -326,6 +439,8 @@ scenario_quiet() {
             fi
         done
         grep -q 'seg seg-servant' "$SC_DIR/report.html" || err "the report has no servant segment"
+        [ -z "$SC_ERR" ] && check_summary
+        [ -z "$SC_ERR" ] && check_bars
     fi
     sc_end
 }

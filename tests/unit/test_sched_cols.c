@@ -1,6 +1,7 @@
 /* The pairs columns of attach --sched and --orb (analysis/sink_pairs.c): their
  * header after attach's six, their values, empty (CSV) / null (JSON) where a
- * side is unknown, and the tail reasons they give (analysis/tail.c). */
+ * side is unknown, the tail reasons they give (analysis/tail.c), and the
+ * summary's and --by's per-group parts (analysis/stats.c, summary.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,8 @@
 
 #include "../../analysis/intern.h"
 #include "../../analysis/sink_pairs.h"
+#include "../../analysis/stats.h"
+#include "../../analysis/summary.h"
 #include "../../analysis/tail.h"
 
 static size_t write_row(char *buf, size_t len, enum gs_pairs_format fmt, const struct gs_intern *t,
@@ -126,12 +129,209 @@ static void reasons(void **state)
 	gs_intern_free(&t);
 }
 
+/* the summary of `st` in `fmt` into buf */
+static void summary(char *buf, size_t len, enum gs_summary_format fmt, const struct gs_stats *st,
+		    const struct gs_intern *t)
+{
+	struct gs_counters cnt;
+	struct gs_summary_info info;
+	FILE *f = fmemopen(buf, len, "w");
+	assert_non_null(f);
+	memset(&cnt, 0, sizeof cnt);
+	memset(&info, 0, sizeof info);
+	info.source = "attach";
+	gs_summary_write(f, fmt, st, &cnt, t, &info);
+	assert_false(ferror(f));
+	fclose(f);
+}
+
+/* the CSV field named `col` of the row whose first field is `row` */
+static void csv_field(const char *csv, const char *row, const char *col, char *out, size_t len)
+{
+	char head[4096], line[4096];
+	const char *nl = strchr(csv, '\n'), *p;
+	int want = -1, i = 0;
+	assert_non_null(nl);
+	memcpy(head, csv, (size_t)(nl - csv));
+	head[nl - csv] = '\0';
+	for (char *tok = strtok(head, ","); tok; tok = strtok(NULL, ","), i++)
+		if (strcmp(tok, col) == 0)
+			want = i;
+	assert_true(want >= 0);
+	for (p = nl + 1; *p; p = strchr(p, '\n') + 1) {
+		const char *e = strchr(p, '\n');
+		size_t n = (size_t)(e - p);
+		memcpy(line, p, n);
+		line[n] = '\0';
+		if (strncmp(line, row, strlen(row)) == 0 && line[strlen(row)] == ',') {
+			char *q = line;
+			for (i = 0; i < want; i++)
+				q = strchr(q, ',') + 1;
+			n = strcspn(q, ",");
+			assert_true(n < len);
+			memcpy(out, q, n);
+			out[n] = '\0';
+			return;
+		}
+	}
+	fail_msg("no row %s", row);
+}
+
+static void add(struct gs_stats *st, const struct gs_intern *t, const struct gs_call *c, const struct gs_call_times *tm)
+{
+	struct gs_call_parts p;
+	memset(&p, 0, sizeof p);
+	p.sched = tm->server_sched;
+	p.ns[GS_PART_ONCPU] = tm->server_oncpu;
+	p.ns[GS_PART_RUNQ] = tm->server_runq;
+	p.ns[GS_PART_BLOCKED] = tm->server_blocked;
+	if (tm->upcall_start) {
+		p.orb = true;
+		p.ns[GS_PART_ORB_IN] = tm->upcall_start - tm->server_recv;
+		p.ns[GS_PART_SERVANT] = tm->upcall_end - tm->upcall_start;
+		p.ns[GS_PART_ORB_OUT] = tm->server_send - tm->upcall_end;
+	}
+	gs_stats_add_call_parts(st, t, c, &p);
+}
+
+/* The summary (text, CSV, JSON) and --by carry per group the parts of
+ * server_process_us: on-CPU / run queue / blocked and ORB in / servant / ORB
+ * out, p50 p99 max mean, and how many calls had them; without --sched/--orb
+ * nothing changes. */
+static void summary_parts(void **state)
+{
+	struct gs_intern t;
+	struct gs_call c;
+	struct gs_call_times tm;
+	struct gs_stats st, plain;
+	static char buf[65536], buf2[65536];
+	char v[64];
+	(void)state;
+	setup_call(&t, &c, &tm);
+	assert_int_equal(gs_stats_init(&st, 16, 1024), 0);
+	assert_int_equal(gs_stats_init(&plain, 16, 1024), 0);
+	gs_stats_parts(&st, GS_PARTS_SCHED | GS_PARTS_ORB);
+	/* "slow": 3 calls as setup_call (1/4/5 us, 2/6/2 us) */
+	for (int i = 0; i < 3; i++) {
+		add(&st, &t, &c, &tm);
+		gs_stats_add_call(&plain, &t, &c);
+	}
+	/* "spin": on CPU 100 and 200 us (mean 150), its second call without an upcall */
+	c.op = gs_intern(&t, "spin", 4);
+	tm.server_oncpu = 100000, tm.server_runq = 0, tm.server_blocked = 0;
+	tm.server_send = tm.server_recv + 100000;
+	tm.upcall_start = tm.server_recv + 1000, tm.upcall_end = tm.server_send - 1000;
+	add(&st, &t, &c, &tm);
+	tm.server_oncpu = 200000;
+	tm.upcall_start = tm.upcall_end = 0;
+	add(&st, &t, &c, &tm);
+	/* a call without any part: counted, not split */
+	tm.server_sched = false;
+	add(&st, &t, &c, &tm);
+
+	summary(buf, sizeof buf, GS_SUM_CSV, &st, &t);
+	csv_field(buf, "slow", "sched_calls", v, sizeof v);
+	assert_string_equal(v, "3");
+	csv_field(buf, "slow", "server_runq_p50_us", v, sizeof v);
+	assert_string_equal(v, "4.000");
+	csv_field(buf, "slow", "server_blocked_p99_us", v, sizeof v);
+	assert_string_equal(v, "5.000");
+	csv_field(buf, "slow", "servant_mean_us", v, sizeof v);
+	assert_string_equal(v, "6.000");
+	csv_field(buf, "slow", "orb_out_max_us", v, sizeof v);
+	assert_string_equal(v, "2.000");
+	csv_field(buf, "spin", "calls", v, sizeof v);
+	assert_string_equal(v, "3");
+	csv_field(buf, "spin", "sched_calls", v, sizeof v);
+	assert_string_equal(v, "2");
+	csv_field(buf, "spin", "server_oncpu_mean_us", v, sizeof v);
+	assert_string_equal(v, "150.000");
+	csv_field(buf, "spin", "server_oncpu_max_us", v, sizeof v);
+	assert_string_equal(v, "200.000");
+	csv_field(buf, "spin", "orb_calls", v, sizeof v);
+	assert_string_equal(v, "1");
+	csv_field(buf, "spin", "servant_p50_us", v, sizeof v);
+	assert_string_equal(v, "98.000");
+	csv_field(buf, "(all)", "sched_calls", v, sizeof v);
+	assert_string_equal(v, "5");
+	csv_field(buf, "(all)", "orb_in_mean_us", v, sizeof v);
+	assert_string_equal(v, "1.750"); /* (2 + 2 + 2 + 1) / 4 */
+	/* JSON: one object per part */
+	summary(buf, sizeof buf, GS_SUM_JSONL, &st, &t);
+	assert_non_null(strstr(buf, "\"operation\":\"spin\""));
+	assert_non_null(strstr(buf, ",\"sched_calls\":2,\"server_oncpu_us\":{\"p50\":"));
+	assert_non_null(strstr(buf, "\"max\":200.000,\"mean\":150.000}"));
+	assert_non_null(strstr(buf, ",\"orb_calls\":3,\"orb_in_us\":{\"p50\":2.000,\"p99\":2.000,\"max\":2.000,"
+				    "\"mean\":2.000}"));
+	/* text: a table per kind, each group's calls and p50 p99 max */
+	summary(buf, sizeof buf, GS_SUM_TEXT, &st, &t);
+	assert_non_null(strstr(buf, "server_process_us split"));
+	assert_non_null(strstr(buf, "\nserver_process_us: ORB            | orb-in "));
+	assert_non_null(strstr(buf, "\nslow                            3 |      1.0      1.0      1.0 |"
+				    "      4.0      4.0      4.0 |      5.0      5.0      5.0\n"));
+	assert_non_null(strstr(buf, "\nspin                            1 |      1.0      1.0      1.0 |"
+				    "     98.0     98.0     98.0 |      1.0      1.0      1.0\n"));
+	/* only the kinds asked for */
+	gs_stats_parts(&st, GS_PARTS_ORB);
+	summary(buf, sizeof buf, GS_SUM_CSV, &st, &t);
+	assert_null(strstr(buf, "sched_calls"));
+	assert_non_null(strstr(buf, ",capture_loss,orb_calls,orb_in_p50_us,"));
+	/* without --sched/--orb the summary is what it was, byte for byte */
+	gs_stats_parts(&st, 0);
+	for (int f = GS_SUM_TEXT; f <= GS_SUM_JSONL; f++) {
+		summary(buf, sizeof buf, (enum gs_summary_format)f, &st, &t);
+		assert_null(strstr(buf, "oncpu"));
+		assert_null(strstr(buf, "orb_in"));
+	}
+	summary(buf, sizeof buf, GS_SUM_CSV, &plain, &t);
+	summary(buf2, sizeof buf2, GS_SUM_CSV, &st, &t);
+	assert_memory_equal(buf, buf2, strcspn(buf, "\n")); /* the same header */
+	gs_stats_free(&st);
+	gs_stats_free(&plain);
+	gs_intern_free(&t);
+}
+
+/* --by conn: the parts go to the group the call is counted in */
+static void summary_parts_by(void **state)
+{
+	struct gs_intern t;
+	struct gs_call c;
+	struct gs_call_times tm;
+	struct gs_stats st;
+	static char buf[65536];
+	char v[64];
+	(void)state;
+	setup_call(&t, &c, &tm);
+	c.client.family = c.server.family = 4;
+	c.client.addr[0] = 10, c.client.addr[3] = 1, c.client.port = 40000;
+	c.server.addr[0] = 10, c.server.addr[3] = 2, c.server.port = 2809;
+	assert_int_equal(gs_stats_init(&st, 16, 1024), 0);
+	assert_int_equal(gs_stats_group_by(&st, GS_BY_SERVER), 0);
+	gs_stats_parts(&st, GS_PARTS_SCHED);
+	add(&st, &t, &c, &tm);
+	c.server.port = 2810;
+	tm.server_runq = 8000, tm.server_blocked = 1000;
+	add(&st, &t, &c, &tm);
+	summary(buf, sizeof buf, GS_SUM_CSV, &st, &t);
+	csv_field(buf, "10.0.0.2:2809", "server_runq_p50_us", v, sizeof v);
+	assert_string_equal(v, "4.000");
+	csv_field(buf, "10.0.0.2:2810", "server_runq_p50_us", v, sizeof v);
+	assert_string_equal(v, "8.000");
+	csv_field(buf, "(all)", "server_runq_mean_us", v, sizeof v);
+	assert_string_equal(v, "6.000");
+	assert_null(strstr(buf, "orb_calls"));
+	gs_stats_free(&st);
+	gs_intern_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(header),
 		cmocka_unit_test(rows),
 		cmocka_unit_test(reasons),
+		cmocka_unit_test(summary_parts),
+		cmocka_unit_test(summary_parts_by),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -145,6 +145,162 @@ static void held_until_their_time(void **state)
 	gs_tlog_free(&l);
 }
 
+/* The bug seen under load (a spin call: server_oncpu_us 2021 while the servant
+ * had used 3000 us of CPU, runq 1377): the servant thread 7 was preempted at
+ * 2000 us, switched back in at 2400 on another CPU, sent the reply at 3400.
+ * The switch-in's record was written, but behind a record another CPU had
+ * reserved and not written yet (a vCPU the hypervisor held): the reader stops
+ * there, so when t5's syscall record came the log still had 7 in the run
+ * queue since 2000, and its totals taken then gave 2000 us on CPU and 1400 us
+ * of run queue.  The log now knows how far it is complete: the totals are not
+ * taken before the ring was read up to the instant. */
+static void held_up_record(void **state)
+{
+	struct gs_tlog l;
+	struct gs_tlog_split sp;
+	int64_t a[3], b[3];
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	/* what the drain before t4 gave: 7 on CPU since 0, read to its end at 50 */
+	gs_tlog_push_switch(&l, 0, 0, 7, false);
+	gs_tlog_set_complete(&l, 50 * US);
+	gs_tlog_advance(&l, 0);
+	/* t4 = 0 us: known, its totals taken then */
+	assert_true(gs_tlog_cum(&l, 7, 0, a));
+	/* the drain at t5 (3400 us): the preemption is there, the switch-in at
+	 * 2400 is held behind another CPU's unwritten record: the ring was not
+	 * read to its end, the log is complete up to 1900 us only */
+	gs_tlog_push_switch(&l, 2000 * US, 7, 0, true);
+	gs_tlog_set_complete(&l, 1900 * US);
+	gs_tlog_advance(&l, 3400 * US);
+	/* the log does not run past what it knows is complete: the preemption
+	 * waits, so the switch-in held up behind it is applied after it */
+	assert_int_equal(l.n_pend, 1);
+	/* t5's totals are not taken now, nor is the call split */
+	assert_false(gs_tlog_known(&l, 3400 * US));
+	assert_false(gs_tlog_cum(&l, 7, 3400 * US, b));
+	assert_false(gs_tlog_split(&l, 7, 0, a, 7, 3400 * US, NULL, &sp));
+	/* the held record written, the ring read to its end at 3500 us */
+	gs_tlog_push_switch(&l, 2400 * US, 0, 7, false);
+	gs_tlog_set_complete(&l, 3500 * US);
+	gs_tlog_advance(&l, 3400 * US);
+	assert_int_equal(l.n_pend, 0);
+	assert_int_equal(l.late, 0);
+	assert_true(gs_tlog_known(&l, 3400 * US));
+	assert_true(gs_tlog_cum(&l, 7, 3400 * US, b));
+	assert_true(gs_tlog_split(&l, 7, 0, a, 7, 3400 * US, b, &sp));
+	assert_int_equal(sp.oncpu, 3000 * US);
+	assert_int_equal(sp.runq, 400 * US);
+	assert_int_equal(sp.blocked, 0);
+	/* a mark never goes back */
+	gs_tlog_set_complete(&l, 10 * US);
+	assert_true(gs_tlog_known(&l, 3500 * US));
+	gs_tlog_free(&l);
+}
+
+/* Losses are kept as windows: a call touched by an early loss stays marked
+ * whatever is lost later (the kernel side keeps only the last loss's time). */
+static void loss_windows(void **state)
+{
+	struct gs_tlog l;
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	assert_false(gs_tlog_lost_in(&l, 100 * US, 400 * US));
+	gs_tlog_loss(&l, 200 * US, 300 * US);
+	gs_tlog_loss(&l, 5000 * US, 5100 * US);
+	assert_true(gs_tlog_lost_in(&l, 100 * US, 400 * US));
+	assert_true(gs_tlog_lost_in(&l, 250 * US, 260 * US));
+	assert_true(gs_tlog_lost_in(&l, 4000 * US, 5000 * US));
+	assert_false(gs_tlog_lost_in(&l, 301 * US, 4999 * US));
+	/* windows pushed out: an interval reaching back before the oldest kept is unknown */
+	for (int i = 0; i < GS_TLOG_LOSSES; i++)
+		gs_tlog_loss(&l, (10000 + i * 10) * US, (10000 + i * 10 + 1) * US);
+	assert_true(gs_tlog_lost_in(&l, 1000 * US, 1100 * US));
+	assert_false(gs_tlog_lost_in(&l, 10002 * US, 10009 * US));
+	gs_tlog_free(&l);
+}
+
+/* A call handed from the reading thread 5 to a dispatcher 8 and by it to the
+ * worker 6 that replies: followed along both wake-ups. */
+static void split_chain(void **state)
+{
+	struct gs_tlog l;
+	struct gs_tlog_split sp;
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_switch(&l, 0, 6, 5, false);   /* 6 blocked, 5 on CPU */
+	gs_tlog_switch(&l, 1 * US, 8, 0, false); /* 8 blocked */
+	gs_tlog_wakeup(&l, 15 * US, 9, 5);    /* 5 wakes an unrelated thread */
+	gs_tlog_wakeup(&l, 20 * US, 8, 5);    /* 5 hands the call to 8 */
+	gs_tlog_switch(&l, 25 * US, 5, 8, false);
+	gs_tlog_wakeup(&l, 35 * US, 6, 8);    /* 8 hands it to 6 */
+	gs_tlog_switch(&l, 40 * US, 8, 0, false);
+	gs_tlog_switch(&l, 50 * US, 0, 6, false);
+	/* t4 = 10 (5), t5 = 70 (6): 5 10..20 on CPU; 8 20..25 run queue,
+	 * 25..35 on CPU; 6 35..50 run queue, 50..70 on CPU */
+	assert_true(gs_tlog_split(&l, 5, 10 * US, NULL, 6, 70 * US, NULL, &sp));
+	assert_int_equal(sp.hops, 2);
+	assert_int_equal(sp.handoff_tid, 6);
+	assert_int_equal(sp.handoff_ts, 35 * US);
+	assert_int_equal(sp.oncpu, (10 + 10 + 20) * US);
+	assert_int_equal(sp.runq, (5 + 15) * US);
+	assert_int_equal(sp.blocked, 0);
+	/* a wake-up before the interval links nothing */
+	assert_false(gs_tlog_split(&l, 5, 21 * US, NULL, 6, 70 * US, NULL, &sp));
+	gs_tlog_free(&l);
+}
+
+/* A switch-in the kernel counted without a record (sched_info.pcount moved by
+ * two between two switch-in records): the thread ran while its log has it in
+ * the run queue, so the time between is a loss and the call is not split
+ * (seen under load: 2 of 56 switches-in of a spinning servant had no record,
+ * on-CPU 690 us for a 3000 us spin, with no ring loss). */
+static void missed_switch(void **state)
+{
+	struct gs_tlog l;
+	struct gs_tlog_split sp;
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_push_switch_pc(&l, 0, 3, 7, false, 4, -1);          /* on CPU: its 5th run */
+	gs_tlog_push_switch_pc(&l, 1000 * US, 7, 3, true, -1, 5);   /* preempted: 5 runs */
+	/* its 6th switch-in (1500) and the switch-out after it (2500): no record */
+	gs_tlog_push_switch_pc(&l, 3000 * US, 3, 7, false, 6, -1);  /* the 7th */
+	gs_tlog_set_complete(&l, 4000 * US);
+	gs_tlog_advance(&l, 4000 * US);
+	assert_int_equal(l.missed, 1);
+	/* the log alone would say 1300 us on CPU, 2000 in the run queue */
+	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 3400 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, 1300 * US);
+	/* but the stretch since the last counted record is a loss: not split */
+	assert_true(gs_tlog_lost_in(&l, 100 * US, 3400 * US));
+	assert_false(gs_tlog_lost_in(&l, 0, 900 * US));
+	/* a run missed after t5 = 3400 is not known until a record of the thread
+	 * after t5 carries the count: the call waits for it */
+	assert_false(gs_tlog_counted(&l, 7, 3400 * US));
+	gs_tlog_push_switch_pc(&l, 4500 * US, 7, 3, true, -1, 8);   /* 8 runs: the 8th had no record */
+	gs_tlog_set_complete(&l, 5000 * US);
+	gs_tlog_advance(&l, 5000 * US);
+	assert_true(gs_tlog_counted(&l, 7, 3400 * US));
+	assert_int_equal(l.missed, 2);
+	assert_true(gs_tlog_lost_in(&l, 3100 * US, 3400 * US));
+	/* consecutive counts are no loss */
+	gs_tlog_push_switch_pc(&l, 5000 * US, 3, 7, false, 8, -1);
+	gs_tlog_push_switch_pc(&l, 5500 * US, 7, 3, false, -1, 9);
+	gs_tlog_set_complete(&l, 6000 * US);
+	gs_tlog_advance(&l, 6000 * US);
+	assert_int_equal(l.missed, 2);
+	assert_false(gs_tlog_lost_in(&l, 5100 * US, 5400 * US));
+	/* a thread whose records carry no count is never waited for; a new
+	 * thread's first switch-in carries 0, a count like any other */
+	assert_true(gs_tlog_counted(&l, 99, 0));
+	gs_tlog_push_switch_pc(&l, 6000 * US, 3, 12, false, 0, -1);
+	gs_tlog_push_switch_pc(&l, 6100 * US, 12, 3, true, -1, 2);  /* its 2nd run had no record */
+	gs_tlog_set_complete(&l, 7000 * US);
+	gs_tlog_advance(&l, 7000 * US);
+	assert_int_equal(l.missed, 3);
+	gs_tlog_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -153,6 +309,10 @@ int main(void)
 		cmocka_unit_test(split_history_short),
 		cmocka_unit_test(upcall_span),
 		cmocka_unit_test(held_until_their_time),
+		cmocka_unit_test(held_up_record),
+		cmocka_unit_test(loss_windows),
+		cmocka_unit_test(split_chain),
+		cmocka_unit_test(missed_switch),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

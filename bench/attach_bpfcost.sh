@@ -105,6 +105,7 @@ else
     fi
 fi
 
+# shellcheck disable=SC2086  # the labels are words
 python3 - "$WORK" "$CALLS" "$(getconf CLK_TCK)" $LABELS <<'PY'
 import json, os, statistics, sys
 work, calls, tck, labels = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4:]

@@ -26,6 +26,11 @@
 #       attach_ref  attach run by GIOPSCOPE_REF (another build) [$ATTACH_OPTS]
 #       attach_sys  attach --syscall-hooks: the same build on its fallback path (send/recv
 #               instants from raw_syscalls sys_enter/sys_exit) [$ATTACH_OPTS]
+#       attach_frozen  attach (this build, default path, --ring-size 256m) whose process is
+#               stopped (SIGSTOP) from its ready line to the end of the on-window and let go
+#               (SIGCONT) DRAIN_S before its SIGINT: the kernel side alone (its programs and
+#               records), without the reader's work during the window; attach minus
+#               attach_frozen is what the reader costs the round trip
 #       dpdk    as in attach_overhead.sh (its poller spins a CPU: not comparable when pinned)
 #   - calls are put into windows by their start time; per window p50, p90, p99 of the round
 #     trips; per on-window the difference to the mean of its two neighbouring off-windows;
@@ -98,9 +103,9 @@ ns_require
 [ -x "$SERVER" ] && [ -x "$CLIENT" ] || make -s BUILD="$BUILD" orb-apps >&2 || exit 2
 for a in $ARMS; do
     case "$a" in
-        none|attach|attach_sys|live|dpdk) ;;
+        none|attach|attach_sys|attach_frozen|live|dpdk) ;;
         attach_ref) [ -x "${GIOPSCOPE_REF:-}" ] || { echo "attach_toggle: the attach_ref arm wants GIOPSCOPE_REF (a giopscope)" >&2; exit 2; } ;;
-        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys live attach_ref dpdk)" >&2; exit 2 ;;
+        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen live attach_ref dpdk)" >&2; exit 2 ;;
     esac
 done
 if [ "$PIN" = 1 ] && [ "$(nproc)" -lt 2 ]; then
@@ -186,12 +191,15 @@ on_window() {
         start_probe "$arm" "$log"
         rc=$?
     fi
+    # attach_frozen: the reader stopped, the kernel programs at work (records pile up in the ring)
+    [ "$arm" = attach_frozen ] && [ -n "$PROBE_PID" ] && kill -STOP "$PROBE_PID"
     t_ready=$(now)
     [ $rc = 0 ] || status="did not start: $(tail -1 "$log" 2>/dev/null)"
     sleep "$SETTLE_S"
     t_on0=$(now)
     sleep "$ON_S"
     t_on1=$(now)
+    [ "$arm" = attach_frozen ] && [ -n "$PROBE_PID" ] && kill -CONT "$PROBE_PID"
     sleep "$DRAIN_S"
     t_sig=$(now)
     if [ "$arm" = none ]; then

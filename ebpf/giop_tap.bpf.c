@@ -500,8 +500,11 @@ static __always_inline void frame(struct frame_ctx *c)
 		st->next_hdr = seq + (__u32)c->found;
 		c->flags |= GS_SEG_RESYNC;
 	}
-	/* mostly one message: no loop for it */
-	if (frame_step(0, c) == 0)
+	/* mostly one message, which ends in this segment or later: no loop
+	 * (a helper call and a callback per step) unless another header lies in
+	 * the segment */
+	if (frame_step(0, c) == 0 && st->mode == GS_FS_SYNC && !seq_before(st->next_hdr, seq) &&
+	    st->next_hdr - seq < plen)
 		bpf_loop(FRAME_STEPS, frame_step, c, 0);
 }
 

@@ -149,14 +149,10 @@ start_attach() {
     echo "# attach:$(printf ' %q' "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@")" >>"$SC_DIR/commands.log"
     "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@" 2>"$log" &
     ATT_PID=$!
-    for _ in $(seq 1 300); do
-        if grep -q "^giopscope attach: following" "$log" 2>/dev/null; then
-            check_hooks "$log" "${#hk[@]}"
-            return 0
-        fi
-        ns_alive "$ATT_PID" || break
-        sleep 0.05
-    done
+    if ns_wait_attached "$log" "$ATT_PID"; then
+        check_hooks "$log" "${#hk[@]}"
+        return 0
+    fi
     err "attach did not start" "$(tail -5 "$log")"
     kill -KILL "$ATT_PID" 2>/dev/null
     wait "$ATT_PID" 2>/dev/null
@@ -684,7 +680,7 @@ scenario_ring_full() {
         script -qfec "exec $GIOPSCOPE attach ${HOOK_ARGS[*]} --pid $SRV_PID --ring-size 8k --pairs --summary -o $SC_DIR/attach.csv" \
             "$SC_DIR/tty.log" </dev/null >/dev/null 2>&1 &
         tpid=$!
-        ns_wait_grep "$SC_DIR/tty.log" "^giopscope attach: following" 10
+        ns_wait_attached "$SC_DIR/tty.log" "$tpid"
         child=$(cat "/proc/$tpid/task/$tpid/children" 2>/dev/null)
         if [ -n "$child" ] && grep -q "^giopscope attach: following" "$SC_DIR/tty.log"; then
             # a burst while the reader is held (SIGSTOP: as a reader starved of CPU), more than

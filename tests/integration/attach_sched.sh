@@ -178,11 +178,7 @@ start_attach() {
     echo "# attach:$(printf ' %q' "$GIOPSCOPE" attach "$@")" >>"$SC_DIR/commands.log"
     "$GIOPSCOPE" attach "$@" 2>"$SC_DIR/attach.log" &
     ATT_PID=$!
-    for _ in $(seq 1 1200); do
-        grep -q "^giopscope attach: following" "$SC_DIR/attach.log" 2>/dev/null && return 0
-        ns_alive "$ATT_PID" || break
-        sleep 0.05
-    done
+    ns_wait_attached "$SC_DIR/attach.log" "$ATT_PID" && return 0
     err "attach did not start" "$(tail -5 "$SC_DIR/attach.log")"
     return 1
 }

@@ -119,12 +119,7 @@ start_attach() {
     "$GIOPSCOPE" attach --pid "$pid" --pairs --format csv -o "$D/$name.csv" -q 2>"$D/$name.err" &
     LAST_ATT=$!
     ATT_PIDS="$ATT_PIDS $LAST_ATT"
-    for _ in $(seq 1 300); do
-        grep -q "^giopscope attach: following" "$D/$name.err" 2>/dev/null && return 0
-        ns_alive "$LAST_ATT" || break
-        sleep 0.05
-    done
-    return 1
+    ns_wait_attached "$D/$name.err" "$LAST_ATT"
 }
 
 # wait_gone PID SECONDS: bounded wait for a process to end; its exit status in GONE_RC

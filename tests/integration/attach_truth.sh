@@ -135,11 +135,7 @@ start_attach() {
     "$GIOPSCOPE" attach "$@" 2>"$log" &
     ATT_PID=$!
     ATT_PIDS="$ATT_PIDS $ATT_PID"
-    for _ in $(seq 1 300); do
-        grep -q "^giopscope attach: following" "$log" 2>/dev/null && return 0
-        ns_alive "$ATT_PID" || break
-        sleep 0.05
-    done
+    ns_wait_attached "$log" "$ATT_PID" && return 0
     err "attach did not start" "$(tail -5 "$log")"
     return 1
 }

@@ -98,7 +98,7 @@ else
 	lis=$!
 	pids+=("$lis")
 	for _ in $(seq 50); do grep -q up "$WORK/py.out" 2>/dev/null && break; sleep 0.1; done
-	timeout 30 "$GS" attach --pid "$bare" --duration 1 -q >/dev/null 2>"$WORK/err"
+	timeout 120 "$GS" attach --pid "$bare" --duration 1 -q >/dev/null 2>"$WORK/err"
 	rc=$?
 	n=$(grep -c "pid $bare has no TCP socket yet" "$WORK/err")
 	if grep -q "no eBPF support" "$WORK/err"; then
@@ -109,7 +109,7 @@ else
 		ko "attach --pid (no TCP socket)" "exit $rc, $n warning lines (want 0 and 1)"
 	fi
 	if ! grep -q "no eBPF support" "$WORK/err"; then
-		timeout 30 "$GS" attach --pid "$lis" --duration 1 -q >/dev/null 2>"$WORK/err"
+		timeout 120 "$GS" attach --pid "$lis" --duration 1 -q >/dev/null 2>"$WORK/err"
 		rc=$?
 		if [ "$rc" -eq 0 ] && ! grep -q "no TCP socket" "$WORK/err" && grep -q "following pid $lis" "$WORK/err"; then
 			ok "attach --pid (a listening socket): no warning"

@@ -194,6 +194,21 @@ ns_wait_grep() {
     return 1
 }
 
+# ns_wait_attached LOG PID: wait until `giopscope attach` (PID, writing its stderr to LOG) says
+# what it follows, i.e. every program is loaded and attached; 1 when PID ended first or after
+# ATTACH_START_S (default 120) seconds. Loading means the kernel's verifier going over the
+# taps: about 5 s of system time on an idle 2-vCPU machine here, several times that when the
+# machine is loaded (41 s seen), so this bounds a wait, not a speed.
+ns_wait_attached() {
+    local log=$1 pid=$2
+    for _ in $(seq 1 $((${ATTACH_START_S:-120} * 20))); do
+        grep -q "^giopscope attach: following" "$log" 2>/dev/null && return 0
+        ns_alive "$pid" || return 1
+        sleep 0.05
+    done
+    return 1
+}
+
 # ns_wait_port NS PORT [TIMEOUT_S]: wait until a TCP socket listens on PORT inside NS.
 ns_wait_port() {
     local ns=$1 port=$2 t=${3:-10}

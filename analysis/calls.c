@@ -188,12 +188,26 @@ static inline void heap_remove(struct gs_engine *e, struct gs_heap_ent *h, uint3
 /* The open calls by start time, positions tracked. */
 static void wm_push(struct gs_engine *e, uint32_t idx)
 {
-	heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before, true);
+	if (e->wm_kept)
+		heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before, true);
 }
 
 static void wm_remove(struct gs_engine *e, uint32_t idx)
 {
-	heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before, true);
+	if (e->wm_kept)
+		heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before, true);
+}
+
+/* The open calls' heap from here on (see wm_kept): built from the open calls
+ * there are, in any order, since its order is total. */
+static void wm_keep(struct gs_engine *e)
+{
+	if (e->wm_kept)
+		return;
+	e->wm_kept = true;
+	for (uint32_t i = 0; i < e->call_hwm; i++)
+		if (e->calls[i].where == W_OPEN)
+			wm_push(e, i);
 }
 
 /* The ended calls in output order. */
@@ -599,6 +613,7 @@ uint32_t gs_call_alloc(struct gs_engine *e)
 		e->call_free = e->call_hwm++;
 	}
 	if (e->call_free == GS_NONE) {
+		wm_keep(e);
 		if (e->out_n == 0 && e->wm_n > 0) {
 			/* every slot holds an open call: the oldest gives way */
 			uint32_t old = e->wm_heap[0].idx;

@@ -130,11 +130,13 @@ struct gs_dir {
 	int64_t done_t_req_first, done_t_rep_last;
 	bool done_valid;
 	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
+	bool open_solo;          /* last_call (below) is the only open call this way, and not in
+	                          * the open index (in padding here: the size of a flow, which
+	                          * --max-memory budgets, stays) */
 	uint32_t last_op;        /* interned operation of the last request: most repeat it */
 	uint32_t last_key;       /* ... and object key */
 	uint32_t open_n;         /* open calls whose request went this way */
 	uint32_t last_call;      /* the latest of them: most lookups want it */
-	bool open_solo;          /* last_call is the only one, and not in the open index */
 	/* messages of calls begun with the more-fragments flag whose last Fragment
 	 * has not come: while there are any, every message goes to the log */
 	uint32_t frag_open;
@@ -295,6 +297,11 @@ struct gs_engine {
 	struct gs_heap_ent *heap_mem;
 	struct gs_heap_ent *wm_heap;   /* open calls by t_request_first (= heap_mem) */
 	uint32_t wm_n;
+	/* The heap is kept only when something reads it: the ordered output's
+	 * watermark, the reply timeout, the oldest call giving way to a full
+	 * pool (calls.c builds it then, once).  Unordered `read` never needs
+	 * it until the pool fills, and a call then costs no heap entry. */
+	bool wm_kept;
 	uint32_t out_n;                /* ended calls waiting for output order */
 	struct gs_drain_hold hold;
 	uint32_t serial;

@@ -544,9 +544,6 @@ static bool settled(const struct gs_engine *e, const struct gs_ocall *c)
 	return f->dir[c->dir].ack_max >= c->req_off1;
 }
 
-/* Writes the queued calls that can be written: settled (acknowledged, or ended
- * at least `linger` ago) and, when ordered, started before every call that may
- * still appear (unless more than `order_window` calls are queued). */
 /* The top of the queue was not settled at the last drain: what it waits for
  * (see struct gs_drain_hold).  It is still the top, its connection is still
  * there and still lacks the acknowledgement, and the linger has not passed:
@@ -576,6 +573,9 @@ static void hold(struct gs_engine *e, const struct gs_ocall *c, const struct gs_
 	h->t_done = x->t_done;
 }
 
+/* Writes the queued calls that can be written: settled (acknowledged, or ended
+ * at least `linger` ago) and, when ordered, started before every call that may
+ * still appear (unless more than `order_window` calls are queued). */
 void gs_calls_drain(struct gs_engine *e, bool all)
 {
 	while (e->out_n > 0) {

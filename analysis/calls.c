@@ -188,12 +188,26 @@ static inline void heap_remove(struct gs_engine *e, struct gs_heap_ent *h, uint3
 /* The open calls by start time, positions tracked. */
 static void wm_push(struct gs_engine *e, uint32_t idx)
 {
-	heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before, true);
+	if (e->wm_kept)
+		heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before, true);
 }
 
 static void wm_remove(struct gs_engine *e, uint32_t idx)
 {
-	heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before, true);
+	if (e->wm_kept)
+		heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before, true);
+}
+
+/* The open calls' heap from here on (see wm_kept): built from the open calls
+ * there are, in any order, since its order is total. */
+static void wm_keep(struct gs_engine *e)
+{
+	if (e->wm_kept)
+		return;
+	e->wm_kept = true;
+	for (uint32_t i = 0; i < e->call_hwm; i++)
+		if (e->calls[i].where == W_OPEN)
+			wm_push(e, i);
 }
 
 /* The ended calls in output order. */
@@ -239,24 +253,15 @@ struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t 
 	return NULL;
 }
 
-void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
+static void index_put(struct gs_engine *e, uint32_t idx)
 {
-	struct gs_ocall *c = &e->calls[idx];
-	uint32_t i = call_hash(c) & e->open_mask;
+	uint32_t i = call_hash(&e->calls[idx]) & e->open_mask;
 	while (e->open_index[i])
 		i = (i + 1) & e->open_mask;
 	e->open_index[i] = idx + 1;
-	e->open_count++;
-	c->where = W_OPEN;
-	if (c->attached) {
-		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
-		dr->open_n++;
-		dr->last_call = idx;
-	}
-	wm_push(e, idx);
 }
 
-static void open_remove(struct gs_engine *e, uint32_t idx)
+static void index_del(struct gs_engine *e, uint32_t idx)
 {
 	uint32_t mask = e->open_mask;
 	uint32_t i = call_hash(&e->calls[idx]) & mask;
@@ -268,7 +273,7 @@ static void open_remove(struct gs_engine *e, uint32_t idx)
 			j = (j + 1) & mask;
 			if (e->open_index[j] == 0) {
 				e->open_index[i] = 0;
-				goto done;
+				return;
 			}
 			k = call_hash(&e->calls[e->open_index[j] - 1]) & mask;
 			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
@@ -278,12 +283,49 @@ static void open_remove(struct gs_engine *e, uint32_t idx)
 		e->open_index[i] = e->open_index[j];
 		i = j;
 	}
-done:
+}
+
+/* A direction's only open call stays out of the index (open_solo): the
+ * fast path of gs_call_open_find finds it as last_call, and most connections
+ * have one call out at a time.  A second call puts both in. */
+void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
+{
+	struct gs_ocall *c = &e->calls[idx];
+	e->open_count++;
+	c->where = W_OPEN;
+	if (c->attached) {
+		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
+		if (dr->open_n == 0) {
+			dr->open_solo = true;
+		} else {
+			if (dr->open_solo)
+				index_put(e, dr->last_call);
+			dr->open_solo = false;
+			index_put(e, idx);
+		}
+		dr->open_n++;
+		dr->last_call = idx;
+	} else {
+		index_put(e, idx);
+	}
+	wm_push(e, idx);
+}
+
+static void open_remove(struct gs_engine *e, uint32_t idx)
+{
+	const struct gs_ocall *c = &e->calls[idx];
 	e->open_count--;
-	{
-		const struct gs_ocall *c = &e->calls[idx];
-		if (c->attached && e->flows[c->flow].in_use && e->flows[c->flow].gen == c->flow_gen)
-			e->flows[c->flow].dir[c->dir].open_n--;
+	/* an open call is attached to a live connection: it ends before its
+	 * connection does (gs_pair_flow_ended) */
+	if (c->attached && e->flows[c->flow].in_use && e->flows[c->flow].gen == c->flow_gen) {
+		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
+		if (dr->open_solo && dr->last_call == idx)
+			dr->open_solo = false;
+		else
+			index_del(e, idx);
+		dr->open_n--;
+	} else {
+		index_del(e, idx);
 	}
 	wm_remove(e, idx);
 }
@@ -301,7 +343,7 @@ struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c)
 		k = e->cext_hwm++; /* never past n_calls: a record a call at most */
 	}
 	x = &e->cext[k];
-	memset(x, 0, sizeof *x);
+	gs_zero(x, sizeof *x);
 	x->exception = GS_INTERN_EMPTY;
 	c->ext = k;
 	return x;
@@ -320,7 +362,7 @@ static void ext_free(struct gs_engine *e, struct gs_ocall *c)
 static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct gs_call *c)
 {
 	const struct gs_cext *x = gs_cx_peek(e, o);
-	memset(c, 0, sizeof *c);
+	gs_zero(c, sizeof *c);
 	if (x && x->has_ep) {
 		c->client = x->client;
 		c->server = x->server;
@@ -438,6 +480,7 @@ static void emit_top(struct gs_engine *e)
 	struct gs_call rec, *c = &rec;
 	assemble(e, &e->calls[idx], c);
 	out_remove_at(e, 0);
+	e->hold.serial = 0; /* a hold is for the top until it changes: serials wrap */
 	if (e->cfg.ordered && c->t_request_first < e->last_emitted_t)
 		e->cnt.rows_out_of_order++; /* only an ordered output can be out of order */
 	else
@@ -501,19 +544,54 @@ static bool settled(const struct gs_engine *e, const struct gs_ocall *c)
 	return f->dir[c->dir].ack_max >= c->req_off1;
 }
 
+/* The top of the queue was not settled at the last drain: what it waits for
+ * (see struct gs_drain_hold).  It is still the top, its connection is still
+ * there and still lacks the acknowledgement, and the linger has not passed:
+ * it still waits, as settled() would say, without reading the call records. */
+static bool still_held(const struct gs_engine *e)
+{
+	const struct gs_drain_hold *h = &e->hold;
+	const struct gs_flow *f;
+	if (e->heap_mem[e->n_calls - 1].serial != h->serial || h->serial == 0)
+		return false;
+	if (e->now - h->t_done >= e->cfg.linger_ns)
+		return false;
+	f = &e->flows[h->flow];
+	return f->in_use && f->gen == h->gen && f->dir[h->dir].ack_max < h->need;
+}
+
+/* Notes what the unsettled top (attached, with a side record) waits for. */
+static void hold(struct gs_engine *e, const struct gs_ocall *c, const struct gs_cext *x)
+{
+	struct gs_drain_hold *h = &e->hold;
+	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
+	h->serial = c->serial;
+	h->flow = c->flow;
+	h->gen = c->flow_gen;
+	h->dir = (uint8_t)(rep ? !c->dir : c->dir);
+	h->need = rep ? x->rep_off1 : c->req_off1;
+	h->t_done = x->t_done;
+}
+
 /* Writes the queued calls that can be written: settled (acknowledged, or ended
  * at least `linger` ago) and, when ordered, started before every call that may
  * still appear (unless more than `order_window` calls are queued). */
 void gs_calls_drain(struct gs_engine *e, bool all)
 {
 	while (e->out_n > 0) {
-		const struct gs_ocall *top = &e->calls[out_base(e)->idx];
+		const struct gs_ocall *top;
+		if (!all && still_held(e))
+			break;
+		top = &e->calls[out_base(e)->idx];
 		if (!all) {
 			const struct gs_cext *x = gs_cx_peek(e, top);
 			int64_t t_done = x ? x->t_done : e->now;
 			/* differences, not sums: hostile time stamps must not overflow */
-			if (e->now - t_done < e->cfg.linger_ns && !settled(e, top))
+			if (e->now - t_done < e->cfg.linger_ns && !settled(e, top)) {
+				if (x)
+					hold(e, top, x);
 				break;
+			}
 			/* past the window, memory matters more than order: a call
 			 * that never ends must not hold every later one */
 			if (e->cfg.ordered && e->out_n <= e->cfg.order_window) {
@@ -535,6 +613,7 @@ uint32_t gs_call_alloc(struct gs_engine *e)
 		e->call_free = e->call_hwm++;
 	}
 	if (e->call_free == GS_NONE) {
+		wm_keep(e);
 		if (e->out_n == 0 && e->wm_n > 0) {
 			/* every slot holds an open call: the oldest gives way */
 			uint32_t old = e->wm_heap[0].idx;

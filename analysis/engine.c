@@ -145,6 +145,7 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->open_index = calloc((size_t)e->open_mask + 1, sizeof *e->open_index);
 	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
 	e->wm_heap = e->heap_mem;
+	e->wm_kept = cfg->ordered || cfg->reply_timeout_ns > 0;
 	if (!e->flows || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
 	    !e->open_index || !e->heap_mem) {
 		gs_engine_free(e);

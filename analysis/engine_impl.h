@@ -130,6 +130,9 @@ struct gs_dir {
 	int64_t done_t_req_first, done_t_rep_last;
 	bool done_valid;
 	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
+	bool open_solo;          /* last_call (below) is the only open call this way, and not in
+	                          * the open index (in padding here: the size of a flow, which
+	                          * --max-memory budgets, stays) */
 	uint32_t last_op;        /* interned operation of the last request: most repeat it */
 	uint32_t last_key;       /* ... and object key */
 	uint32_t open_n;         /* open calls whose request went this way */
@@ -208,6 +211,21 @@ struct gs_cext {
 	uint8_t reply_type, completion, nagle_half, has_ep;
 };
 
+/* What the first call in output order waits for, noted when gs_calls_drain
+ * found it unsettled: the peer's acknowledgement of `need` on direction `dir`
+ * of its connection (flow, gen), or the linger after t_done.  Every packet
+ * drains, and most find the same call still waiting: this answers without
+ * reading its records.  The offsets a queued call waits for only grow (a later
+ * Fragment of its messages), so a `need` noted earlier never lets it go early;
+ * its connection's end (in_use, gen) is all that settles it otherwise. */
+struct gs_drain_hold {
+	uint32_t serial;    /* the call's serial (serials start at 1: 0 is none) */
+	uint32_t flow, gen;
+	uint8_t dir;
+	uint64_t need;
+	int64_t t_done;
+};
+
 /* An entry of the call heaps: the call and its first keys (calls.c). */
 struct gs_heap_ent {
 	int64_t t;          /* the call's t_request_first */
@@ -279,7 +297,13 @@ struct gs_engine {
 	struct gs_heap_ent *heap_mem;
 	struct gs_heap_ent *wm_heap;   /* open calls by t_request_first (= heap_mem) */
 	uint32_t wm_n;
+	/* The heap is kept only when something reads it: the ordered output's
+	 * watermark, the reply timeout, the oldest call giving way to a full
+	 * pool (calls.c builds it then, once).  Unordered `read` never needs
+	 * it until the pool fills, and a call then costs no heap entry. */
+	bool wm_kept;
 	uint32_t out_n;                /* ended calls waiting for output order */
+	struct gs_drain_hold hold;
 	uint32_t serial;
 	int64_t last_emitted_t;
 	bool finishing;

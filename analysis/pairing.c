@@ -121,7 +121,7 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 	}
 	idx = gs_call_alloc(e);
 	c = &e->calls[idx];
-	memset(c, 0, sizeof *c);
+	gs_zero(c, sizeof *c);
 	c->ext = GS_NONE;
 	c->attached = 1;
 	c->request_id = m->request_id;
@@ -148,7 +148,7 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 		 * for): keep the reply until its request is decoded or cannot be. */
 		uint32_t idx = gs_call_alloc(e);
 		c = &e->calls[idx];
-		memset(c, 0, sizeof *c);
+		gs_zero(c, sizeof *c);
 		c->ext = GS_NONE;
 		c->attached = 1;
 		c->request_id = m->request_id;

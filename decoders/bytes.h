@@ -23,6 +23,19 @@ static inline uint32_t gs_le32(const uint8_t *p)
 	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
+/* Clears n bytes, a record the hot path clears per message or per call.  GCC
+ * (12, -O2, generic tuning) clears more than 64 bytes of a known size with
+ * `rep stos`, whose start-up costs tens of cycles on AMD cores (measured: a
+ * few per cent of `read`); 64-byte pieces become plain vector stores. */
+static inline void gs_zero(void *p, size_t n)
+{
+	unsigned char *q = p;
+	for (size_t i = 0; i + 64 <= n; i += 64)
+		memset(q + i, 0, 64);
+	if (n % 64)
+		memset(q + n - n % 64, 0, n % 64);
+}
+
 /* A read-only window over captured bytes. */
 struct gs_span {
 	const uint8_t *p;

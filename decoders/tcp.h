@@ -32,6 +32,10 @@ enum gs_dec gs_tcp_decode(struct gs_span s, struct gs_tcp *t);
 static inline void gs_tcp_options(const uint8_t *p, size_t len, struct gs_tcp *t)
 {
 	size_t i = 0;
+	/* After the handshake most stacks send timestamps alone, laid out
+	 * NOP NOP TS (RFC 7323, Appendix A): nothing in it to record */
+	if (len == 12 && gs_be32(p) == 0x0101080au)
+		return;
 	while (i < len) {
 		uint8_t kind = p[i], olen;
 		if (kind == 0) /* end of list */

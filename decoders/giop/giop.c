@@ -38,7 +38,7 @@ bool giop_plausible_header(const uint8_t *p, size_t avail, uint32_t max_size)
 enum giop_res giop_decode_header(const uint8_t *p, size_t avail, uint32_t max_size,
 				 struct giop_msg *m)
 {
-	memset(m, 0, offsetof(struct giop_msg, ctx));
+	gs_zero(m, offsetof(struct giop_msg, ctx));
 	if (avail < 4) {
 		/* judge the magic on what we have, so garbage is not "need more" */
 		if (memcmp(p, "GIOP", avail) != 0) {

@@ -1921,6 +1921,68 @@ static void test_max_open_calls_evicts(void **state)
 	ub_free(&w);
 }
 
+/* Unordered output keeps no heap of the open calls until the pool fills: then
+ * it is built from the open calls, and the oldest gives way, wherever its slot
+ * is; from then on the heap is kept. */
+static void test_unordered_evicts_oldest(void **state)
+{
+	struct ub w;
+	struct sink s;
+	struct conn a, b;
+	struct gs_config cfg;
+	struct gs_engine *e;
+	size_t r1, o1, p1, r5, o5, r2, o2, r3, o3, r4, o4, r6, o6;
+	small_cfg(&cfg);
+	cfg.max_open_calls = 3;
+	cfg.ordered = false;
+	e = engine_new(&cfg, &s);
+	ub_init(&w, false);
+	o1 = w.n;
+	r1 = ub_request(&w, 2, false, 1, "op", 0);
+	p1 = w.n;
+	ub_reply(&w, 2, false, 1, 0);
+	o5 = w.n;
+	r5 = ub_request(&w, 2, false, 5, "op", 0);
+	o2 = w.n;
+	r2 = ub_request(&w, 2, false, 2, "op", 0);
+	o3 = w.n;
+	r3 = ub_request(&w, 2, false, 3, "op", 0);
+	o4 = w.n;
+	r4 = ub_request(&w, 2, false, 4, "op", 0);
+	o6 = w.n;
+	r6 = ub_request(&w, 2, false, 6, "op", 0);
+	conn_init(&a, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+	conn_init(&b, "10.0.0.3", 40001, "10.0.0.2", 2809, 3000, 7000);
+	conn_handshake(e, &a, TS(0));
+	conn_handshake(e, &b, TS(0));
+	conn_send(e, &a, 0, TS(1), w.b + o1, r1);  /* slot 0 */
+	conn_send(e, &b, 0, TS(2), w.b + o5, r5);  /* slot 1: the oldest once 1 is done */
+	conn_send(e, &a, 1, TS(3), w.b + p1, 24);
+	conn_ack(e, &a, 0, TS(3) + 1);
+	assert_int_equal(s.n, 1);                  /* call 1 written, slot 0 free */
+	conn_send(e, &a, 0, TS(4), w.b + o2, r2);  /* slot 0 again */
+	conn_send(e, &a, 0, TS(5), w.b + o3, r3);  /* slot 2 */
+	assert_int_equal(gs_engine_open_calls(e), 3);
+	conn_send(e, &a, 0, TS(6), w.b + o4, r4);  /* the pool is full */
+	assert_int_equal(s.n, 2);
+	assert_int_equal(s.v[1].c.request_id, 5);
+	check_ep(&s.v[1].c.client, "10.0.0.3", 40001);
+	assert_int_equal(s.v[1].c.outcome, GS_OUT_NO_REPLY);
+	assert_true(s.v[1].c.flags & GS_CF_EVICTED);
+	conn_send(e, &a, 0, TS(7), w.b + o6, r6);  /* the heap kept since: 2 is next */
+	assert_int_equal(s.n, 3);
+	assert_int_equal(s.v[2].c.request_id, 2);
+	assert_true(s.v[2].c.flags & GS_CF_EVICTED);
+	assert_int_equal(gs_engine_counters(e)->open_calls_evicted, 2);
+	gs_engine_finish(e);
+	assert_int_equal(s.n, 6);
+	engine_free(e);
+	conn_free(&a);
+	conn_free(&b);
+	sink_free(&s);
+	ub_free(&w);
+}
+
 static void test_max_flows_evicts(void **state)
 {
 	struct ub w;
@@ -2285,6 +2347,7 @@ int main(void)
 		UT(test_snaplen_cut_payload),
 		UT(test_snaplen_cut_inside_next_header),
 		UT(test_max_open_calls_evicts),
+		UT(test_unordered_evicts_oldest),
 		UT(test_max_flows_evicts),
 		UT(test_max_flows_evicted_call_flagged),
 		UT(test_head_too_large_is_not_capture_loss),

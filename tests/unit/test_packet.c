@@ -492,6 +492,43 @@ static void test_tcp_options(void **state)
 	assert_false(pk.tcp.bad_options);
 }
 
+/* NOP NOP TS, what segments after the handshake carry: nothing to record, and
+ * an option block of the same size that is not that layout is still read */
+static void test_tcp_timestamps_only(void **state)
+{
+	static const uint8_t ts[] = { 1, 1, 8, 10, 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const uint8_t ts_bad[] = { 1, 1, 8, 11, 1, 2, 3, 4, 5, 6, 7, 8 };
+	static const uint8_t mss_sack[] = { 2, 4, 0x05, 0xb4, 1, 1, 4, 2, 1, 1, 1, 0 };
+	struct pk p;
+	struct gs_packet pk;
+	enum gs_layer layer;
+	size_t len;
+	(void)state;
+
+	pk_defaults4(&p);
+	p.tcp_opts = ts;
+	p.tcp_optlen = sizeof ts;
+	len = build(&p);
+	assert_int_equal(p.tcp_hdr_len, 32);
+	assert_int_equal(decode(GS_DLT_EN10MB, len, len, &pk, &layer), GS_DEC_OK);
+	assert_int_equal(pk.tcp.hdr_len, 32);
+	assert_int_equal(pk.payload_len, PLEN);
+	assert_int_equal(pk.tcp.mss, 0);
+	assert_false(pk.tcp.has_wscale);
+	assert_false(pk.tcp.bad_options);
+
+	p.tcp_opts = ts_bad;
+	len = build(&p);
+	assert_int_equal(decode(GS_DLT_EN10MB, len, len, &pk, &layer), GS_DEC_OK);
+	assert_true(pk.tcp.bad_options);
+
+	p.tcp_opts = mss_sack;
+	len = build(&p);
+	assert_int_equal(decode(GS_DLT_EN10MB, len, len, &pk, &layer), GS_DEC_OK);
+	assert_int_equal(pk.tcp.mss, 1460);
+	assert_false(pk.tcp.bad_options);
+}
+
 static void test_tcp_bad_options(void **state)
 {
 	static const uint8_t ws15[] = { 3, 3, 15, 0 };
@@ -706,6 +743,7 @@ int main(void)
 		UT(test_ipv6_jumbo_and_clamp),
 		UT(test_tcp_options),
 		UT(test_tcp_bad_options),
+		UT(test_tcp_timestamps_only),
 		UT(test_ethernet_padding),
 		UT(test_every_truncation_point),
 		UT(test_snaplen_cut_payload),

@@ -54,7 +54,7 @@ DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_file.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
-            analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
+            analysis/engine.c analysis/engine_shard.c analysis/call_merge.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_prom.c \
             analysis/report_merge.c analysis/thread_log.c analysis/orb_profile.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment
@@ -127,7 +127,7 @@ $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
-	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) -pthread $(LDFLAGS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope.a tests/unit/unit.h $(GS_CONFIG)
 	@mkdir -p $(dir $@)

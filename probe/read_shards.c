@@ -15,7 +15,7 @@
 
 /* Frames go over in batches of IN_BYTES (a larger frame gets a batch of its
  * own size), IN_BATCHES of them an engine; calls come back OUT_CALLS a batch. */
-enum { IN_BYTES = 128 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
+enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 
 struct in_ent {
@@ -98,10 +98,11 @@ static void out_push(struct shard *sh)
 {
 	if (!sh->cur_out || sh->cur_out->n == 0)
 		return;
-	/* the ring holds every batch there may be: never full */
+	/* the ring holds every batch there may be: never full.  The reader
+	 * merges when it has room to (after a batch of frames, or waiting for
+	 * one): no need to wake it for every batch of calls */
 	gs_ring_push(&sh->out, sh->cur_out);
 	sh->cur_out = NULL;
-	gs_bell_ring(&sh->S->bell);
 }
 
 static struct out_batch *out_get(struct shard *sh)
@@ -116,6 +117,8 @@ static struct out_batch *out_get(struct shard *sh)
 			b->next = NULL;
 			return b;
 		}
+		/* the reader's merge gives batches back: it may be asleep */
+		gs_bell_ring(&sh->S->bell);
 		gs_bell_wait(&sh->bell, seen);
 	}
 }
@@ -139,6 +142,11 @@ static void clock_to(struct shard *sh, int64_t t, uint64_t key)
 		gs_engine_tick(sh->e, t);
 		track(sh, key);
 	}
+}
+
+static uint32_t ring_count(struct gs_ring *r)
+{
+	return atomic_load(&r->tail) - atomic_load(&r->head);
 }
 
 static void *shard_main(void *arg)
@@ -178,7 +186,10 @@ static void *shard_main(void *arg)
 		atomic_store_explicit(&sh->floor, finish ? INT64_MAX : gs_engine_order_floor(e),
 				      memory_order_release);
 		gs_ring_push(&sh->in_back, b);
-		gs_bell_ring(&sh->S->bell);
+		/* a reader waiting for room is woken when half the batches are
+		 * free (fewer sleeps and wake-ups than one a batch) */
+		if (finish || ring_count(&sh->in_back) >= IN_BATCHES / 2)
+			gs_bell_ring(&sh->S->bell);
 		if (finish)
 			return NULL;
 	}
@@ -258,6 +269,13 @@ static void merge(struct gs_shards *S)
 		floors[i] = atomic_load_explicit(&S->sh[i].floor, memory_order_acquire);
 		pull(&S->sh[i]);
 		heads[i] = head(&S->sh[i]);
+	}
+	if (!S->ordered) {
+		/* the summary alone: nothing depends on the order (cmd_read.c) */
+		for (unsigned i = 0; i < S->n; i++)
+			while (head(&S->sh[i]))
+				emit(S, &S->sh[i]);
+		return;
 	}
 	for (;;) {
 		bool ready;
@@ -435,10 +453,9 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 	mc.order_window = 1;
 	if ((err = gs_engine_new(&S->merged, &mc, NULL, NULL)) != 0)
 		goto fail;
-	/* every engine writes in order: the merge needs each stream in order.
-	 * The bounds are split; each engine sees every name, so each has the
-	 * whole names table. */
-	sc.ordered = true;
+	/* Each engine writes in order when the output is ordered: the merge
+	 * needs each stream in order.  The bounds are split; each engine sees
+	 * every name, so each has the whole names table. */
 	sc.max_flows = cfg->max_flows / n < 2 ? 2 : cfg->max_flows / n;
 	sc.max_open_calls = cfg->max_open_calls / n < 2 ? 2 : cfg->max_open_calls / n;
 	sc.max_ooo_total = cfg->max_ooo_total / n;

@@ -348,37 +348,63 @@ static struct in_batch *in_get(struct gs_shards *S, struct shard *sh)
 	}
 }
 
-static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *data, uint32_t caplen, uint32_t len)
+/* The engine of a frame's connection: a hash of its two endpoints, the lower
+ * (address, then port) first, so both directions hash alike.  Addresses are
+ * 16 bytes, an IPv4 one in the first 4 (struct gs_ip). */
+static unsigned shard_of(const struct gs_shards *S, const uint8_t *src, const uint8_t *dst, uint64_t sp,
+			 uint64_t dp)
 {
-	struct gs_packet pk;
-	enum gs_layer layer;
-	uint64_t a[2], b[2], pa, pb, h;
-	const uint8_t *x, *y;
-	int c;
-	if (S->n == 1 || gs_packet_decode(dlt, data, caplen, len, &pk, &layer) != GS_DEC_OK)
-		return 0;
-	/* the same for both directions: the lower endpoint first */
-	x = pk.ip.src;
-	y = pk.ip.dst;
-	pa = pk.tcp.sport;
-	pb = pk.tcp.dport;
-	c = memcmp(x, y, 16);
-	if (c > 0 || (c == 0 && pa > pb)) {
-		const uint8_t *t = x;
-		uint64_t tp = pa;
-		x = y;
-		y = t;
-		pa = pb;
-		pb = tp;
+	uint64_t a[2], b[2], h;
+	memcpy(a, src, 16);
+	memcpy(b, dst, 16);
+	if (a[0] != b[0] ? __builtin_bswap64(a[0]) > __builtin_bswap64(b[0]) :
+	    a[1] != b[1] ? __builtin_bswap64(a[1]) > __builtin_bswap64(b[1]) : sp > dp) {
+		uint64_t t0 = a[0], t1 = a[1], tp = sp;
+		a[0] = b[0];
+		a[1] = b[1];
+		b[0] = t0;
+		b[1] = t1;
+		sp = dp;
+		dp = tp;
 	}
-	memcpy(a, x, 16);
-	memcpy(b, y, 16);
 	h = a[0] * 0x9e3779b97f4a7c15ull ^ a[1] * 0xc2b2ae3d27d4eb4full ^ b[0] * 0x165667b19e3779f9ull ^
-	    b[1] * 0xd6e8feb86659fd93ull ^ ((pa << 16) | pb) * 0xff51afd7ed558ccdull;
+	    b[1] * 0xd6e8feb86659fd93ull ^ ((sp << 16) | dp) * 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;
 	return (unsigned)(((h & 0xffffffffu) * S->n) >> 32);
+}
+
+/* Every frame the decoder takes for a TCP segment goes to its connection's
+ * engine; any other (not IP, not TCP, an IP fragment, broken) only counts,
+ * wherever it goes: to the first.  Ethernet with IPv4 or IPv6 (no extension
+ * header) and TCP is read here; anything else through the decoder. */
+static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint32_t caplen, uint32_t len)
+{
+	struct gs_packet pk;
+	enum gs_layer layer;
+	uint8_t a[16] = { 0 }, b[16] = { 0 };
+	if (S->n == 1)
+		return 0;
+	if (dlt == GS_DLT_EN10MB && caplen >= 14 + 20 + 4) {
+		unsigned type = (unsigned)d[12] << 8 | d[13];
+		if (type == 0x0800 && (d[14] >> 4) == 4 && (d[14] & 15) >= 5) {
+			unsigned ihl = (d[14] & 15u) * 4;
+			if (((d[20] & 0x3f) | d[21]) != 0 || d[23] != 6)
+				return 0; /* a fragment, or not TCP */
+			if (14 + ihl + 4 <= caplen) {
+				memcpy(a, d + 26, 4);
+				memcpy(b, d + 30, 4);
+				return shard_of(S, a, b, (unsigned)d[14 + ihl] << 8 | d[15 + ihl],
+						(unsigned)d[16 + ihl] << 8 | d[17 + ihl]);
+			}
+		} else if (type == 0x86dd && caplen >= 14 + 40 + 4 && (d[14] >> 4) == 6 && d[20] == 6) {
+			return shard_of(S, d + 22, d + 38, (unsigned)d[54] << 8 | d[55], (unsigned)d[56] << 8 | d[57]);
+		}
+	}
+	if (gs_packet_decode(dlt, d, caplen, len, &pk, &layer) != GS_DEC_OK)
+		return 0;
+	return shard_of(S, pk.ip.src, pk.ip.dst, pk.tcp.sport, pk.tcp.dport);
 }
 
 void gs_shards_frame(void *arg, int dlt, int64_t ts, const uint8_t *data, uint32_t caplen, uint32_t len)

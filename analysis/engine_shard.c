@@ -27,6 +27,11 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
 	return f;
 }
 
+uint32_t gs_engine_queued(const struct gs_engine *e)
+{
+	return e->out_n;
+}
+
 void gs_counters_add(struct gs_counters *dst, const struct gs_counters *src)
 {
 	_Static_assert(sizeof *dst % sizeof(uint64_t) == 0, "counters are uint64_t");

@@ -23,6 +23,9 @@ void gs_engine_set_packet_no(struct gs_engine *e, uint64_t no);
  * INT64_MAX when the engine has finished. */
 int64_t gs_engine_order_floor(struct gs_engine *e);
 
+/* Ended calls waiting for their turn in the output (the order window's count). */
+uint32_t gs_engine_queued(const struct gs_engine *e);
+
 /* Adds the counters of `src` to `dst` (every field is a count). */
 void gs_counters_add(struct gs_counters *dst, const struct gs_counters *src);
 

@@ -390,9 +390,9 @@ int gs_cmd_read(int argc, char **argv)
 		}
 		ctx.trace = NULL;
 		if (shards && gs_shards_bound_hit(shards))
-			fprintf(stderr, "giopscope read: a table bound was reached with --threads %u (each thread "
-				"holds 1/%u of it): the output may differ from --threads 1's\n",
-				(unsigned)threads, (unsigned)threads);
+			fprintf(stderr, "giopscope read: a bound was reached with --threads %u (a table, each "
+				"thread holding 1/%u of it, or the order window): the output may differ from "
+				"--threads 1's\n", (unsigned)threads, (unsigned)threads);
 		if (status == 0) {
 			const struct gs_problem *pm = gs_engine_first_malformed(e);
 			const struct gs_problem *pt = gs_engine_first_truncated(e);

@@ -52,6 +52,7 @@ struct shard {
 	struct gs_bell bell;            /* the engine thread sleeps on it */
 	bool bell_ok;
 	_Atomic int64_t floor;          /* gs_engine_order_floor after the last batch */
+	_Atomic uint32_t queued;        /* gs_engine_queued then */
 	/* the engine thread's */
 	struct out_batch *cur_out;
 	uint32_t out_alloc, out_max;
@@ -78,6 +79,7 @@ struct gs_shards {
 	int64_t last_t;
 	uint64_t ooo;
 	bool ordered, finished;
+	bool window_full;               /* the calls waiting came near the order window */
 	struct gs_intern final;
 	bool has_final;
 };
@@ -182,6 +184,7 @@ static void *shard_main(void *arg)
 			track(sh, UINT64_MAX);
 		}
 		out_push(sh);
+		atomic_store_explicit(&sh->queued, finish ? 0 : gs_engine_queued(e), memory_order_relaxed);
 		/* after the calls: whoever reads this floor finds them */
 		atomic_store_explicit(&sh->floor, finish ? INT64_MAX : gs_engine_order_floor(e),
 				      memory_order_release);
@@ -264,12 +267,18 @@ static void merge(struct gs_shards *S)
 {
 	const struct gs_call *heads[GS_MAX_THREADS];
 	int64_t floors[GS_MAX_THREADS];
+	uint64_t waiting = 0;
 	for (unsigned i = 0; i < S->n; i++) {
 		/* the floor first: the calls before it are in the ring then */
 		floors[i] = atomic_load_explicit(&S->sh[i].floor, memory_order_acquire);
+		waiting += atomic_load_explicit(&S->sh[i].queued, memory_order_relaxed);
 		pull(&S->sh[i]);
 		heads[i] = head(&S->sh[i]);
 	}
+	/* One engine writes the earliest call early once more than the window
+	 * wait, at a moment the merge cannot tell exactly: near it, say so */
+	if (S->ordered && waiting + S->buffered > S->window - S->window / 8)
+		S->window_full = true;
 	if (!S->ordered) {
 		/* the summary alone: nothing depends on the order (cmd_read.c) */
 		for (unsigned i = 0; i < S->n; i++)
@@ -495,6 +504,7 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 		sh->S = S;
 		sh->out_max = (uint32_t)out_max;
 		atomic_init(&sh->floor, INT64_MIN);
+		atomic_init(&sh->queued, 0);
 		if ((err = gs_engine_new(&sh->e, &sc, shard_on_call, sh)) != 0 ||
 		    (err = gs_ring_init(&sh->in, IN_BATCHES)) != 0 ||
 		    (err = gs_ring_init(&sh->in_back, IN_BATCHES)) != 0 ||
@@ -646,7 +656,7 @@ bool gs_shards_bound_hit(const struct gs_shards *S)
 {
 	const struct gs_counters *c = gs_engine_counters(S->merged);
 	return c->flows_evicted || c->open_calls_evicted || c->ooo_dropped_bytes || c->intern_refused ||
-	       c->giop_head_pool_full || c->rows_out_of_order;
+	       c->giop_head_pool_full || c->rows_out_of_order || S->window_full;
 }
 
 void gs_shards_free(struct gs_shards *S)

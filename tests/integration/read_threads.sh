@@ -6,8 +6,9 @@
 # interleaved fragments, calls never answered, IPv6), each read with --threads 1, 2 and 3 and
 # every output compared: stdout, stderr, the exit code, -o files, --trace and --report files,
 # for --pairs csv/jsonl/text, the summary text/csv/jsonl, --by, --tail, --interval.
-# Also: --threads really starts N engine threads (strace), bad values are refused, and a table
-# bound reached with threads is said.
+# Also: tests/bad's read cases, --threads really starts N engine threads (strace), bad values
+# are refused, and a bound reached with threads (a table, the order window) is said.
+# READ_THREADS_QUICK=1: fewer option sets and lossy copies (for sanitizer builds).
 # Exit 0 pass, 1 fail.
 set -u
 cd "$(dirname "$0")/../.."
@@ -94,6 +95,11 @@ full=("--pairs --format csv" "--pairs --format jsonl" "--pairs --format text" "-
       "--format csv" "--format jsonl" "--by conn --format csv" "--by object" "--by server --format jsonl"
       "--by priority --format csv" "--tail 10" "--tail 10 --format jsonl" "--interval 0.01 --format csv"
       "--pairs --summary --tail 5 --interval 0.05 -o @/pairs.csv" "--trace @/t.json --report @/r.html --format jsonl")
+# READ_THREADS_QUICK=1 (make check-asan, check-tsan: slow binaries): fewer option sets
+if [ "${READ_THREADS_QUICK:-0}" = 1 ]; then
+	full=("--pairs --format csv" "--format jsonl" "--tail 10 --by conn"
+	      "--pairs --summary --tail 5 --interval 0.05 -o @/pairs.csv" "--trace @/t.json --report @/r.html --format jsonl")
+fi
 for f in "${caps[@]}"; do
 	for opts in "${full[@]}"; do
 		read -r -a o <<< "$opts"
@@ -104,7 +110,9 @@ done
 # 3. copies with loss, reordering and duplicates
 for f in tests/data/corpus/*.pcap; do
 	b=$(basename "$f" .pcap)
-	for k in drop reorder dup mix; do
+	kinds=(drop reorder dup mix)
+	[ "${READ_THREADS_QUICK:-0}" = 1 ] && kinds=(mix)
+	for k in "${kinds[@]}"; do
 		python3 tests/integration/pcap_variants.py "$k" "$f" "$WORK/$b-$k.pcap" 5
 		for opts in "--pairs --format csv" "--format jsonl" "--tail 5 --format jsonl" "--by conn"; do
 			read -r -a o <<< "$opts"

@@ -137,16 +137,18 @@ else
 	fail=$((fail + 1)); echo "FAIL make_bad.py: $(head -c 300 "$WORK/bad.out")"
 fi
 
-# 5. the threads are there: N engine threads besides the reader
+# 5. the threads are there: N engine threads besides the reader, none by default (a
+# sanitizer's runtime may start one of its own: counted in both)
 if command -v strace > /dev/null; then
-	n=$(strace -f -e trace=clone,clone3 -o "$WORK/strace" "$GS" read -q --threads 3 \
-		tests/data/corpus/v02_giop10_mix.pcap > /dev/null 2>&1; grep -c 'clone' "$WORK/strace")
-	if [ "$n" -eq 3 ]; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL --threads 3 started $n threads, not 3"; fi
-	n=$(strace -f -e trace=clone,clone3 -o "$WORK/strace" "$GS" read -q \
-		tests/data/corpus/v02_giop10_mix.pcap > /dev/null 2>&1; grep -c 'clone' "$WORK/strace")
-	if [ "$n" -eq 0 ]; then pass=$((pass + 1)); else
-		fail=$((fail + 1)); echo "FAIL the default started $n threads, not 0"; fi
+	clones() {
+		strace -f -e trace=clone,clone3 -o "$WORK/strace" "$GS" read -q "$@" \
+			tests/data/corpus/v02_giop10_mix.pcap > /dev/null 2>&1
+		grep -c 'clone' "$WORK/strace"
+	}
+	n1=$(clones)
+	n3=$(clones --threads 3)
+	if [ "$n1" -le 1 ] && [ $((n3 - n1)) -ge 3 ] && [ $((n3 - n1)) -le 4 ]; then pass=$((pass + 1)); else
+		fail=$((fail + 1)); echo "FAIL threads started: $n1 by default, $n3 with --threads 3"; fi
 fi
 
 # 6. bad values; a bound reached with threads is said

@@ -53,6 +53,7 @@ struct shard {
 	bool bell_ok;
 	_Atomic int64_t floor;          /* gs_engine_order_floor after the last batch */
 	_Atomic uint32_t queued;        /* gs_engine_queued then */
+	_Atomic int starved;            /* waiting for a batch of calls back */
 	/* the engine thread's */
 	struct out_batch *cur_out;
 	uint32_t out_alloc, out_max;
@@ -63,6 +64,7 @@ struct shard {
 	struct in_batch batches[IN_BATCHES];
 	struct out_batch *q_head, *q_tail;  /* calls received, in the engine's order */
 	uint32_t q_pos;
+	bool relieved;                  /* the merge gave a batch back since it looked */
 	uint32_t *idmap;                /* the engine's name id -> merged id + 1, 0: not yet */
 };
 
@@ -115,11 +117,15 @@ static struct out_batch *out_get(struct shard *sh)
 		if (!b && sh->out_alloc < sh->out_max && (b = malloc(sizeof *b)) != NULL)
 			sh->out_alloc++;
 		if (b) {
+			atomic_store(&sh->starved, 0);
 			b->n = 0;
 			b->next = NULL;
 			return b;
 		}
-		/* the reader's merge gives batches back: it may be asleep */
+		/* the merge gives batches back, writing calls early if it must
+		 * (all of ours may be there waiting for another engine): it
+		 * may be asleep */
+		atomic_store(&sh->starved, 1);
 		gs_bell_ring(&sh->S->bell);
 		gs_bell_wait(&sh->bell, seen);
 	}
@@ -256,6 +262,7 @@ static void emit(struct gs_shards *S, struct shard *sh)
 			sh->q_tail = NULL;
 		sh->q_pos = 0;
 		gs_ring_push(&sh->out_back, b);
+		sh->relieved = true;
 		gs_bell_ring(&sh->bell);
 	}
 }
@@ -274,6 +281,7 @@ static void merge(struct gs_shards *S)
 		waiting += atomic_load_explicit(&S->sh[i].queued, memory_order_relaxed);
 		pull(&S->sh[i]);
 		heads[i] = head(&S->sh[i]);
+		S->sh[i].relieved = false;
 	}
 	/* One engine writes the earliest call early once more than the window
 	 * wait, at a moment the merge cannot tell exactly: near it, say so */
@@ -289,7 +297,16 @@ static void merge(struct gs_shards *S)
 	for (;;) {
 		bool ready;
 		int i = gs_call_merge_pick(heads, floors, S->n, &ready);
-		if (i < 0 || (!ready && S->buffered <= S->window))
+		bool starved = false;
+		if (i >= 0 && !ready && S->buffered <= S->window) {
+			/* an engine whose batches of calls are all here waits for
+			 * one back: the earliest goes (out of order, said) */
+			for (unsigned k = 0; k < S->n; k++)
+				starved |= atomic_load(&S->sh[k].starved) && !S->sh[k].relieved;
+			if (starved)
+				S->window_full = true;
+		}
+		if (i < 0 || (!ready && S->buffered <= S->window && !starved))
 			break;
 		emit(S, &S->sh[i]);
 		heads[i] = head(&S->sh[i]);
@@ -494,9 +511,16 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 	sc.max_flows = cfg->max_flows / n < 2 ? 2 : cfg->max_flows / n;
 	sc.max_open_calls = cfg->max_open_calls / n < 2 ? 2 : cfg->max_open_calls / n;
 	sc.max_ooo_total = cfg->max_ooo_total / n;
-	out_max = cfg->order_window / OUT_CALLS + 4;
+	/* An engine may have out_max batches of calls out; when they are all in
+	 * the merge, waiting for another engine, the merge holds more than its
+	 * window and writes the earliest: an engine never waits for ever */
+	out_max = ((uint64_t)cfg->order_window + OUT_CALLS - 1) / OUT_CALLS + 2;
+	if (out_max < 16)
+		out_max = 16;
 	if (out_max > (1u << 16))
 		out_max = 1u << 16;
+	if (S->window > (out_max - 2) * OUT_CALLS)
+		S->window = (out_max - 2) * OUT_CALLS;
 	while (ring_cap < out_max)
 		ring_cap <<= 1;
 	for (unsigned i = 0; i < n; i++) {
@@ -505,6 +529,7 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 		sh->out_max = (uint32_t)out_max;
 		atomic_init(&sh->floor, INT64_MIN);
 		atomic_init(&sh->queued, 0);
+		atomic_init(&sh->starved, 0);
 		if ((err = gs_engine_new(&sh->e, &sc, shard_on_call, sh)) != 0 ||
 		    (err = gs_ring_init(&sh->in, IN_BATCHES)) != 0 ||
 		    (err = gs_ring_init(&sh->in_back, IN_BATCHES)) != 0 ||

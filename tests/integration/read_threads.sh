@@ -174,6 +174,19 @@ if [ -x "$GEN" ]; then
 	else
 		fail=$((fail + 1)); echo "FAIL an order window reached with --threads 2 is not said"
 	fi
+	# small windows: an engine whose batches of calls all wait in the merge gets one back
+	# (seen hanging before: 3 threads, a window of 1000)
+	for w in 1 1000; do
+		timeout -s KILL 120 "$GS" read -q --threads 3 --pairs --order-window "$w" "$WORK/gen-default.pcap" \
+			> "$WORK/w.csv" 2> "$WORK/err"
+		rc=$?
+		rows=$(($(wc -l < "$WORK/w.csv") - 1))
+		if [ "$rc" -eq 0 ] && [ "$rows" -eq 20000 ] && grep -q 'bound was reached with --threads 3' "$WORK/err"; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1)); echo "FAIL --threads 3 --order-window $w: exit $rc, $rows rows"
+		fi
+	done
 fi
 echo "read --threads: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

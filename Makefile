@@ -54,7 +54,7 @@ DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_file.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/framer.c analysis/pairing.c analysis/calls.c \
-            analysis/engine.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
+            analysis/engine.c analysis/engine_shard.c analysis/call_merge.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_text.c analysis/report_prom.c \
             analysis/merge_match.c analysis/thread_log.c analysis/orb_profile.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment
@@ -79,11 +79,14 @@ help:
 	@echo "  make demo            install what is missing, build, analyse the shipped capture"
 	@echo "  make check           install what is missing, build, run every test (unit, golden"
 	@echo "                       captures, real ORBs in network namespaces vs tshark), then the"
-	@echo "                       unit and golden tests again under ASan+UBSan"
+	@echo "                       unit and golden tests again under ASan+UBSan, read --threads under TSan"
 	@echo "  make check-unit      cmocka unit tests only"
 	@echo "  make check-golden    the shipped captures against their expected calls"
 	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
-	@echo "  make check-asan      unit, golden, bad-input and tap stop/clean-up tests under ASan+UBSan"
+	@echo "  make check-asan      unit, golden, bad-input, read --threads and tap stop/clean-up tests"
+	@echo "                       under ASan+UBSan"
+	@echo "  make check-tsan      read --threads under ThreadSanitizer (clang): the ring, the merge,"
+	@echo "                       threaded reads compared with one thread"
 	@echo "  make check-minimal   the build without DPDK and eBPF (DPDK=0 EBPF=0): golden captures,"
 	@echo "                       and dpdk/attach refusing with exit 2"
 	@echo "  make check-build-config  a DPDK=0 EBPF=0 build, then a plain make in the same folder:"
@@ -130,7 +133,7 @@ $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
-	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) -pthread $(LDFLAGS)
 
 $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 	@rm -f $@
@@ -144,6 +147,7 @@ check: deps
 	$(MAKE) all check-unit check-golden GIOPSCOPE_STRICT=1
 	$(MAKE) check-integration GIOPSCOPE_STRICT=1
 	$(MAKE) check-asan
+	$(MAKE) check-tsan
 	$(MAKE) fuzz-short fuzz-regress
 	$(MAKE) check-minimal
 	$(MAKE) check-build-config GIOPSCOPE_STRICT=1
@@ -187,11 +191,23 @@ check-asan: orb-apps
 	$(MAKE) BUILD=build/asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 		OPT="-O1 -g" build/asan/giopscope check-unit check-golden BUILD=build/asan
 	GIOPSCOPE=build/asan/giopscope tests/bad/run.sh
+	GIOPSCOPE=build/asan/giopscope BUILD=$(BUILD) READ_THREADS_QUICK=1 tests/integration/read_threads.sh
 	@# the stops and clean-ups of the taps, under the sanitizers too (root; 77 = skipped)
 	GIOPSCOPE=build/asan/giopscope BUILD=$(BUILD) tests/integration/attach_ebpf.sh cleanup pid_exit iface_gone; \
 		rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
 	GIOPSCOPE=build/asan/giopscope BUILD=$(BUILD) tests/integration/live_vs_tcpdump.sh stops iface_deleted; \
 		rc=$$?; [ $$rc -eq 0 ] || [ $$rc -eq 77 ]
+
+# read --threads under ThreadSanitizer (clang; the build without DPDK and eBPF; clang's own
+# warnings on other files are not errors here): the ring, the merge, and threaded reads
+# compared with one thread (a race report changes stderr and the exit code)
+.PHONY: check-tsan
+check-tsan:
+	$(MAKE) BUILD=build/tsan CC=clang DPDK=0 EBPF=0 SAN="-fsanitize=thread" OPT="-O1 -g" CFLAGS="-Wno-error" \
+		build/tsan/giopscope build/tsan/tests/test_shards
+	TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_shards
+	TSAN_OPTIONS="halt_on_error=1 exitcode=66" GIOPSCOPE=build/tsan/giopscope BUILD=$(BUILD) READ_THREADS_QUICK=1 \
+		tests/integration/read_threads.sh
 
 # the build is a sub-make: it starts after deps-build (even with -j) and detects what is
 # installed then

@@ -18,6 +18,7 @@
 #include "../analysis/sink_trace.h"
 #include "commands.h"
 #include "opts.h"
+#include "read_shards.h"
 #include "tap_pcap.h"
 #include "../analysis/out_file.h"
 
@@ -84,13 +85,15 @@ static void usage(FILE *f)
 	      "                        connections, open calls, order window, held out-of-order\n"
 	      "                        bytes, strings; the options above still win; the summary\n"
 	      "                        says which bound was hit\n"
+	      "  --threads N           N engine threads, connections shared out among them (default 1;\n"
+	      "                        the same output; docs/output.md)\n"
 	      "  -q, --quiet           no progress line\n"
 	      "exit: 0 done, 1 bad input (every call decoded before it is written), 2 usage or environment\n",
 	      f);
 }
 
 enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO,
-       O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE, O_ORDER_WINDOW, O_MAX_MEMORY };
+       O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE, O_ORDER_WINDOW, O_MAX_MEMORY, O_THREADS };
 
 int gs_cmd_read(int argc, char **argv)
 {
@@ -107,6 +110,7 @@ int gs_cmd_read(int argc, char **argv)
 		{ "max-ooo-bytes", required_argument, NULL, O_MAX_OOO },
 		{ "max-memory", required_argument, NULL, O_MAX_MEMORY },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "threads", required_argument, NULL, O_THREADS },
 		{ "tail", required_argument, NULL, O_TAIL },
 		{ "by", required_argument, NULL, O_BY },
 		{ "interval", required_argument, NULL, O_INTERVAL },
@@ -118,6 +122,8 @@ int gs_cmd_read(int argc, char **argv)
 	struct gs_config cfg;
 	struct read_ctx ctx;
 	struct gs_engine *e = NULL;
+	struct gs_shards *shards = NULL;
+	uint64_t threads = 1;
 	static uint8_t ports[8192];
 	const char *format = NULL, *outpath = NULL, *report_path = NULL, *trace_path = NULL;
 	bool summary_too = false, quiet = false;
@@ -215,6 +221,12 @@ int gs_cmd_read(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case O_THREADS:
+			if (!gs_parse_u64(optarg, 1, GS_MAX_THREADS, false, &threads)) {
+				fprintf(stderr, "giopscope read: --threads wants 1..%d\n", GS_MAX_THREADS);
+				return 2;
+			}
+			break;
 		case O_REPORT: report_path = optarg; break;
 		case O_TRACE: trace_path = optarg; break;
 		case 'h': usage(stdout); return 0;
@@ -285,11 +297,15 @@ int gs_cmd_read(int argc, char **argv)
 	 * order (tests compare both ways). */
 	cfg.ordered = ctx.pairs || interval_ns || report_path || trace_path || tail_n ||
 		      getenv("GIOPSCOPE_ORDERED") != NULL;
+	/* --by other than op: groups of equal size are listed in the order their
+	 * first calls were written, which the order then fixes (and --threads keeps) */
+	cfg.ordered |= by != GS_BY_OP;
 	if ((err = gs_stats_init(&ctx.stats, 512, cfg.max_strings + 1)) != 0 ||
 	    (err = gs_stats_group_by(&ctx.stats, (enum gs_group_by)by)) != 0 ||
 	    (err = gs_tail_init(&ctx.tail, (uint32_t)tail_n)) != 0 ||
 	    (interval_ns && (err = gs_interval_init(&ctx.interval, interval_ns)) != 0) ||
-	    (err = gs_engine_new(&e, &cfg, on_call, &ctx)) != 0) {
+	    (threads == 1 && (err = gs_engine_new(&e, &cfg, on_call, &ctx)) != 0) ||
+	    (threads > 1 && (err = gs_shards_new(&shards, &cfg, (unsigned)threads, on_call, &ctx)) != 0)) {
 		fprintf(stderr, "giopscope read: cannot set up the tables: %s\n", strerror(err));
 		status = 2;
 		goto out;
@@ -317,10 +333,14 @@ int gs_cmd_read(int argc, char **argv)
 	ctx.has_interval = interval_ns != 0;
 	ctx.has_tail = tail_n != 0;
 	/* no progress line where the rows themselves appear (the same terminal) */
+	if (shards)
+		e = gs_shards_engine(shards);
 	prog.enabled = !quiet && isatty(STDERR_FILENO) && !(ctx.pairs && gs_same_terminal(ctx.out));
 
 	for (int i = optind; i < argc; i++) {
-		enum gs_read_result r = gs_pcap_read_file(argv[i], e, &prog, &snaplen, reason, sizeof reason);
+		enum gs_read_result r = shards ?
+			gs_pcap_read_file_fn(argv[i], gs_shards_frame, shards, &prog, &snaplen, reason, sizeof reason) :
+			gs_pcap_read_file(argv[i], e, &prog, &snaplen, reason, sizeof reason);
 		if (r != GS_READ_OK) {
 			fprintf(stderr, "giopscope: %s\n", reason);
 			status = r == GS_READ_CANNOT_OPEN ? 2 : 1;
@@ -328,7 +348,10 @@ int gs_cmd_read(int argc, char **argv)
 		}
 	}
 	/* whatever happened, every call decoded so far is written */
-	gs_engine_finish(e);
+	if (shards)
+		gs_shards_finish(shards);
+	else
+		gs_engine_finish(e);
 	{
 		const struct gs_counters *c = gs_engine_counters(e);
 		struct gs_summary_info info = {
@@ -346,10 +369,13 @@ int gs_cmd_read(int argc, char **argv)
 					    strcmp(format, "jsonl") == 0 ? GS_SUM_JSONL : GS_SUM_TEXT;
 		/* for people: after the summary, or on stderr when stdout carries records */
 		FILE *human = ctx.pairs ? stderr : ctx.out;
+		/* with threads: the names numbered as one engine would (ties in the table) */
+		const struct gs_intern *names = shards ? gs_shards_summary_strings(shards, &ctx.stats) :
+					       gs_engine_strings(e);
 		if (!ctx.pairs)
-			gs_summary_write(ctx.out, sf, &ctx.stats, c, gs_engine_strings(e), &info);
+			gs_summary_write(ctx.out, sf, &ctx.stats, c, names, &info);
 		else if (summary_too)
-			gs_summary_write(stderr, GS_SUM_TEXT, &ctx.stats, c, gs_engine_strings(e), &info);
+			gs_summary_write(stderr, GS_SUM_TEXT, &ctx.stats, c, names, &info);
 		if (tail_n)
 			gs_tail_write(human, sf == GS_SUM_JSONL && !ctx.pairs, &ctx.tail);
 		if (ctx.has_interval)
@@ -363,6 +389,10 @@ int gs_cmd_read(int argc, char **argv)
 			status = 2;
 		}
 		ctx.trace = NULL;
+		if (shards && gs_shards_bound_hit(shards))
+			fprintf(stderr, "giopscope read: a bound was reached with --threads %u (a table, each "
+				"thread holding 1/%u of it, or the order window): the output may differ from "
+				"--threads 1's\n", (unsigned)threads, (unsigned)threads);
 		if (status == 0) {
 			const struct gs_problem *pm = gs_engine_first_malformed(e);
 			const struct gs_problem *pt = gs_engine_first_truncated(e);
@@ -399,7 +429,10 @@ out:
 	 * failed, or an output that could not be written, leaves the old file as it was */
 	gs_trace_discard(ctx.trace);
 	gs_out_close(&outf, false);
-	gs_engine_free(e);
+	if (shards)
+		gs_shards_free(shards); /* e was its engine */
+	else
+		gs_engine_free(e);
 	gs_stats_free(&ctx.stats);
 	gs_tail_free(&ctx.tail);
 	gs_interval_free(&ctx.interval);

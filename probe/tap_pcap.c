@@ -61,10 +61,19 @@ static bool frame_ns(int64_t sec, int64_t frac, int64_t *ts)
 /* One frame to the engine; the progress line every 65536 frames (`n`: this
  * file's frames so far, this one included; `pos`: the offset reached, or -1:
  * ask `fp`, libpcap's FILE, when the line is printed; NULL: not known). */
-static void feed(struct gs_engine *e, struct gs_read_progress *prog, const char *path, int dlt, int64_t ts,
+struct sink {
+	struct gs_engine *e;     /* the engine, or ... */
+	gs_frame_fn fn;          /* ... a function given every frame (read --threads) */
+	void *arg;
+};
+
+static void feed(const struct sink *k, struct gs_read_progress *prog, const char *path, int dlt, int64_t ts,
 		 const uint8_t *data, uint32_t caplen, uint32_t len, uint64_t n, off_t pos, FILE *fp, off_t size)
 {
-	gs_engine_frame(e, dlt, ts, data, caplen, len);
+	if (k->fn)
+		k->fn(k->arg, dlt, ts, data, caplen, len);
+	else
+		gs_engine_frame(k->e, dlt, ts, data, caplen, len);
 	if (prog->enabled && (n & 0xffff) == 0) {
 		prog->packets += 0x10000;
 		progress(prog, path, pos >= 0 || !fp ? pos : ftello(fp), size, false);
@@ -180,9 +189,9 @@ enum gs_read_result gs_pcap_check_file(const char *path, char *err, size_t errle
 	return GS_READ_OK;
 }
 
-enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
-				      struct gs_read_progress *prog, int *snaplen,
-				      char *err, size_t errlen)
+static enum gs_read_result read_file(const char *path, const struct sink *k,
+				     struct gs_read_progress *prog, int *snaplen,
+				     char *err, size_t errlen)
 {
 	char ebuf[PCAP_ERRBUF_SIZE];
 	FILE *fp;
@@ -265,7 +274,7 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 			goto bad;
 		}
 		fr.pos += REC_HDR + (size_t)caplen;
-		feed(e, prog, path, dlt, ts, rec + REC_HDR, caplen, len, ++n, fr.off + (off_t)fr.pos, NULL, size);
+		feed(k, prog, path, dlt, ts, rec + REC_HDR, caplen, len, ++n, fr.off + (off_t)fr.pos, NULL, size);
 	}
 	if (fast) {
 		/* the end of the file, or a record libpcap is to judge: it reads on
@@ -287,7 +296,7 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 				 (unsigned long long)n + 1, (long long)h->ts.tv_sec);
 			goto bad;
 		}
-		feed(e, prog, path, dlt, ts, data, h->caplen, h->len, ++n, -1, is_stdin ? NULL : fp, size);
+		feed(k, prog, path, dlt, ts, data, h->caplen, h->len, ++n, -1, is_stdin ? NULL : fp, size);
 	}
 	if (rc == PCAP_ERROR) {
 		/* libpcap says e.g. "truncated dump file; tried to read 98 captured bytes, only got 40" */
@@ -308,4 +317,20 @@ bad:
 		progress(prog, path, -1, 0, true);
 	pcap_close(p);
 	return GS_READ_BAD_INPUT;
+}
+
+enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
+				      struct gs_read_progress *prog, int *snaplen,
+				      char *err, size_t errlen)
+{
+	const struct sink k = { .e = e };
+	return read_file(path, &k, prog, snaplen, err, errlen);
+}
+
+enum gs_read_result gs_pcap_read_file_fn(const char *path, gs_frame_fn fn, void *arg,
+					 struct gs_read_progress *prog, int *snaplen,
+					 char *err, size_t errlen)
+{
+	const struct sink k = { .fn = fn, .arg = arg };
+	return read_file(path, &k, prog, snaplen, err, errlen);
 }

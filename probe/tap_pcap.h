@@ -30,4 +30,11 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 				      struct gs_read_progress *prog, int *snaplen,
 				      char *err, size_t errlen);
 
+/* The same, every frame handed to `fn` instead of an engine (read --threads). */
+typedef void (*gs_frame_fn)(void *arg, int dlt, int64_t ts_ns, const uint8_t *data, uint32_t caplen,
+			    uint32_t wirelen);
+enum gs_read_result gs_pcap_read_file_fn(const char *path, gs_frame_fn fn, void *arg,
+					 struct gs_read_progress *prog, int *snaplen,
+					 char *err, size_t errlen);
+
 #endif

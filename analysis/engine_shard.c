@@ -1,0 +1,77 @@
+/* Several engines over one capture: what the merge of their outputs reads
+ * (engine_shard.h). */
+#include "engine_impl.h"
+#include "engine_shard.h"
+
+#include <string.h>
+
+void gs_engine_set_packet_no(struct gs_engine *e, uint64_t no)
+{
+	/* gs_engine_frame counts the frame it is given */
+	e->packet_no = no - 1;
+}
+
+int64_t gs_engine_order_floor(struct gs_engine *e)
+{
+	int64_t f = e->now;
+	if (e->wm_n > 0 && e->wm_heap[0].t < f)
+		f = e->wm_heap[0].t;
+	/* the ended calls' queue runs down from the last entry of heap_mem (calls.c) */
+	if (e->out_n > 0 && e->heap_mem[e->n_calls - 1].t < f)
+		f = e->heap_mem[e->n_calls - 1].t;
+	if (e->pend_count) {
+		int64_t p = gs_pending_min(e);
+		if (p < f)
+			f = p;
+	}
+	return f;
+}
+
+uint32_t gs_engine_queued(const struct gs_engine *e)
+{
+	return e->out_n;
+}
+
+void gs_counters_add(struct gs_counters *dst, const struct gs_counters *src)
+{
+	_Static_assert(sizeof *dst % sizeof(uint64_t) == 0, "counters are uint64_t");
+	uint64_t d[sizeof *dst / sizeof(uint64_t)], s[sizeof *dst / sizeof(uint64_t)];
+	memcpy(d, dst, sizeof d);
+	memcpy(s, src, sizeof s);
+	for (size_t i = 0; i < sizeof d / sizeof d[0]; i++)
+		d[i] += s[i];
+	memcpy(dst, d, sizeof d);
+}
+
+static void first_problem(struct gs_problem *dst, const struct gs_problem *src)
+{
+	if (src->packet && (!dst->packet || src->packet < dst->packet))
+		*dst = *src;
+}
+
+void gs_engine_absorb(struct gs_engine *dst, const struct gs_engine *src)
+{
+	uint64_t ooo = dst->cnt.rows_out_of_order;
+	gs_counters_add(&dst->cnt, &src->cnt);
+	dst->cnt.rows_out_of_order = ooo;
+	first_problem(&dst->first_malformed, &src->first_malformed);
+	first_problem(&dst->first_truncated, &src->first_truncated);
+	if (src->packet_no > dst->packet_no)
+		dst->packet_no = src->packet_no;
+}
+
+void gs_engine_set_times(struct gs_engine *dst, int64_t first_ts, int64_t last_ts)
+{
+	dst->first_ts = first_ts;
+	dst->now = last_ts;
+}
+
+void gs_engine_set_rows_ooo(struct gs_engine *dst, uint64_t n)
+{
+	dst->cnt.rows_out_of_order = n;
+}
+
+struct gs_intern *gs_engine_strings_rw(struct gs_engine *e)
+{
+	return &e->strings;
+}

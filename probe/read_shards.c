@@ -1,0 +1,729 @@
+/* read --threads N: one reader, N engines, one merged output (read_shards.h). */
+#include "read_shards.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../analysis/call_merge.h"
+#include "../analysis/engine_shard.h"
+#include "../analysis/intern.h"
+#include "../decoders/packet.h"
+#include "spsc.h"
+
+/* Frames go over in batches of IN_BYTES (a larger frame gets a batch of its
+ * own size), IN_BATCHES of them an engine; calls come back OUT_CALLS a batch. */
+enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
+#define TICK UINT32_MAX   /* an entry that only moves the clock */
+
+struct in_ent {
+	uint64_t no;        /* packet number (1-based, across files); a tick: packets before it */
+	int64_t ts;         /* the frame's time stamp; a tick: the capture's clock */
+	int64_t now;        /* the capture's clock before this frame (the latest time stamp) */
+	uint32_t caplen;    /* TICK: no frame */
+	uint32_t len;
+	int32_t dlt;
+	uint32_t pad;
+};
+
+struct in_batch {
+	uint32_t used, cap;
+	bool finish;        /* the last one: finish the engine after it */
+	uint64_t total;     /* with finish: the capture's packets */
+	int64_t now;        /* with finish: the capture's clock */
+	uint8_t *buf;
+};
+
+struct out_batch {
+	struct out_batch *next;
+	uint32_t n;
+	struct gs_call c[OUT_CALLS];
+};
+
+struct shard {
+	struct gs_shards *S;
+	pthread_t th;
+	bool started;
+	struct gs_engine *e;
+	struct gs_ring in, in_back;     /* frames to the engine, empty batches back */
+	struct gs_ring out, out_back;   /* calls from the engine, empty batches back */
+	struct gs_bell bell;            /* the engine thread sleeps on it */
+	bool bell_ok;
+	_Atomic int64_t floor;          /* gs_engine_order_floor after the last batch */
+	_Atomic uint32_t queued;        /* gs_engine_queued then */
+	_Atomic int starved;            /* waiting for a batch of calls back */
+	/* the engine thread's */
+	struct out_batch *cur_out;
+	uint32_t out_alloc, out_max;
+	uint64_t *id_key;               /* name id -> when it was first interned (see track) */
+	uint32_t id_seen, id_cap;
+	/* the reader's */
+	struct in_batch *cur_in;
+	struct in_batch batches[IN_BATCHES];
+	struct out_batch *q_head, *q_tail;  /* calls received, in the engine's order */
+	uint32_t q_pos;
+	bool relieved;                  /* the merge gave a batch back since it looked */
+	uint32_t *idmap;                /* the engine's name id -> merged id + 1, 0: not yet */
+};
+
+struct gs_shards {
+	unsigned n;
+	struct shard *sh;
+	gs_call_fn fn;
+	void *arg;
+	struct gs_engine *merged;       /* the names, then the totals */
+	struct gs_bell bell;            /* the reader sleeps on it */
+	uint64_t packets;
+	int64_t now, first_ts;
+	uint64_t buffered, window;      /* calls received not written yet; the order window */
+	int64_t last_t;
+	uint64_t ooo;
+	bool ordered, finished;
+	bool window_full;               /* the calls waiting came near the order window */
+	struct gs_intern final;
+	bool has_final;
+};
+
+/* ---- the engine threads ------------------------------------------------- */
+
+/* Names interned since the last look get `key`: 2n for packet n, 2n - 1 for
+ * the clock moving on just before it, 2n + 1 after it, UINT64_MAX while
+ * finishing.  One engine numbers names in that order (the summary's ties). */
+static void track(struct shard *sh, uint64_t key)
+{
+	uint32_t c = gs_engine_strings(sh->e)->count;
+	while (sh->id_seen < c && sh->id_seen < sh->id_cap)
+		sh->id_key[sh->id_seen++] = key;
+}
+
+static void out_push(struct shard *sh)
+{
+	if (!sh->cur_out || sh->cur_out->n == 0)
+		return;
+	/* the ring holds every batch there may be: never full.  The reader
+	 * merges when it has room to (after a batch of frames, or waiting for
+	 * one): no need to wake it for every batch of calls */
+	gs_ring_push(&sh->out, sh->cur_out);
+	sh->cur_out = NULL;
+}
+
+static struct out_batch *out_get(struct shard *sh)
+{
+	for (;;) {
+		unsigned seen = gs_bell_seq(&sh->bell);
+		struct out_batch *b = gs_ring_pop(&sh->out_back);
+		if (!b && sh->out_alloc < sh->out_max && (b = malloc(sizeof *b)) != NULL)
+			sh->out_alloc++;
+		if (b) {
+			atomic_store(&sh->starved, 0);
+			b->n = 0;
+			b->next = NULL;
+			return b;
+		}
+		/* the merge gives batches back, writing calls early if it must
+		 * (all of ours may be there waiting for another engine): it
+		 * may be asleep */
+		atomic_store(&sh->starved, 1);
+		gs_bell_ring(&sh->S->bell);
+		gs_bell_wait(&sh->bell, seen);
+	}
+}
+
+static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
+{
+	struct shard *sh = arg;
+	(void)e;
+	if (!sh->cur_out)
+		sh->cur_out = out_get(sh);
+	sh->cur_out->c[sh->cur_out->n++] = *c;
+	if (sh->cur_out->n == OUT_CALLS)
+		out_push(sh);
+}
+
+static void clock_to(struct shard *sh, int64_t t, uint64_t key)
+{
+	if (t > gs_engine_last_ts(sh->e)) {
+		/* the other engines' frames moved the capture's clock: what one
+		 * engine does then (holes given up, calls settled) happens here */
+		gs_engine_tick(sh->e, t);
+		track(sh, key);
+	}
+}
+
+static uint32_t ring_count(struct gs_ring *r)
+{
+	return atomic_load(&r->tail) - atomic_load(&r->head);
+}
+
+static void *shard_main(void *arg)
+{
+	struct shard *sh = arg;
+	struct gs_engine *e = sh->e;
+	for (;;) {
+		unsigned seen = gs_bell_seq(&sh->bell);
+		struct in_batch *b = gs_ring_pop(&sh->in);
+		bool finish;
+		if (!b) {
+			gs_bell_wait(&sh->bell, seen);
+			continue;
+		}
+		for (uint32_t off = 0; off < b->used;) {
+			const struct in_ent *en = (const struct in_ent *)(const void *)(b->buf + off);
+			off += (uint32_t)sizeof *en;
+			if (en->caplen == TICK) {
+				clock_to(sh, en->ts, 2 * en->no + 1);
+				continue;
+			}
+			clock_to(sh, en->now, 2 * en->no - 1);
+			gs_engine_set_packet_no(e, en->no);
+			gs_engine_frame(e, en->dlt, en->ts, b->buf + off, en->caplen, en->len);
+			track(sh, 2 * en->no);
+			off += (en->caplen + 7u) & ~7u;
+		}
+		finish = b->finish;
+		if (finish) {
+			clock_to(sh, b->now, 2 * b->total + 1);
+			gs_engine_set_packet_no(e, b->total + 1);
+			gs_engine_finish(e);
+			track(sh, UINT64_MAX);
+		}
+		out_push(sh);
+		atomic_store_explicit(&sh->queued, finish ? 0 : gs_engine_queued(e), memory_order_relaxed);
+		/* after the calls: whoever reads this floor finds them */
+		atomic_store_explicit(&sh->floor, finish ? INT64_MAX : gs_engine_order_floor(e),
+				      memory_order_release);
+		gs_ring_push(&sh->in_back, b);
+		/* a reader waiting for room is woken when half the batches are
+		 * free (fewer sleeps and wake-ups than one a batch) */
+		if (finish || ring_count(&sh->in_back) >= IN_BATCHES / 2)
+			gs_bell_ring(&sh->S->bell);
+		if (finish)
+			return NULL;
+	}
+}
+
+/* ---- the merge (on the reader's thread) ---------------------------------- */
+
+static void pull(struct shard *sh)
+{
+	struct out_batch *b;
+	while ((b = gs_ring_pop(&sh->out)) != NULL) {
+		b->next = NULL;
+		if (sh->q_tail)
+			sh->q_tail->next = b;
+		else
+			sh->q_head = b;
+		sh->q_tail = b;
+		sh->S->buffered += b->n;
+	}
+}
+
+static const struct gs_call *head(const struct shard *sh)
+{
+	return sh->q_head ? &sh->q_head->c[sh->q_pos] : NULL;
+}
+
+static uint32_t map_id(struct gs_shards *S, struct shard *sh, uint32_t id)
+{
+	const struct gs_intern *t = gs_engine_strings(sh->e);
+	uint32_t m;
+	if (id == GS_INTERN_FULL || id == GS_INTERN_EMPTY || id >= sh->id_cap)
+		return id == GS_INTERN_EMPTY ? id : GS_INTERN_FULL;
+	if (sh->idmap[id])
+		return sh->idmap[id] - 1;
+	/* the engine thread wrote this name before the call naming it: read it
+	 * without its `count`, which that thread may be moving on */
+	m = gs_intern(gs_engine_strings_rw(S->merged), t->chars + t->offset[id], t->length[id]);
+	if (m != GS_INTERN_FULL)
+		sh->idmap[id] = m + 1;
+	return m;
+}
+
+static void emit(struct gs_shards *S, struct shard *sh)
+{
+	struct gs_call c = sh->q_head->c[sh->q_pos];
+	c.op = map_id(S, sh, c.op);
+	c.object_key = map_id(S, sh, c.object_key);
+	c.exception = map_id(S, sh, c.exception);
+	c.queued_op = map_id(S, sh, c.queued_op);
+	if (c.t_request_first < S->last_t)
+		S->ooo++;
+	else
+		S->last_t = c.t_request_first;
+	if (S->fn)
+		S->fn(S->arg, S->merged, &c);
+	S->buffered--;
+	if (++sh->q_pos == sh->q_head->n) {
+		struct out_batch *b = sh->q_head;
+		sh->q_head = b->next;
+		if (!sh->q_head)
+			sh->q_tail = NULL;
+		sh->q_pos = 0;
+		gs_ring_push(&sh->out_back, b);
+		sh->relieved = true;
+		gs_bell_ring(&sh->bell);
+	}
+}
+
+/* Writes every call that can be written now: the first of all heads, while
+ * no engine can still bring an earlier one.  Past the order window, the
+ * first is written anyway (as one engine does, counted out of order). */
+static void merge(struct gs_shards *S)
+{
+	const struct gs_call *heads[GS_MAX_THREADS];
+	int64_t floors[GS_MAX_THREADS];
+	uint64_t waiting = 0;
+	for (unsigned i = 0; i < S->n; i++) {
+		/* the floor first: the calls before it are in the ring then */
+		floors[i] = atomic_load_explicit(&S->sh[i].floor, memory_order_acquire);
+		waiting += atomic_load_explicit(&S->sh[i].queued, memory_order_relaxed);
+		pull(&S->sh[i]);
+		heads[i] = head(&S->sh[i]);
+		S->sh[i].relieved = false;
+	}
+	/* One engine writes the earliest call early once more than the window
+	 * wait, at a moment the merge cannot tell exactly: near it, say so */
+	if (S->ordered && waiting + S->buffered > S->window - S->window / 8)
+		S->window_full = true;
+	if (!S->ordered) {
+		/* the summary alone: nothing depends on the order (cmd_read.c) */
+		for (unsigned i = 0; i < S->n; i++)
+			while (head(&S->sh[i]))
+				emit(S, &S->sh[i]);
+		return;
+	}
+	for (;;) {
+		bool ready;
+		int i = gs_call_merge_pick(heads, floors, S->n, &ready);
+		bool starved = false;
+		if (i >= 0 && !ready && S->buffered <= S->window) {
+			/* an engine whose batches of calls are all here waits for
+			 * one back: the earliest goes (out of order, said) */
+			for (unsigned k = 0; k < S->n; k++)
+				starved |= atomic_load(&S->sh[k].starved) && !S->sh[k].relieved;
+			if (starved)
+				S->window_full = true;
+		}
+		if (i < 0 || (!ready && S->buffered <= S->window && !starved))
+			break;
+		emit(S, &S->sh[i]);
+		heads[i] = head(&S->sh[i]);
+	}
+}
+
+/* ---- the reader ----------------------------------------------------------- */
+
+static void in_send(struct shard *sh)
+{
+	if (!sh->cur_in)
+		return;
+	gs_ring_push(&sh->in, sh->cur_in);  /* holds every batch: never full */
+	sh->cur_in = NULL;
+	gs_bell_ring(&sh->bell);
+}
+
+static void put_tick(struct gs_shards *S, struct shard *sh)
+{
+	struct in_ent en = { .no = S->packets, .ts = S->now, .caplen = TICK };
+	struct in_batch *b = sh->cur_in;
+	if (b && b->cap - b->used >= sizeof en) {
+		memcpy(b->buf + b->used, &en, sizeof en);
+		b->used += (uint32_t)sizeof en;
+	}
+}
+
+/* A batch was full: the others go too, with the clock, so that every
+ * engine's floor keeps up with the capture (an engine whose connections are
+ * quiet would hold every other's calls back). */
+static void send_all(struct gs_shards *S)
+{
+	for (unsigned i = 0; i < S->n; i++) {
+		struct shard *sh = &S->sh[i];
+		if (!sh->cur_in) {
+			sh->cur_in = gs_ring_pop(&sh->in_back);
+			if (!sh->cur_in)
+				continue; /* all its batches are on their way: it has work */
+			sh->cur_in->used = 0;
+			sh->cur_in->finish = false;
+		}
+		put_tick(S, sh);
+		in_send(sh);
+	}
+}
+
+static struct in_batch *in_get(struct gs_shards *S, struct shard *sh)
+{
+	for (;;) {
+		unsigned seen = gs_bell_seq(&S->bell);
+		struct in_batch *b = gs_ring_pop(&sh->in_back);
+		if (b) {
+			b->used = 0;
+			b->finish = false;
+			return b;
+		}
+		/* that engine is behind: write what can be written meanwhile */
+		merge(S);
+		if ((b = gs_ring_pop(&sh->in_back)) != NULL) {
+			b->used = 0;
+			b->finish = false;
+			return b;
+		}
+		gs_bell_wait(&S->bell, seen);
+	}
+}
+
+/* The engine of a frame's connection: a hash of its two endpoints, the lower
+ * (address, then port) first, so both directions hash alike.  Addresses are
+ * 16 bytes, an IPv4 one in the first 4 (struct gs_ip). */
+static unsigned shard_of(const struct gs_shards *S, const uint8_t *src, const uint8_t *dst, uint64_t sp,
+			 uint64_t dp)
+{
+	uint64_t a[2], b[2], h;
+	memcpy(a, src, 16);
+	memcpy(b, dst, 16);
+	if (a[0] != b[0] ? __builtin_bswap64(a[0]) > __builtin_bswap64(b[0]) :
+	    a[1] != b[1] ? __builtin_bswap64(a[1]) > __builtin_bswap64(b[1]) : sp > dp) {
+		uint64_t t0 = a[0], t1 = a[1], tp = sp;
+		a[0] = b[0];
+		a[1] = b[1];
+		b[0] = t0;
+		b[1] = t1;
+		sp = dp;
+		dp = tp;
+	}
+	h = a[0] * 0x9e3779b97f4a7c15ull ^ a[1] * 0xc2b2ae3d27d4eb4full ^ b[0] * 0x165667b19e3779f9ull ^
+	    b[1] * 0xd6e8feb86659fd93ull ^ ((sp << 16) | dp) * 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	return (unsigned)(((h & 0xffffffffu) * S->n) >> 32);
+}
+
+/* Every frame the decoder takes for a TCP segment goes to its connection's
+ * engine; any other (not IP, not TCP, an IP fragment, broken) only counts,
+ * wherever it goes: to the first.  Ethernet with IPv4 or IPv6 (no extension
+ * header) and TCP is read here; anything else through the decoder. */
+static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint32_t caplen, uint32_t len)
+{
+	struct gs_packet pk;
+	enum gs_layer layer;
+	uint8_t a[16] = { 0 }, b[16] = { 0 };
+	if (S->n == 1)
+		return 0;
+	if (dlt == GS_DLT_EN10MB && caplen >= 14 + 20 + 4) {
+		unsigned type = (unsigned)d[12] << 8 | d[13];
+		if (type == 0x0800 && (d[14] >> 4) == 4 && (d[14] & 15) >= 5) {
+			unsigned ihl = (d[14] & 15u) * 4;
+			if (((d[20] & 0x3f) | d[21]) != 0 || d[23] != 6)
+				return 0; /* a fragment, or not TCP */
+			if (14 + ihl + 4 <= caplen) {
+				memcpy(a, d + 26, 4);
+				memcpy(b, d + 30, 4);
+				return shard_of(S, a, b, (unsigned)d[14 + ihl] << 8 | d[15 + ihl],
+						(unsigned)d[16 + ihl] << 8 | d[17 + ihl]);
+			}
+		} else if (type == 0x86dd && caplen >= 14 + 40 + 4 && (d[14] >> 4) == 6 && d[20] == 6) {
+			return shard_of(S, d + 22, d + 38, (unsigned)d[54] << 8 | d[55], (unsigned)d[56] << 8 | d[57]);
+		}
+	}
+	if (gs_packet_decode(dlt, d, caplen, len, &pk, &layer) != GS_DEC_OK)
+		return 0;
+	return shard_of(S, pk.ip.src, pk.ip.dst, pk.tcp.sport, pk.tcp.dport);
+}
+
+void gs_shards_frame(void *arg, int dlt, int64_t ts, const uint8_t *data, uint32_t caplen, uint32_t len)
+{
+	struct gs_shards *S = arg;
+	struct shard *sh = &S->sh[pick(S, dlt, data, caplen, len)];
+	uint32_t need = (uint32_t)sizeof(struct in_ent) + ((caplen + 7u) & ~7u);
+	struct in_ent en = { .now = S->now, .ts = ts, .caplen = caplen, .len = len, .dlt = dlt };
+	struct in_batch *b;
+
+	en.no = ++S->packets;
+	if (S->first_ts == 0)
+		S->first_ts = ts;
+	if (ts > S->now)
+		S->now = ts;
+	if (sh->cur_in && sh->cur_in->cap - sh->cur_in->used < need) {
+		in_send(sh);
+		send_all(S);
+		merge(S);
+	}
+	if (!sh->cur_in)
+		sh->cur_in = in_get(S, sh);
+	b = sh->cur_in;
+	if (b->cap - b->used < need) {
+		/* a frame larger than a batch: this (empty) batch grows to it */
+		uint8_t *nb = realloc(b->buf, need);
+		if (!nb)
+			abort(); /* no memory left for one frame */
+		b->buf = nb;
+		b->cap = need;
+	}
+	memcpy(b->buf + b->used, &en, sizeof en);
+	memcpy(b->buf + b->used + sizeof en, data, caplen);
+	b->used += need;
+}
+
+/* ---- set-up and the end ----------------------------------------------- */
+
+int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned n, gs_call_fn fn, void *arg)
+{
+	struct gs_shards *S;
+	struct gs_config sc = *cfg, mc = *cfg;
+	uint64_t out_max;
+	uint32_t ring_cap = 16;
+	int err;
+
+	*out = NULL;
+	if (n < 1 || n > GS_MAX_THREADS)
+		return EINVAL;
+	S = calloc(1, sizeof *S);
+	if (!S)
+		return ENOMEM;
+	S->sh = calloc(n, sizeof *S->sh);
+	if (!S->sh) {
+		free(S);
+		return ENOMEM;
+	}
+	S->n = n;
+	S->fn = fn;
+	S->arg = arg;
+	S->window = cfg->order_window;
+	S->ordered = cfg->ordered;
+	S->last_t = INT64_MIN;
+	if ((err = gs_bell_init(&S->bell)) != 0) {
+		free(S->sh);
+		free(S);
+		return err;
+	}
+	/* the engine the sinks are given: names and totals only */
+	mc.max_flows = 2;
+	mc.max_open_calls = 2;
+	mc.order_window = 1;
+	if ((err = gs_engine_new(&S->merged, &mc, NULL, NULL)) != 0)
+		goto fail;
+	/* Each engine writes in order when the output is ordered: the merge
+	 * needs each stream in order.  The bounds are split; each engine sees
+	 * every name, so each has the whole names table. */
+	sc.max_flows = cfg->max_flows / n < 2 ? 2 : cfg->max_flows / n;
+	sc.max_open_calls = cfg->max_open_calls / n < 2 ? 2 : cfg->max_open_calls / n;
+	sc.max_ooo_total = cfg->max_ooo_total / n;
+	/* An engine may have out_max batches of calls out; when they are all in
+	 * the merge, waiting for another engine, the merge holds more than its
+	 * window and writes the earliest: an engine never waits for ever */
+	out_max = ((uint64_t)cfg->order_window + OUT_CALLS - 1) / OUT_CALLS + 2;
+	if (out_max < 16)
+		out_max = 16;
+	if (out_max > (1u << 16))
+		out_max = 1u << 16;
+	if (S->window > (out_max - 2) * OUT_CALLS)
+		S->window = (out_max - 2) * OUT_CALLS;
+	while (ring_cap < out_max)
+		ring_cap <<= 1;
+	for (unsigned i = 0; i < n; i++) {
+		struct shard *sh = &S->sh[i];
+		sh->S = S;
+		sh->out_max = (uint32_t)out_max;
+		atomic_init(&sh->floor, INT64_MIN);
+		atomic_init(&sh->queued, 0);
+		atomic_init(&sh->starved, 0);
+		if ((err = gs_engine_new(&sh->e, &sc, shard_on_call, sh)) != 0 ||
+		    (err = gs_ring_init(&sh->in, IN_BATCHES)) != 0 ||
+		    (err = gs_ring_init(&sh->in_back, IN_BATCHES)) != 0 ||
+		    (err = gs_ring_init(&sh->out, ring_cap)) != 0 ||
+		    (err = gs_ring_init(&sh->out_back, ring_cap)) != 0)
+			goto fail;
+		sh->id_cap = sc.max_strings + 1;
+		sh->id_key = calloc(sh->id_cap, sizeof *sh->id_key);
+		sh->idmap = calloc(sh->id_cap, sizeof *sh->idmap);
+		if (!sh->id_key || !sh->idmap) {
+			err = ENOMEM;
+			goto fail;
+		}
+		track(sh, 0); /* the empty name */
+		for (unsigned k = 0; k < IN_BATCHES; k++) {
+			sh->batches[k].cap = IN_BYTES;
+			if (!(sh->batches[k].buf = malloc(IN_BYTES))) {
+				err = ENOMEM;
+				goto fail;
+			}
+			gs_ring_push(&sh->in_back, &sh->batches[k]);
+		}
+		if ((err = gs_bell_init(&sh->bell)) != 0)
+			goto fail;
+		sh->bell_ok = true;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		if ((err = pthread_create(&S->sh[i].th, NULL, shard_main, &S->sh[i])) != 0)
+			goto fail;
+		S->sh[i].started = true;
+	}
+	*out = S;
+	return 0;
+fail:
+	S->fn = NULL;
+	gs_shards_free(S);
+	return err;
+}
+
+static bool all_done(struct gs_shards *S)
+{
+	for (unsigned i = 0; i < S->n; i++) {
+		struct shard *sh = &S->sh[i];
+		if (sh->started && atomic_load_explicit(&sh->floor, memory_order_acquire) != INT64_MAX)
+			return false;
+		pull(sh);
+		if (sh->q_head)
+			return false;
+	}
+	return true;
+}
+
+void gs_shards_finish(struct gs_shards *S)
+{
+	if (S->finished)
+		return;
+	for (unsigned i = 0; i < S->n; i++) {
+		struct shard *sh = &S->sh[i];
+		if (!sh->started)
+			continue;
+		if (!sh->cur_in)
+			sh->cur_in = in_get(S, sh);
+		sh->cur_in->finish = true;
+		sh->cur_in->total = S->packets;
+		sh->cur_in->now = S->now;
+		in_send(sh);
+	}
+	for (;;) {
+		unsigned seen = gs_bell_seq(&S->bell);
+		merge(S);
+		if (all_done(S))
+			break;
+		gs_bell_wait(&S->bell, seen);
+	}
+	for (unsigned i = 0; i < S->n; i++) {
+		if (S->sh[i].started)
+			pthread_join(S->sh[i].th, NULL);
+		S->sh[i].started = false;
+		gs_engine_absorb(S->merged, S->sh[i].e);
+	}
+	gs_engine_set_times(S->merged, S->first_ts, S->now);
+	/* only an ordered output can be out of order (calls.c) */
+	gs_engine_set_rows_ooo(S->merged, S->ordered ? S->ooo : 0);
+	S->finished = true;
+}
+
+struct gs_engine *gs_shards_engine(struct gs_shards *S)
+{
+	return S->merged;
+}
+
+struct name_ref {
+	uint64_t key;
+	uint32_t shard, id;
+};
+
+static int name_ref_cmp(const void *a, const void *b)
+{
+	const struct name_ref *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->shard != y->shard)
+		return x->shard < y->shard ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+const struct gs_intern *gs_shards_summary_strings(struct gs_shards *S, struct gs_stats *st)
+{
+	const struct gs_intern *m = gs_engine_strings(S->merged);
+	struct name_ref *v;
+	size_t n = 0, bytes = 1;
+	if (S->has_final)
+		return &S->final;
+	for (unsigned i = 0; i < S->n; i++) {
+		n += S->sh[i].id_seen;
+		bytes += gs_engine_strings(S->sh[i].e)->used;
+	}
+	v = malloc((n ? n : 1) * sizeof *v);
+	if (!v || gs_intern_init(&S->final, (uint32_t)n + 1, bytes) != 0) {
+		free(v);
+		return m; /* the merge's own numbering: only ties may come out otherwise */
+	}
+	S->has_final = true;
+	n = 0;
+	for (unsigned i = 0; i < S->n; i++)
+		for (uint32_t id = 0; id < S->sh[i].id_seen; id++)
+			v[n++] = (struct name_ref){ S->sh[i].id_key[id], i, id };
+	qsort(v, n, sizeof *v, name_ref_cmp);
+	for (size_t k = 0; k < n; k++) {
+		size_t len;
+		const char *p = gs_intern_get(gs_engine_strings(S->sh[v[k].shard].e), v[k].id, &len);
+		gs_intern(&S->final, p, len);
+	}
+	free(v);
+	if (st->by == GS_BY_OP) {
+		for (uint32_t g = 0; g < st->n; g++) {
+			size_t len;
+			const char *p;
+			if (st->groups[g].key == GS_NONE || st->groups[g].key == GS_INTERN_FULL)
+				continue;
+			p = gs_intern_get(m, st->groups[g].key, &len);
+			st->groups[g].key = gs_intern(&S->final, p, len);
+		}
+	}
+	return &S->final;
+}
+
+bool gs_shards_bound_hit(const struct gs_shards *S)
+{
+	const struct gs_counters *c = gs_engine_counters(S->merged);
+	return c->flows_evicted || c->open_calls_evicted || c->ooo_dropped_bytes || c->intern_refused ||
+	       c->giop_head_pool_full || c->rows_out_of_order || S->window_full;
+}
+
+void gs_shards_free(struct gs_shards *S)
+{
+	if (!S)
+		return;
+	if (!S->finished) {
+		bool any = false;
+		for (unsigned i = 0; i < S->n; i++)
+			any |= S->sh[i].started;
+		S->fn = NULL; /* the calls are not wanted any more */
+		if (any)
+			gs_shards_finish(S);
+	}
+	for (unsigned i = 0; i < S->n; i++) {
+		struct shard *sh = &S->sh[i];
+		struct out_batch *b;
+		while ((b = sh->q_head) != NULL) {
+			sh->q_head = b->next;
+			free(b);
+		}
+		while (sh->out.slot && (b = gs_ring_pop(&sh->out)) != NULL)
+			free(b);
+		while (sh->out_back.slot && (b = gs_ring_pop(&sh->out_back)) != NULL)
+			free(b);
+		free(sh->cur_out);
+		for (unsigned k = 0; k < IN_BATCHES; k++)
+			free(sh->batches[k].buf);
+		gs_ring_free(&sh->in);
+		gs_ring_free(&sh->in_back);
+		gs_ring_free(&sh->out);
+		gs_ring_free(&sh->out_back);
+		if (sh->bell_ok)
+			gs_bell_destroy(&sh->bell);
+		gs_engine_free(sh->e);
+		free(sh->id_key);
+		free(sh->idmap);
+	}
+	gs_engine_free(S->merged);
+	if (S->has_final)
+		gs_intern_free(&S->final);
+	gs_bell_destroy(&S->bell);
+	free(S->sh);
+	free(S);
+}

@@ -1,0 +1,326 @@
+/* read --threads: the single-producer/single-consumer ring and the doorbell
+ * (probe/spsc.h), the merge of ordered call streams (analysis/call_merge.h)
+ * and what the merge reads of an engine (analysis/engine_shard.h). */
+#include <errno.h>
+#include <pthread.h>
+#include "unit.h"
+#include "../../analysis/call_merge.h"
+#include "../../analysis/engine.h"
+#include "../../analysis/engine_shard.h"
+#include "../../probe/spsc.h"
+
+#define TS(ms) (T0 + (int64_t)(ms) * MS)
+
+/* ---- the ring --------------------------------------------------------- */
+
+static void test_ring_bounds(void **state)
+{
+	struct gs_ring r;
+	(void)state;
+	assert_int_equal(gs_ring_init(&r, 0), EINVAL);
+	assert_int_equal(gs_ring_init(&r, 1), EINVAL);
+	assert_int_equal(gs_ring_init(&r, 6), EINVAL);
+	assert_int_equal(gs_ring_init(&r, 4), 0);
+	assert_null(gs_ring_pop(&r));
+	/* first in, first out, across the wrap, never more than its capacity */
+	for (uintptr_t round = 0; round < 5; round++) {
+		for (uintptr_t i = 1; i <= 4; i++)
+			assert_true(gs_ring_push(&r, (void *)(round * 10 + i)));
+		assert_false(gs_ring_push(&r, (void *)99));
+		for (uintptr_t i = 1; i <= 3; i++)
+			assert_ptr_equal(gs_ring_pop(&r), (void *)(round * 10 + i));
+		for (uintptr_t i = 5; i <= 7; i++)
+			assert_true(gs_ring_push(&r, (void *)(round * 10 + i)));
+		assert_false(gs_ring_push(&r, (void *)99));
+		for (uintptr_t i = 4; i <= 7; i++)
+			assert_ptr_equal(gs_ring_pop(&r), (void *)(round * 10 + i));
+		assert_null(gs_ring_pop(&r));
+	}
+	gs_ring_free(&r);
+}
+
+/* Two threads: a producer pushes 1..N, waiting on its bell when the ring is
+ * full; the consumer pops, waiting on its own when it is empty, and rings
+ * the producer's after each pop.  Everything arrives once, in order. */
+#define N_ITEMS 300000u
+struct pc {
+	struct gs_ring r;
+	struct gs_bell prod, cons;
+	uintptr_t got_bad, got_n, waits;
+};
+
+static void *producer(void *arg)
+{
+	struct pc *p = arg;
+	for (uintptr_t i = 1; i <= N_ITEMS;) {
+		unsigned seen = gs_bell_seq(&p->prod);
+		if (gs_ring_push(&p->r, (void *)i)) {
+			gs_bell_ring(&p->cons);
+			i++;
+			continue;
+		}
+		gs_bell_wait(&p->prod, seen);
+	}
+	return NULL;
+}
+
+static void test_ring_threads(void **state)
+{
+	struct pc p;
+	pthread_t th;
+	uintptr_t want = 1;
+	(void)state;
+	memset(&p, 0, sizeof p);
+	assert_int_equal(gs_ring_init(&p.r, 8), 0);
+	assert_int_equal(gs_bell_init(&p.prod), 0);
+	assert_int_equal(gs_bell_init(&p.cons), 0);
+	assert_int_equal(pthread_create(&th, NULL, producer, &p), 0);
+	while (want <= N_ITEMS) {
+		unsigned seen = gs_bell_seq(&p.cons);
+		void *v = gs_ring_pop(&p.r);
+		if (!v) {
+			p.waits++;
+			gs_bell_wait(&p.cons, seen);
+			continue;
+		}
+		if ((uintptr_t)v != want)
+			p.got_bad++;
+		want++;
+		gs_bell_ring(&p.prod);
+	}
+	assert_int_equal(pthread_join(th, NULL), 0);
+	assert_int_equal(p.got_bad, 0);
+	assert_null(gs_ring_pop(&p.r));
+	gs_bell_destroy(&p.prod);
+	gs_bell_destroy(&p.cons);
+	gs_ring_free(&p.r);
+}
+
+/* ---- the merge -------------------------------------------------------- */
+
+static struct gs_call mk(int64_t t, const char *client, uint16_t port, uint32_t rid)
+{
+	struct gs_call c;
+	memset(&c, 0, sizeof c);
+	c.t_request_first = t;
+	c.request_id = rid;
+	c.client.family = 4;
+	c.client.port = port;
+	assert_int_equal(inet_pton(AF_INET, client, c.client.addr), 1);
+	return c;
+}
+
+static void test_order_cmp(void **state)
+{
+	struct gs_call a = mk(10, "10.0.0.9", 5, 1), b = mk(11, "10.0.0.1", 5, 0);
+	(void)state;
+	/* the time first */
+	assert_true(gs_call_order_cmp(&a, &b) < 0);
+	assert_true(gs_call_order_cmp(&b, &a) > 0);
+	/* then the client as text: "10.0.0.10:5" < "10.0.0.9:5", "1.2.3.4:10000" < "1.2.3.4:9" */
+	b = mk(10, "10.0.0.10", 5, 0);
+	assert_true(gs_call_order_cmp(&b, &a) < 0);
+	a = mk(10, "1.2.3.4", 9, 0);
+	b = mk(10, "1.2.3.4", 10000, 0);
+	assert_true(gs_call_order_cmp(&b, &a) < 0);
+	/* then the request id */
+	a = mk(10, "1.2.3.4", 9, 7);
+	b = mk(10, "1.2.3.4", 9, 6);
+	assert_true(gs_call_order_cmp(&b, &a) < 0);
+	b.request_id = 7;
+	assert_int_equal(gs_call_order_cmp(&a, &b), 0);
+}
+
+static void test_merge_pick(void **state)
+{
+	struct gs_call a = mk(100, "10.0.0.1", 1, 1), b = mk(200, "10.0.0.1", 2, 1), c = mk(100, "10.0.0.1", 1, 1);
+	const struct gs_call *heads[3] = { NULL, NULL, NULL };
+	int64_t floors[3] = { 0, 0, 0 };
+	bool ready = true;
+	(void)state;
+	assert_int_equal(gs_call_merge_pick(heads, floors, 3, &ready), -1);
+	assert_false(ready);
+	heads[1] = &b;
+	heads[2] = &a;
+	/* stream 0 has nothing waiting and may still bring a call at 100 */
+	floors[0] = 100;
+	assert_int_equal(gs_call_merge_pick(heads, floors, 3, &ready), 2);
+	assert_false(ready);
+	floors[0] = 101;
+	assert_int_equal(gs_call_merge_pick(heads, floors, 3, &ready), 2);
+	assert_true(ready);
+	/* a tie goes to the lower stream; an ended stream holds nothing back */
+	heads[0] = &c;
+	floors[0] = INT64_MIN;
+	assert_int_equal(gs_call_merge_pick(heads, floors, 3, &ready), 0);
+	assert_true(ready);
+	heads[0] = NULL;
+	heads[2] = NULL;
+	floors[0] = INT64_MAX;
+	floors[2] = 150;
+	assert_int_equal(gs_call_merge_pick(heads, floors, 3, &ready), 1);
+	assert_false(ready);
+	floors[2] = INT64_MAX;
+	assert_int_equal(gs_call_merge_pick(heads, floors, 3, &ready), 1);
+	assert_true(ready);
+}
+
+/* Three ordered streams of random calls, revealed a few at a time with
+ * floors that hold (each stream's next call starts at its floor or later):
+ * the merge writes every call once, in order, and only when ready. */
+static int cmp_calls(const void *x, const void *y)
+{
+	return gs_call_order_cmp(x, y);
+}
+
+static void test_merge_streams(void **state)
+{
+	enum { S = 3, PER = 400 };
+	static struct gs_call v[S][PER], all[S * PER], out[S * PER];
+	size_t shown[S] = { 0 }, pos[S] = { 0 }, n_out = 0;
+	unsigned seed = 12345;
+	(void)state;
+	for (int s = 0; s < S; s++) {
+		int64_t t = 1000;
+		for (int i = 0; i < PER; i++) {
+			seed = seed * 1103515245u + 12345u;
+			t += (seed >> 16) % 4; /* ties in time, across streams too */
+			v[s][i] = mk(t, (seed >> 20) & 1 ? "10.0.0.1" : "10.0.0.2", (uint16_t)(1000 + s), (uint32_t)i);
+		}
+		/* each stream in the engines' order */
+		qsort(v[s], PER, sizeof v[s][0], cmp_calls);
+		memcpy(&all[s * PER], v[s], sizeof v[s]);
+	}
+	qsort(all, S * PER, sizeof all[0], cmp_calls);
+	while (n_out < S * PER) {
+		const struct gs_call *heads[S];
+		int64_t floors[S];
+		bool ready;
+		int k;
+		for (int s = 0; s < S; s++) {
+			seed = seed * 1103515245u + 12345u;
+			if (shown[s] < PER && (seed >> 16) % 3 == 0)
+				shown[s]++;
+			heads[s] = pos[s] < shown[s] ? &v[s][pos[s]] : NULL;
+			floors[s] = shown[s] < PER ? v[s][shown[s]].t_request_first : INT64_MAX;
+		}
+		k = gs_call_merge_pick(heads, floors, S, &ready);
+		if (k < 0 || !ready)
+			continue;
+		out[n_out++] = v[k][pos[k]++];
+	}
+	for (size_t i = 0; i < S * PER; i++) {
+		assert_int_equal(out[i].t_request_first, all[i].t_request_first);
+		assert_int_equal(gs_call_order_cmp(&out[i], &all[i]), 0);
+		if (i)
+			assert_true(gs_call_order_cmp(&out[i - 1], &out[i]) <= 0);
+	}
+}
+
+/* ---- what the merge reads of an engine ----------------------------------- */
+
+static void test_counters_add(void **state)
+{
+	struct gs_counters a, b;
+	uint64_t *pa = (uint64_t *)(void *)&a, *pb = (uint64_t *)(void *)&b;
+	size_t n = sizeof a / sizeof(uint64_t);
+	(void)state;
+	for (size_t i = 0; i < n; i++) {
+		pa[i] = i * 3;
+		pb[i] = i + 1000;
+	}
+	gs_counters_add(&a, &b);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(pa[i], i * 3 + i + 1000);
+	assert_int_equal(a.rows_out_of_order, b.rows_out_of_order + (offsetof(struct gs_counters, rows_out_of_order) / 8) * 3);
+}
+
+static void test_order_floor(void **state)
+{
+	struct ub w;
+	struct sink s = { 0 };
+	struct conn c;
+	struct gs_config cfg;
+	struct gs_engine *e;
+	size_t l1, l2, o2;
+	(void)state;
+	gs_config_default(&cfg);
+	cfg.max_flows = 64;
+	cfg.max_open_calls = 64;
+	assert_int_equal(gs_engine_new(&e, &cfg, sink_fn, &s), 0);
+	ub_init(&w, false);
+	l1 = ub_request(&w, 2, false, 7, "echoString", 16);
+	o2 = w.n;
+	l2 = ub_reply(&w, 2, false, 7, 8);
+	conn_init(&c, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+	/* nothing open: the clock */
+	gs_engine_tick(e, TS(0));
+	assert_int_equal(gs_engine_order_floor(e), TS(0));
+	/* packet numbers are the capture's: the handshake is packets 41..43 */
+	gs_engine_set_packet_no(e, 41);
+	conn_handshake(e, &c, TS(0));
+	conn_send(e, &c, 0, TS(1), w.b, l1);
+	gs_engine_tick(e, TS(9));
+	/* a call open since 1 ms holds every later one back */
+	assert_int_equal(gs_engine_order_floor(e), TS(1));
+	conn_send(e, &c, 1, TS(10), w.b + o2, l2);
+	conn_ack(e, &c, 0, TS(11));
+	/* written (acknowledged): back to the clock */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(gs_engine_order_floor(e), TS(11));
+	assert_int_equal(gs_engine_counters(e)->packets, 6);
+	gs_engine_finish(e);
+	gs_engine_free(e);
+	conn_free(&c);
+	ub_free(&w);
+	sink_free(&s);
+}
+
+/* Absorbing shards: counters add, the first problem by packet number. */
+static void test_absorb(void **state)
+{
+	struct gs_config cfg;
+	struct gs_engine *dst, *a, *b;
+	uint8_t junk[60];
+	(void)state;
+	gs_config_default(&cfg);
+	cfg.max_flows = 16;
+	cfg.max_open_calls = 16;
+	assert_int_equal(gs_engine_new(&dst, &cfg, NULL, NULL), 0);
+	assert_int_equal(gs_engine_new(&a, &cfg, NULL, NULL), 0);
+	assert_int_equal(gs_engine_new(&b, &cfg, NULL, NULL), 0);
+	memset(junk, 0, sizeof junk); /* Ethernet type 0: not IP */
+	gs_engine_set_packet_no(a, 5);
+	gs_engine_frame(a, GS_DLT_EN10MB, TS(1), junk, sizeof junk, sizeof junk);
+	gs_engine_frame(a, GS_DLT_EN10MB, TS(2), junk, sizeof junk, sizeof junk);
+	gs_engine_set_packet_no(b, 3);
+	gs_engine_frame(b, GS_DLT_EN10MB, TS(0), junk, sizeof junk, sizeof junk);
+	gs_engine_absorb(dst, a);
+	gs_engine_absorb(dst, b);
+	gs_engine_set_times(dst, TS(0), TS(2));
+	assert_int_equal(gs_engine_counters(dst)->packets, 3);
+	assert_int_equal(gs_engine_counters(dst)->non_ip, 3);
+	assert_int_equal(gs_engine_counters(dst)->bytes, 3 * sizeof junk);
+	assert_int_equal(gs_engine_first_ts(dst), TS(0));
+	assert_int_equal(gs_engine_last_ts(dst), TS(2));
+	gs_engine_set_rows_ooo(dst, 4);
+	assert_int_equal(gs_engine_counters(dst)->rows_out_of_order, 4);
+	gs_engine_free(dst);
+	gs_engine_free(a);
+	gs_engine_free(b);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_ring_bounds),
+		cmocka_unit_test(test_ring_threads),
+		cmocka_unit_test(test_order_cmp),
+		cmocka_unit_test(test_merge_pick),
+		cmocka_unit_test(test_merge_streams),
+		cmocka_unit_test(test_counters_add),
+		cmocka_unit_test(test_order_floor),
+		cmocka_unit_test(test_absorb),
+	};
+	return cmocka_run_group_tests(tests, NULL, ut_cleanup);
+}

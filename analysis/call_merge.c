@@ -5,22 +5,12 @@
 #include "call_merge.h"
 #include "endpoint.h"
 
-static int client_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b)
-{
-	char sa[GS_ENDPOINT_STRLEN], sb[GS_ENDPOINT_STRLEN];
-	if (a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0)
-		return 0;
-	gs_endpoint_str(a, sa, sizeof sa);
-	gs_endpoint_str(b, sb, sizeof sb);
-	return strcmp(sa, sb);
-}
-
 int gs_call_order_cmp(const struct gs_call *a, const struct gs_call *b)
 {
 	int c;
 	if (a->t_request_first != b->t_request_first)
 		return a->t_request_first < b->t_request_first ? -1 : 1;
-	if ((c = client_cmp(&a->client, &b->client)) != 0)
+	if ((c = gs_endpoint_text_cmp(&a->client, &b->client)) != 0)
 		return c;
 	if (a->request_id != b->request_id)
 		return a->request_id < b->request_id ? -1 : 1;

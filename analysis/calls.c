@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "endpoint.h"
+
 enum { W_FREE = GS_CALL_FREE, W_OPEN = GS_CALL_OPEN, W_QUEUED = GS_CALL_QUEUED };
 
 /* ---- keys ---------------------------------------------------------------- */
@@ -39,8 +41,6 @@ static inline __attribute__((always_inline)) uint32_t call_hash(const struct gs_
 	return open_hash(c->flow, c->flow_gen, c->dir, c->request_id);
 }
 
-static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b);
-
 /* A call's client: its connection's, or its own once it outlived it. */
 static const struct gs_endpoint *gs_ocall_client(const struct gs_engine *e, const struct gs_ocall *c)
 {
@@ -60,7 +60,7 @@ static __attribute__((noinline)) bool out_tie(const struct gs_engine *e, const s
 					      const struct gs_heap_ent *y)
 {
 	const struct gs_ocall *a = &e->calls[x->idx], *b = &e->calls[y->idx];
-	int c = endpoint_str_cmp(gs_ocall_client(e, a), gs_ocall_client(e, b));
+	int c = gs_endpoint_text_cmp(gs_ocall_client(e, a), gs_ocall_client(e, b));
 	if (c)
 		return c < 0;
 	if (a->request_id != b->request_id)
@@ -83,20 +83,6 @@ static inline bool wm_before(const struct gs_engine *e, const struct gs_heap_ent
 	if (x->t != y->t)
 		return x->t < y->t;
 	return x->serial < y->serial;
-}
-
-#include "endpoint.h"
-
-static int endpoint_str_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b)
-{
-	char sa[GS_ENDPOINT_STRLEN], sb[GS_ENDPOINT_STRLEN];
-	/* ties on the time are mostly requests of one connection (one segment):
-	 * the same client, no text needed */
-	if (a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0)
-		return 0;
-	gs_endpoint_str(a, sa, sizeof sa);
-	gs_endpoint_str(b, sb, sizeof sb);
-	return strcmp(sa, sb);
 }
 
 /* ---- heaps --------------------------------------------------------------- */

@@ -66,3 +66,15 @@ size_t gs_endpoint_str(const struct gs_endpoint *ep, char *buf, size_t len)
 	buf[n] = '\0';
 	return n;
 }
+
+int gs_endpoint_text_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b)
+{
+	char sa[GS_ENDPOINT_STRLEN], sb[GS_ENDPOINT_STRLEN];
+	/* ties on the time are mostly requests of one connection (one segment):
+	 * the same client, no text needed */
+	if (a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0)
+		return 0;
+	gs_endpoint_str(a, sa, sizeof sa);
+	gs_endpoint_str(b, sb, sizeof sb);
+	return strcmp(sa, sb);
+}

@@ -19,5 +19,8 @@ size_t gs_endpoint_fmt(const struct gs_endpoint *ep, char *dst);
 size_t gs_endpoint_str(const struct gs_endpoint *ep, char *buf, size_t len);
 /* Address only, without port or brackets. */
 size_t gs_addr_str(const struct gs_endpoint *ep, char *buf, size_t len);
+/* The order of the endpoints' texts (strcmp of gs_endpoint_str): how calls
+ * starting at the same instant are ordered in the output. */
+int gs_endpoint_text_cmp(const struct gs_endpoint *a, const struct gs_endpoint *b);
 
 #endif

@@ -14,7 +14,6 @@
 
 #include "endpoint.h"
 
-enum { W_FREE = GS_CALL_FREE, W_OPEN = GS_CALL_OPEN, W_QUEUED = GS_CALL_QUEUED };
 
 /* ---- keys ---------------------------------------------------------------- */
 
@@ -192,7 +191,7 @@ static void wm_keep(struct gs_engine *e)
 		return;
 	e->wm_kept = true;
 	for (uint32_t i = 0; i < e->call_hwm; i++)
-		if (e->calls[i].where == W_OPEN)
+		if (e->calls[i].where == GS_CALL_OPEN)
 			wm_push(e, i);
 }
 
@@ -225,7 +224,7 @@ struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t 
 			return NULL;
 		if (dr->last_call < e->n_calls) {
 			struct gs_ocall *c = &e->calls[dr->last_call];
-			if (c->where == W_OPEN && c->request_id == rid && c->flow == flow &&
+			if (c->where == GS_CALL_OPEN && c->request_id == rid && c->flow == flow &&
 			    c->flow_gen == gen && c->dir == dir)
 				return c;
 		}
@@ -278,7 +277,7 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 {
 	struct gs_ocall *c = &e->calls[idx];
 	e->open_count++;
-	c->where = W_OPEN;
+	c->where = GS_CALL_OPEN;
 	if (c->attached) {
 		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
 		if (dr->open_n == 0) {
@@ -385,7 +384,7 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 	c->exception = GS_INTERN_EMPTY;
 	/* a queued call without a side record ended while finishing: e->now
 	 * moves no more then */
-	c->t_done = o->where == W_QUEUED ? e->now : 0;
+	c->t_done = o->where == GS_CALL_QUEUED ? e->now : 0;
 	if (!x)
 		return;
 	c->reply_type = x->reply_type;
@@ -426,7 +425,7 @@ void gs_call_release(struct gs_engine *e, uint32_t idx)
 			e->calls[c->flow_next].flow_prev = c->flow_prev;
 	}
 	ext_free(e, c);
-	c->where = W_FREE;
+	c->where = GS_CALL_FREE;
 	c->attached = 0;
 	c->flow = GS_NONE;
 	c->flow_next = e->call_free;
@@ -436,9 +435,9 @@ void gs_call_release(struct gs_engine *e, uint32_t idx)
 /* Drops an open call without writing it (a parked reply that found no request). */
 void gs_call_discard(struct gs_engine *e, uint32_t idx)
 {
-	if (e->calls[idx].where == W_OPEN) {
+	if (e->calls[idx].where == GS_CALL_OPEN) {
 		open_remove(e, idx);
-	} else if (e->calls[idx].where == W_QUEUED) {
+	} else if (e->calls[idx].where == GS_CALL_QUEUED) {
 		/* the queue does not track positions: look for it (no caller drops a
 		 * queued call today; this stays correct if one does) */
 		for (uint32_t pos = 0; pos < e->out_n; pos++) {
@@ -502,7 +501,7 @@ static void emit_top(struct gs_engine *e)
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 {
 	struct gs_ocall *c = &e->calls[idx];
-	if (c->where != W_OPEN)
+	if (c->where != GS_CALL_OPEN)
 		return;
 	open_remove(e, idx);
 	c->outcome = (uint8_t)how;
@@ -510,7 +509,7 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 	 * call that ends unanswered then takes no side record */
 	if (!e->finishing || c->ext != GS_NONE)
 		gs_cx(e, c)->t_done = e->now;
-	c->where = W_QUEUED;
+	c->where = GS_CALL_QUEUED;
 	out_push(e, idx);
 }
 

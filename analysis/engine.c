@@ -185,23 +185,36 @@ void gs_engine_free(struct gs_engine *e)
 	free(e);
 }
 
-void gs_note_problem(struct gs_engine *e, struct gs_problem *p, const struct gs_flow *f, int d,
-		     const char *fmt, ...)
+/* A direction joins or leaves the pending list as it starts or stops holding
+ * back output; replies parked for its requests are looked at again when it
+ * stops (they will not find those requests now). */
+static void pending_update(struct gs_engine *e, struct gs_flow *f, int d)
 {
-	char what[112], a[GS_ENDPOINT_STRLEN], b[GS_ENDPOINT_STRLEN];
-	va_list ap;
-	if (p->packet)
-		return; /* keep the first */
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	p->packet = e->packet_no;
-	if (f) {
-		gs_endpoint_str(&f->ep[d], a, sizeof a);
-		gs_endpoint_str(&f->ep[!d], b, sizeof b);
-		snprintf(p->what, sizeof p->what, "%s -> %s: %s", a, b, what);
-	} else {
-		snprintf(p->what, sizeof p->what, "%s", what);
+	struct gs_dir *dr = &f->dir[d];
+	bool want = f->in_use && gs_dir_pending(dr);
+	e->pend_dirty = true;
+	if (want == dr->pending)
+		return;
+	if (want) {
+		gs_pending_insert(e, f, d);
+		return;
+	}
+	gs_pending_remove(e, f, d);
+	gs_pair_unpark(e, f, d);
+}
+
+/* Holes the peer acknowledged long enough ago are given up (reasm.c). */
+static void pending_expire_all(struct gs_engine *e)
+{
+	uint32_t id = e->pend_head;
+	while (id != GS_NONE) {
+		struct gs_flow *f = &e->flows[id >> 1];
+		int d = (int)(id & 1);
+		uint32_t next = f->dir[d].pend_next;
+		gs_reasm_expire(e, f, d);
+		if (f->in_use)
+			pending_update(e, f, d);
+		id = next;
 	}
 }
 
@@ -237,7 +250,7 @@ static inline void expire_due(struct gs_engine *e)
 {
 	if (e->pend_count && e->now - e->last_expire_scan >= GS_ACK_GAP_GRACE_NS) {
 		e->last_expire_scan = e->now;
-		gs_pending_expire_all(e);
+		pending_expire_all(e);
 	}
 }
 
@@ -334,7 +347,7 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 		if (x->acked_ts || x->ooo)
 			gs_reasm_expire(e, f, k);
 		if (f->in_use && (x->pending || gs_dir_pending(x)))
-			gs_pending_update(e, f, k);
+			pending_update(e, f, k);
 	}
 	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
 		gs_flow_end(e, f, false);

@@ -313,7 +313,6 @@ struct gs_engine {
 struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
 			       bool *created);
 void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted);
-void gs_flow_reset_dirs(struct gs_engine *e, struct gs_flow *f);
 /* How many directions may hold a side table at once (a message log, a list of
  * retransmitted ranges): like the head pool, an eighth of the flow table, at
  * least 256. Past it a direction goes without, and what that costs is counted. */
@@ -372,10 +371,6 @@ void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack);
 void gs_reasm_flush(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr);
 void gs_reasm_expire(struct gs_engine *e, struct gs_flow *f, int d);
-void gs_pending_update(struct gs_engine *e, struct gs_flow *f, int d);
-void gs_pending_remove(struct gs_engine *e, struct gs_flow *f, int d);
-int64_t gs_pending_min(struct gs_engine *e);
-void gs_pending_expire_all(struct gs_engine *e);
 
 /* A hole the peer acknowledged is declared lost after this long (the wait
  * absorbs capture reordering: the missing segment may just come later). */
@@ -392,19 +387,20 @@ void gs_framer_release(struct gs_engine *e, struct gs_dir *dr);
 void gs_pair_message(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
 		     enum giop_res r);
 void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts);
-void gs_pair_message_abandoned(struct gs_engine *e, struct gs_flow *f, int d);
-void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
-			int64_t ts);
 void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uint64_t upto);
-void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns);
-
-/* evidence.c */
-void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_dir *dr, int64_t ts,
-		       uint8_t half);
-void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall *c);
 void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted);
 void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir);
+
+/* evidence.c: what the wire shows about a call's wait (the tail's reasons) */
+void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
+			    int64_t ts);
+void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns);
+void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_dir *dr, int64_t ts,
+		       uint8_t half);
+void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall *c);
+
+/* pending.c: the directions that hold back output */
 /* True when the direction holds back output: bytes held out of order, a hole
  * the peer acknowledged, or a head not decoded yet.  Tested for both
  * directions of every packet: inline. */
@@ -413,6 +409,10 @@ static inline bool gs_dir_pending(const struct gs_dir *dr)
 	return dr->ooo || dr->acked_ts || (dr->fstate == GS_FR_MSG && !dr->decoded);
 }
 bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t);
+void gs_pending_insert(struct gs_engine *e, struct gs_flow *f, int d);
+void gs_pending_remove(struct gs_engine *e, struct gs_flow *f, int d);
+/* The earliest time a call not created yet may start at. */
+int64_t gs_pending_min(struct gs_engine *e);
 
 /* calls.c */
 uint32_t gs_call_alloc(struct gs_engine *e);
@@ -451,6 +451,7 @@ void gs_call_release(struct gs_engine *e, uint32_t idx);
 void gs_call_discard(struct gs_engine *e, uint32_t idx);
 void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t_request_first);
 
+/* problems.c: the first malformed / truncated message, kept for the end */
 void gs_note_problem(struct gs_engine *e, struct gs_problem *p, const struct gs_flow *f, int d,
 		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -27,7 +27,7 @@ static void charge(struct gs_engine *e, struct gs_ocall *c, int d, uint32_t mark
  * messages in d are contiguous is found by its first..last span; one whose
  * Fragments interleave with other messages by the direction's message log,
  * or by its span when the log does not hold it (counted in rtx_charged_by_span). */
-void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
+void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
 			int64_t ts)
 {
 	const struct gs_msglog *lg = f->dir[d].mlog;
@@ -81,7 +81,7 @@ void gs_pair_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t 
 	}
 }
 
-void gs_pair_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
+void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
 {
 	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
 		if (e->calls[i].where == GS_CALL_OPEN)

@@ -83,7 +83,7 @@ static void index_remove(struct gs_engine *e, uint32_t n)
 	}
 }
 
-void gs_flow_reset_dirs(struct gs_engine *e, struct gs_flow *f)
+static void gs_flow_reset_dirs(struct gs_engine *e, struct gs_flow *f)
 {
 	for (int d = 0; d < 2; d++) {
 		gs_pending_remove(e, f, d);

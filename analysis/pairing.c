@@ -238,7 +238,7 @@ static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		return;
 	}
 	/* a Fragment that does not follow its message's last byte: other messages
-	 * lie in between, inside the span (see gs_pair_retransmit) */
+	 * lie in between, inside the span (see gs_evidence_retransmit) */
 	if (half == 0) {
 		if (dr->msg_start != c->req_off1)
 			c->scattered |= 1;
@@ -273,7 +273,7 @@ void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uin
 	uint16_t k = 0;
 	for (uint16_t i = 0; i < dr->rtx_n; i++) {
 		if (dr->rtx[i].off1 <= upto)
-			gs_pair_retransmit(e, f, d, dr->rtx[i].off0, dr->rtx[i].off1, dr->rtx[i].ts);
+			gs_evidence_retransmit(e, f, d, dr->rtx[i].off0, dr->rtx[i].off1, dr->rtx[i].ts);
 		else
 			dr->rtx[k++] = dr->rtx[i];
 	}

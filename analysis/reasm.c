@@ -181,7 +181,7 @@ static void window(struct gs_engine *e, struct gs_flow *f, int d, const struct g
 		if (!stopped->zero_window_ts)
 			stopped->zero_window_ts = pk->ts_ns;
 	} else if (stopped->zero_window_ts) {
-		gs_pair_zero_window(e, f, pk->ts_ns - stopped->zero_window_ts);
+		gs_evidence_zero_window(e, f, pk->ts_ns - stopped->zero_window_ts);
 		stopped->zero_window_ts = 0;
 	}
 }
@@ -227,7 +227,7 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 			/* the head of the message it reaches is still being gathered */
 			hold_rtx(e, dr, off < 0 ? 0 : (uint64_t)off, end, pk->ts_ns);
 		else
-			gs_pair_retransmit(e, f, d, off < 0 ? 0 : (uint64_t)off, end, pk->ts_ns);
+			gs_evidence_retransmit(e, f, d, off < 0 ? 0 : (uint64_t)off, end, pk->ts_ns);
 		goto fin;
 	}
 	if (off > (int64_t)dr->next) {
@@ -365,101 +365,6 @@ void gs_reasm_flush(struct gs_engine *e, struct gs_flow *f, int d)
 			gap(e, f, d, dr->ooo->off, dr->ooo->ts);
 		else
 			drain(e, f, d);
-	}
-}
-
-/* ---- the pending list -------------------------------------------------- */
-
-static struct gs_dir *pend_dir(struct gs_engine *e, uint32_t id)
-{
-	return &e->flows[id >> 1].dir[id & 1];
-}
-
-/* True when the direction holds bytes captured at or before `t` that it has not
- * delivered yet (held out of order, or a head still being gathered). */
-bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t)
-{
-	if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first <= t)
-		return true;
-	for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
-		if (o->ts <= t)
-			return true;
-	return false;
-}
-
-void gs_pending_remove(struct gs_engine *e, struct gs_flow *f, int d)
-{
-	struct gs_dir *dr = &f->dir[d];
-	if (!dr->pending)
-		return;
-	if (dr->pend_prev != GS_NONE)
-		pend_dir(e, dr->pend_prev)->pend_next = dr->pend_next;
-	else
-		e->pend_head = dr->pend_next;
-	if (dr->pend_next != GS_NONE)
-		pend_dir(e, dr->pend_next)->pend_prev = dr->pend_prev;
-	dr->pending = false;
-	e->pend_count--;
-	e->pend_dirty = true;
-}
-
-void gs_pending_update(struct gs_engine *e, struct gs_flow *f, int d)
-{
-	struct gs_dir *dr = &f->dir[d];
-	bool want = f->in_use && gs_dir_pending(dr);
-	e->pend_dirty = true;
-	if (want == dr->pending)
-		return;
-	if (!want) {
-		gs_pending_remove(e, f, d);
-		/* replies parked for requests of this direction will not find them now */
-		gs_pair_unpark(e, f, d);
-		return;
-	}
-	{
-		uint32_t id = gs_flow_no(e, f) * 2 + (uint32_t)d;
-		dr->pend_prev = GS_NONE;
-		dr->pend_next = e->pend_head;
-		if (e->pend_head != GS_NONE)
-			pend_dir(e, e->pend_head)->pend_prev = id;
-		e->pend_head = id;
-		dr->pending = true;
-		e->pend_count++;
-	}
-}
-
-/* The earliest time a call not created yet may start at. */
-int64_t gs_pending_min(struct gs_engine *e)
-{
-	if (!e->pend_dirty)
-		return e->pend_min;
-	e->pend_min = INT64_MAX;
-	for (uint32_t id = e->pend_head; id != GS_NONE;) {
-		struct gs_dir *dr = pend_dir(e, id);
-		for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
-			if (o->ts < e->pend_min)
-				e->pend_min = o->ts;
-		if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first < e->pend_min)
-			e->pend_min = dr->msg_t_first;
-		if (dr->acked_ts && dr->acked_ts < e->pend_min)
-			e->pend_min = dr->acked_ts;
-		id = dr->pend_next;
-	}
-	e->pend_dirty = false;
-	return e->pend_min;
-}
-
-void gs_pending_expire_all(struct gs_engine *e)
-{
-	uint32_t id = e->pend_head;
-	while (id != GS_NONE) {
-		struct gs_flow *f = &e->flows[id >> 1];
-		int d = (int)(id & 1);
-		uint32_t next = f->dir[d].pend_next;
-		gs_reasm_expire(e, f, d);
-		if (f->in_use)
-			gs_pending_update(e, f, d);
-		id = next;
 	}
 }
 

@@ -58,7 +58,6 @@ enum gs_tap_counter {
 	GS_CNT_FLOWS_MIDSTREAM,  /* ... for a connection already running (no SYN seen) */
 	GS_CNT_HEADS_LOST,       /* message heads not shipped (GS_TAP_HEADS per segment) */
 	GS_CNT_RESYNC,           /* framing lost (hole, not GIOP) */
-	GS_CNT_INFLIGHT_FULL,    /* unused (recv entries are no longer traced): always 0 */
 	GS_CNT_FLOW_MAP_FULL,    /* framing state could not be stored */
 	GS_CNT__MAX
 };

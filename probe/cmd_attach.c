@@ -615,7 +615,7 @@ static void update_drops(struct attach_ctx *x)
 	x->cnt[GS_CNT_SYSCALLS] = x->feed.syscalls;
 	x->drops.kernel = x->cnt[GS_CNT_RB_LOST];
 	x->drops.iface = 0;
-	x->drops.other = x->cnt[GS_CNT_FLOW_MAP_FULL] + x->cnt[GS_CNT_INFLIGHT_FULL] + x->cnt[GS_CNT_HEADS_LOST];
+	x->drops.other = x->cnt[GS_CNT_FLOW_MAP_FULL] + x->cnt[GS_CNT_HEADS_LOST];
 	x->drops.other_name = "map full or heads not shipped";
 }
 

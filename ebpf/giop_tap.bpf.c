@@ -1220,16 +1220,6 @@ static __always_inline int send_event(struct sock *sk, __u32 seq, __u64 len, __u
 	return 0;
 }
 
-/* The syscall hooks' send: at the syscall's entry, from its file descriptor. */
-static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
-{
-	struct sock *sk;
-	if (!wanted_task() || !(sk = fd_tcp_sock(fd, &sock_fops)))
-		return 0;
-	/* the sequence number the first byte of this send will get */
-	return send_event(sk, as_tcp(sk)->write_seq, len, call, arg, NULL);
-}
-
 /* The socket-layer send: tcp:tcp_sendmsg_locked, in the copy loop of
  * tcp_sendmsg_locked under the socket lock, before the pass copies: the
  * first pass's write_seq is the sequence number of the call's first byte,
@@ -1276,25 +1266,6 @@ static __always_inline int recv_event(struct sock *sk, long ret, __u32 call)
 	return 0;
 }
 
-/* A recv's return (the entry is not traced: the file descriptor and flags are
- * still in the task's saved user registers, which the syscall does not
- * change).  `flags_arg`: which argument holds the MSG_ flags (0: none). */
-static __always_inline int on_recv_exit(struct pt_regs *regs, long ret, __u32 call, int flags_arg)
-{
-	struct sock *sk;
-	int fd;
-
-	if (!wanted_task())
-		return 0;
-	fd = (int)regs->di;
-	/* peeked bytes are read again later */
-	if ((flags_arg == 3 && (regs->dx & MSG_PEEK)) || (flags_arg == 4 && (regs->r10 & MSG_PEEK)))
-		return 0;
-	if (!(sk = fd_tcp_sock(fd, &sock_fops)))
-		return 0;
-	return recv_event(sk, ret, call);
-}
-
 /* The socket-layer recv: sock:sock_recv_length, at the end of sock_recvmsg
  * (every recv-family syscall and read() of a socket pass there), `ret` its
  * return; peeked bytes are read again later, out-of-band and error-queue
@@ -1338,77 +1309,6 @@ int sock_recv_raw(struct bpf_raw_tracepoint_args *ctx)
 	return on_sock_recv(as_sock(ctx->args[0]), (int)ctx->args[1], (int)ctx->args[2]);
 }
 
-/* The fallback (attach --syscall-hooks, or a kernel without the socket layer's
- * tracepoints): the raw tracepoints raw_syscalls:sys_enter / sys_exit, one
- * program each, choosing the syscalls by number.  Not the per-syscall
- * tracepoints (syscalls:sys_enter_sendto, ...), which run through perf events:
- * on the machine measured, attach built on them added 7.5 us at p50 to an
- * omniORB echo round trip, built on these 4.4 us (one run, both builds under the
- * same client: bench/attach_toggle.sh); with empty programs, the perf-event
- * tracepoints cost a two-process ping-pong 2.4-2.9 us, these 0.5-2.4 us
- * (bench/syscall_floor.sh, two runs).  The price: the program runs for every
- * syscall of the machine (a compare and a return for the others: about 0.1 us
- * more per syscall than before, the same bench). */
-#if defined(__TARGET_ARCH_x86)
-#define NR_READ 0
-#define NR_WRITE 1
-#define NR_READV 19
-#define NR_WRITEV 20
-#define NR_SENDTO 44
-#define NR_RECVFROM 45
-#define NR_SENDMSG 46
-#define NR_RECVMSG 47
-#define USER64_CS 0x33          /* a 64-bit task's code segment: ia32 syscalls number differently */
-#else
-#error "syscall numbers and registers: x86-64 only"
-#endif
-
-/* the syscall's user registers (raw_syscalls hand the same pointer over, untyped) */
-static __always_inline struct pt_regs *user_regs(void)
-{
-	return (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
-}
-
-SEC("raw_tp/sys_enter")
-int sys_enter(struct bpf_raw_tracepoint_args *ctx)
-{
-	long id = (long)ctx->args[1];
-	struct pt_regs *regs;
-	__u32 call;
-
-	switch (id) {
-	case NR_SENDTO: call = GS_CALL_SENDTO; break;
-	case NR_WRITE: call = GS_CALL_WRITE; break;
-	case NR_SENDMSG: call = GS_CALL_SENDMSG; break;
-	case NR_WRITEV: call = GS_CALL_WRITEV; break;
-	default: return 0;
-	}
-	regs = user_regs();
-	if (!regs || regs->cs != USER64_CS)
-		return 0;
-	/* sendmsg and writev: the length is the iovec's sum, not known here */
-	return on_send((int)regs->di, regs->si,
-		       call == GS_CALL_SENDMSG || call == GS_CALL_WRITEV ? 0 : regs->dx, call);
-}
-
-SEC("raw_tp/sys_exit")
-int sys_exit(struct bpf_raw_tracepoint_args *ctx)
-{
-	long ret = (long)ctx->args[1];
-	struct pt_regs *regs;
-
-	if (ret <= 0)
-		return 0;
-	regs = user_regs();
-	if (!regs || regs->cs != USER64_CS)
-		return 0;
-	switch ((long)regs->orig_ax) {
-	case NR_RECVFROM: return on_recv_exit(regs, ret, GS_CALL_RECVFROM, 4);
-	case NR_RECVMSG: return on_recv_exit(regs, ret, GS_CALL_RECVMSG, 3);
-	case NR_READ: return on_recv_exit(regs, ret, GS_CALL_READ, 0);
-	case NR_READV: return on_recv_exit(regs, ret, GS_CALL_READV, 0);
-	default: return 0;
-	}
-}
+#include "syscalls.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";

@@ -112,7 +112,8 @@ struct {
  * sequence number, or not at all: an empty column, never a wrong one.)
  *
  * And the send waiting for its segment: a send without head is not written
- * into the ring at once (a ring record costs 0.3-0.5 us) but left in its
+ * into the ring at once (a ring record of its own is the dearer part of a run:
+ * docs/benchmarks.md, bench-attach-kernel) but left in its
  * socket's slot; the packet tap that sees the segment carrying its first byte
  * takes it into that segment's record.  Sends that are not taken so (nothing
  * sent yet when the next send comes, data leaving by an interface not tapped,

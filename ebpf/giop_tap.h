@@ -123,8 +123,8 @@ _Static_assert(sizeof(struct gs_tap_seg) == 80, "gs_tap_seg layout");
 
 /* A syscall folded into a segment record: the facts of a GS_REC_SEND or
  * GS_REC_RECV record without head, so that it costs no ring record of its own
- * (docs/benchmarks.md: what a ring record costs).  Its flow is the segment's (a send) or the segment's
- * reversed (a recv). */
+ * (docs/benchmarks.md: what a ring record costs).  Its flow is the segment's
+ * (a send) or the segment's reversed (a recv). */
 struct gs_tap_fold_ev {
 	__u64 ts_ns;             /* send: entry; recv: return */
 	__u32 seq;               /* as gs_tap_sys.seq */

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "read_shards.h"
+#include "session.h"
 #include "tap_pcap.h"
 #include "../analysis/out_file.h"
 
@@ -92,48 +93,46 @@ static void usage(FILE *f)
 	      f);
 }
 
-enum { O_PAIRS = 256, O_FORMAT, O_PORTS, O_SUMMARY, O_MAX_FLOWS, O_MAX_CALLS, O_MAX_MSG, O_MAX_OOO,
-       O_TAIL, O_BY, O_INTERVAL, O_REPORT, O_TRACE, O_ORDER_WINDOW, O_MAX_MEMORY, O_THREADS };
+/* read's own option; the others are the session's (session.h) */
+enum { O_THREADS = GS_O_OWN };
 
 int gs_cmd_read(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "pairs", no_argument, NULL, O_PAIRS },
-		{ "format", required_argument, NULL, O_FORMAT },
+		{ "pairs", no_argument, NULL, GS_O_PAIRS },
+		{ "format", required_argument, NULL, GS_O_FORMAT },
 		{ "output", required_argument, NULL, 'o' },
-		{ "summary", no_argument, NULL, O_SUMMARY },
-		{ "ports", required_argument, NULL, O_PORTS },
-		{ "max-flows", required_argument, NULL, O_MAX_FLOWS },
-		{ "max-open-calls", required_argument, NULL, O_MAX_CALLS },
-		{ "order-window", required_argument, NULL, O_ORDER_WINDOW },
-		{ "max-message-size", required_argument, NULL, O_MAX_MSG },
-		{ "max-ooo-bytes", required_argument, NULL, O_MAX_OOO },
-		{ "max-memory", required_argument, NULL, O_MAX_MEMORY },
+		{ "summary", no_argument, NULL, GS_O_SUMMARY },
+		{ "ports", required_argument, NULL, GS_O_PORTS },
+		{ "max-flows", required_argument, NULL, GS_O_MAX_FLOWS },
+		{ "max-open-calls", required_argument, NULL, GS_O_MAX_CALLS },
+		{ "order-window", required_argument, NULL, GS_O_ORDER_WINDOW },
+		{ "max-message-size", required_argument, NULL, GS_O_MAX_MSG },
+		{ "max-ooo-bytes", required_argument, NULL, GS_O_MAX_OOO },
+		{ "max-memory", required_argument, NULL, GS_O_MAX_MEMORY },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "threads", required_argument, NULL, O_THREADS },
-		{ "tail", required_argument, NULL, O_TAIL },
-		{ "by", required_argument, NULL, O_BY },
-		{ "interval", required_argument, NULL, O_INTERVAL },
-		{ "report", required_argument, NULL, O_REPORT },
-		{ "trace", required_argument, NULL, O_TRACE },
+		{ "tail", required_argument, NULL, GS_O_TAIL },
+		{ "by", required_argument, NULL, GS_O_BY },
+		{ "interval", required_argument, NULL, GS_O_INTERVAL },
+		{ "report", required_argument, NULL, GS_O_REPORT },
+		{ "trace", required_argument, NULL, GS_O_TRACE },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	/* static: the port bitmap of --ports lives in it, and it is 8 KiB */
+	static struct gs_session_opts o;
 	struct gs_config cfg;
 	struct read_ctx ctx;
 	struct gs_engine *e = NULL;
 	struct gs_shards *shards = NULL;
 	uint64_t threads = 1;
-	static uint8_t ports[8192];
-	const char *format = NULL, *outpath = NULL, *report_path = NULL, *trace_path = NULL;
-	bool summary_too = false, quiet = false;
-	bool set_flows = false, set_calls = false, set_window = false, set_ooo = false;
-	uint64_t max_memory = 0;
-	uint64_t tail_n = 0;
-	int by = GS_BY_OP;
-	int64_t interval_ns = 0;
+	const char *format, *outpath, *report_path, *trace_path;
+	bool summary_too, quiet;
+	uint64_t max_memory, tail_n;
+	int by;
+	int64_t interval_ns;
 	int opt, err, status = 0, snaplen = 0;
-	uint64_t v;
 	char reason[512];
 	struct gs_read_progress prog = { 0 };
 	static char outbuf[1 << 20];
@@ -141,121 +140,43 @@ int gs_cmd_read(int argc, char **argv)
 	char why[PATH_MAX + 64];
 
 	memset(&ctx, 0, sizeof ctx);
-	gs_config_default(&cfg);
+	gs_session_opts_offline(&o);
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
 	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
 		switch (opt) {
-		case O_PAIRS: ctx.pairs = true; break;
-		case O_FORMAT: format = optarg; break;
-		case 'o': outpath = optarg; break;
-		case O_SUMMARY: summary_too = true; break;
-		case 'q': quiet = true; break;
-		case O_PORTS:
-			if (!gs_parse_ports(optarg, ports, why, sizeof why)) {
-				fprintf(stderr, "giopscope read: bad --ports: %s\n", why);
-				return 2;
-			}
-			cfg.port_bitmap = ports;
-			break;
-		case O_MAX_FLOWS:
-			if (!gs_parse_u64(optarg, 2, 1u << 26, false, &v)) {
-				fprintf(stderr, "giopscope read: --max-flows wants 2..%u\n", 1u << 26);
-				return 2;
-			}
-			cfg.max_flows = (uint32_t)v;
-			set_flows = true;
-			break;
-		case O_MAX_CALLS:
-			if (!gs_parse_u64(optarg, 2, 1u << 28, false, &v)) {
-				fprintf(stderr, "giopscope read: --max-open-calls wants 2..%u\n", 1u << 28);
-				return 2;
-			}
-			cfg.max_open_calls = (uint32_t)v;
-			set_calls = true;
-			break;
-		case O_ORDER_WINDOW:
-			if (!gs_parse_u64(optarg, 1, 1u << 28, false, &v)) {
-				fprintf(stderr, "giopscope read: --order-window wants 1..%u\n", 1u << 28);
-				return 2;
-			}
-			cfg.order_window = (uint32_t)v;
-			set_window = true;
-			break;
-		case O_MAX_MSG:
-			if (!gs_parse_u64(optarg, 12, UINT32_MAX - 12, true, &v)) {
-				fprintf(stderr, "giopscope read: --max-message-size wants 12..4G-13 bytes\n");
-				return 2;
-			}
-			cfg.max_message_size = (uint32_t)v;
-			break;
-		case O_MAX_OOO:
-			if (!gs_parse_u64(optarg, 0, 1u << 30, true, &v)) {
-				fprintf(stderr, "giopscope read: --max-ooo-bytes wants 0..1G\n");
-				return 2;
-			}
-			cfg.max_ooo_bytes = (uint32_t)v;
-			set_ooo = true;
-			break;
-		case O_MAX_MEMORY:
-			if (!gs_parse_u64(optarg, GS_MIN_MEMORY, 1ull << 50, true, &max_memory)) {
-				fprintf(stderr, "giopscope read: --max-memory wants 16m..1048576g bytes (k/m/g)\n");
-				return 2;
-			}
-			break;
-		case O_TAIL:
-			if (!gs_parse_u64(optarg, 1, 100000, false, &tail_n)) {
-				fprintf(stderr, "giopscope read: --tail wants 1..100000\n");
-				return 2;
-			}
-			break;
-		case O_BY:
-			if ((by = gs_group_by_parse(optarg)) < 0) {
-				fprintf(stderr, "giopscope read: --by wants op, conn, object, server or priority\n");
-				return 2;
-			}
-			break;
-		case O_INTERVAL:
-			if (!gs_parse_seconds(optarg, 86400LL * 1000000000, &interval_ns) || interval_ns < 1000) {
-				fprintf(stderr, "giopscope read: --interval wants seconds (e.g. 1 or 0.1)\n");
-				return 2;
-			}
-			break;
 		case O_THREADS:
 			if (!gs_parse_u64(optarg, 1, GS_MAX_THREADS, false, &threads)) {
 				fprintf(stderr, "giopscope read: --threads wants 1..%d\n", GS_MAX_THREADS);
 				return 2;
 			}
 			break;
-		case O_REPORT: report_path = optarg; break;
-		case O_TRACE: trace_path = optarg; break;
 		case 'h': usage(stdout); return 0;
 		case ':':
 			fprintf(stderr, "giopscope read: %s needs a value (giopscope read --help)\n", argv[optind - 1]);
 			return 2;
-		default:
+		case '?':
 			fprintf(stderr, "giopscope read: unknown option '%s' (giopscope read --help)\n", argv[optind - 1]);
 			return 2;
+		default:
+			/* the codes the table above gives, handled as by live, attach and dpdk */
+			if (gs_session_option(&o, "read", opt, optarg) != 0)
+				return 2;
 		}
 	}
-	if (max_memory) {
-		/* every bound from the budget; a bound given on its own still wins */
-		struct gs_config m = cfg;
-		if (gs_config_for_memory(&m, max_memory) != 0) {
-			fprintf(stderr, "giopscope read: --max-memory: too small for the tables\n");
-			return 2;
-		}
-		if (!set_flows)
-			cfg.max_flows = m.max_flows;
-		if (!set_calls)
-			cfg.max_open_calls = m.max_open_calls;
-		if (!set_window)
-			cfg.order_window = m.order_window < cfg.max_open_calls ? m.order_window : cfg.max_open_calls;
-		if (!set_ooo)
-			cfg.max_ooo_bytes = m.max_ooo_bytes;
-		cfg.max_ooo_total = m.max_ooo_total;
-		cfg.max_strings = m.max_strings;
-	}
+	if (gs_session_config(&o, "read", &cfg) != 0)
+		return 2;
+	ctx.pairs = o.pairs;
+	format = o.format;
+	outpath = o.output;
+	summary_too = o.summary_too;
+	quiet = o.quiet;
+	max_memory = o.max_memory;
+	tail_n = o.tail;
+	by = o.by;
+	interval_ns = o.interval_ns;
+	report_path = o.report;
+	trace_path = o.trace;
 	if (optind >= argc) {
 		fprintf(stderr, "giopscope read: no capture file given (giopscope read --help)\n");
 		return 2;

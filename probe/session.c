@@ -37,6 +37,12 @@ void gs_session_opts_default(struct gs_session_opts *o)
 	o->cfg.reply_timeout_ns = 30 * 1000000000LL;
 }
 
+void gs_session_opts_offline(struct gs_session_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	gs_config_default(&o->cfg);
+}
+
 static int bad(const char *cmd, const char *what)
 {
 	fprintf(stderr, "giopscope %s: %s\n", cmd, what);
@@ -105,6 +111,12 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 			return bad(cmd, "--max-message-size wants 12..4G-13 bytes");
 		o->cfg.max_message_size = (uint32_t)v;
 		return 0;
+	case GS_O_ORDER_WINDOW:
+		if (!gs_parse_u64(arg, 1, 1u << 28, false, &v))
+			return bad(cmd, "--order-window wants 1..268435456");
+		o->cfg.order_window = (uint32_t)v;
+		o->set_window = true;
+		return 0;
 	case GS_O_MAX_OOO:
 		if (!gs_parse_u64(arg, 0, 1u << 30, true, &v))
 			return bad(cmd, "--max-ooo-bytes wants 0..1G");
@@ -117,6 +129,29 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 		return 0;
 	}
 	return 1;
+}
+
+int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct gs_config *cfg)
+{
+	struct gs_config m;
+	*cfg = o->cfg;
+	if (!o->max_memory)
+		return 0;
+	/* every bound from the budget; one given on its own still wins */
+	m = o->cfg;
+	if (gs_config_for_memory(&m, o->max_memory) != 0)
+		return bad(cmd, "--max-memory: too small for the tables");
+	if (!o->set_flows)
+		cfg->max_flows = m.max_flows;
+	if (!o->set_calls)
+		cfg->max_open_calls = m.max_open_calls;
+	if (!o->set_window)
+		cfg->order_window = m.order_window < cfg->max_open_calls ? m.order_window : cfg->max_open_calls;
+	if (!o->set_ooo)
+		cfg->max_ooo_bytes = m.max_ooo_bytes;
+	cfg->max_ooo_total = m.max_ooo_total;
+	cfg->max_strings = m.max_strings;
+	return 0;
 }
 
 void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t)
@@ -205,22 +240,8 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	s->cmd = cmd;
 	if (o->cfg.port_bitmap)
 		s->opt.cfg.port_bitmap = s->opt.ports;
-	if (o->max_memory) {
-		/* every bound from the budget (as read); one given on its own still wins */
-		struct gs_config m = s->opt.cfg;
-		if (gs_config_for_memory(&m, o->max_memory) != 0)
-			return bad(cmd, "--max-memory: too small for the tables");
-		if (!o->set_flows)
-			s->opt.cfg.max_flows = m.max_flows;
-		if (!o->set_calls)
-			s->opt.cfg.max_open_calls = m.max_open_calls;
-		s->opt.cfg.order_window = m.order_window < s->opt.cfg.max_open_calls ? m.order_window :
-			s->opt.cfg.max_open_calls;
-		if (!o->set_ooo)
-			s->opt.cfg.max_ooo_bytes = m.max_ooo_bytes;
-		s->opt.cfg.max_ooo_total = m.max_ooo_total;
-		s->opt.cfg.max_strings = m.max_strings;
-	}
+	if (gs_session_config(&s->opt, cmd, &s->opt.cfg) != 0)
+		return 2;
 	format = o->format ? o->format : (o->pairs ? "csv" : "text");
 	if (strcmp(format, "csv") == 0)
 		s->fmt = GS_PAIRS_CSV;

@@ -26,7 +26,7 @@ enum {
 	GS_O_PAIRS = 256, GS_O_FORMAT, GS_O_OUTPUT, GS_O_SUMMARY, GS_O_PORTS, GS_O_DURATION,
 	GS_O_COUNT, GS_O_REPLY_TIMEOUT, GS_O_MAX_FLOWS, GS_O_MAX_CALLS, GS_O_MAX_MSG,
 	GS_O_MAX_OOO, GS_O_QUIET, GS_O_TAIL, GS_O_BY, GS_O_INTERVAL, GS_O_REPORT, GS_O_TRACE,
-	GS_O_METRICS, GS_O_MAX_MEMORY, GS_O_OWN = 512
+	GS_O_METRICS, GS_O_MAX_MEMORY, GS_O_ORDER_WINDOW, GS_O_OWN = 512
 };
 
 #define GS_SESSION_LONGOPTS                                                        \
@@ -85,7 +85,7 @@ struct gs_session_opts {
 	uint8_t times_cols;       /* attach --sched/--orb: GS_TIMES_COLS_* after them */
 	struct gs_config cfg;
 	uint64_t max_memory;      /* --max-memory: 0 without */
-	bool set_flows, set_calls, set_ooo; /* given on their own: they win over --max-memory */
+	bool set_flows, set_calls, set_ooo, set_window; /* given on their own: they win over --max-memory */
 	uint8_t ports[8192];
 };
 
@@ -131,9 +131,17 @@ struct gs_session {
 };
 
 void gs_session_opts_default(struct gs_session_opts *o);
-/* Handles a shared option: 0 handled, 1 not a shared option, 2 bad value
- * (a one-line reason was printed). */
+/* The same for a command reading files (read): the engine's own defaults
+ * (output in order, no reply timeout). */
+void gs_session_opts_offline(struct gs_session_opts *o);
+/* Handles a shared option (also --order-window, which only read offers): 0 handled,
+ * 1 not a shared option, 2 bad value (a one-line reason was printed).  A command
+ * passes only the codes of the options its long-option table lists. */
 int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const char *arg);
+/* The engine's configuration the options give: their bounds, and with --max-memory
+ * every bound not given on its own sized from the budget.  0, or 2 with a one-line
+ * reason printed. */
+int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct gs_config *cfg);
 
 /* Opens the output and the engine: the last step of a command's set-up.  The files
  * (-o, --trace) are made under temporary names and put under their own only once

@@ -90,7 +90,7 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 	per_flow = sizeof(struct gs_flow) + 16 +
 		   (c->head_max + sizeof(uint32_t) + sizeof(struct gs_msglog) + GS_RTX_PENDING * sizeof(struct gs_range)) / 8;
 	v = bytes / 8 / per_flow;
-	c->max_flows = (uint32_t)(v < 2 ? 2 : v > (1u << 26) ? (1u << 26) : v);
+	c->max_flows = (uint32_t)(v < 2 ? 2 : v > GS_MAX_FLOWS_LIMIT ? GS_MAX_FLOWS_LIMIT : v);
 	fixed = flows_bytes(c) + strings_bytes(c->max_strings) + ooo_bytes(c);
 	if (fixed >= bytes)
 		return EINVAL;
@@ -99,7 +99,7 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 	for (;;) {
 		if (v < 2)
 			return EINVAL;
-		c->max_open_calls = (uint32_t)(v > (1u << 28) ? (1u << 28) : v);
+		c->max_open_calls = (uint32_t)(v > GS_MAX_OPEN_CALLS_LIMIT ? GS_MAX_OPEN_CALLS_LIMIT : v);
 		if (gs_config_memory_bound(c) <= bytes)
 			break;
 		v -= v / 16 + 1;
@@ -115,8 +115,8 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	struct gs_engine *e;
 	int err;
 	*out = NULL;
-	if (cfg->max_flows < 2 || cfg->max_flows > (1u << 26) || cfg->max_open_calls < 2 ||
-	    cfg->max_open_calls > (1u << 28) || cfg->head_max < 64 || cfg->head_max > (1u << 20))
+	if (cfg->max_flows < 2 || cfg->max_flows > GS_MAX_FLOWS_LIMIT || cfg->max_open_calls < 2 ||
+	    cfg->max_open_calls > GS_MAX_OPEN_CALLS_LIMIT || cfg->head_max < 64 || cfg->head_max > (1u << 20))
 		return EINVAL;
 	e = calloc(1, sizeof *e);
 	if (!e)

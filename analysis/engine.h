@@ -48,6 +48,12 @@ uint64_t gs_config_memory_bound(const struct gs_config *c);
  * max_ooo_bytes and max_strings so that gs_config_memory_bound() is at most
  * `bytes` (the other fields of c are kept).  EINVAL below GS_MIN_MEMORY. */
 #define GS_MIN_MEMORY (16ull << 20)
+/* The largest tables a configuration may ask for (gs_engine_new refuses more;
+ * the command line's ranges are these). */
+#define GS_MAX_FLOWS_LIMIT (1u << 26)
+#define GS_MAX_OPEN_CALLS_LIMIT (1u << 28)
+#define GS_ORDER_WINDOW_LIMIT (1u << 28)
+#define GS_MAX_OOO_BYTES_LIMIT (1u << 30)
 int gs_config_for_memory(struct gs_config *c, uint64_t bytes);
 
 typedef void (*gs_call_fn)(void *arg, const struct gs_engine *e, const struct gs_call *c);

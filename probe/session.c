@@ -49,6 +49,12 @@ static int bad(const char *cmd, const char *what)
 	return 2;
 }
 
+static int bad_range(const char *cmd, const char *opt, unsigned lo, unsigned hi)
+{
+	fprintf(stderr, "giopscope %s: %s wants %u..%u\n", cmd, opt, lo, hi);
+	return 2;
+}
+
 int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const char *arg)
 {
 	uint64_t v;
@@ -95,14 +101,14 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 			return bad(cmd, "--interval wants seconds (e.g. 1 or 0.1)");
 		return 0;
 	case GS_O_MAX_FLOWS:
-		if (!gs_parse_u64(arg, 2, 1u << 26, false, &v))
-			return bad(cmd, "--max-flows wants 2..67108864");
+		if (!gs_parse_u64(arg, 2, GS_MAX_FLOWS_LIMIT, false, &v))
+			return bad_range(cmd, "--max-flows", 2, GS_MAX_FLOWS_LIMIT);
 		o->cfg.max_flows = (uint32_t)v;
 		o->set_flows = true;
 		return 0;
 	case GS_O_MAX_CALLS:
-		if (!gs_parse_u64(arg, 2, 1u << 28, false, &v))
-			return bad(cmd, "--max-open-calls wants 2..268435456");
+		if (!gs_parse_u64(arg, 2, GS_MAX_OPEN_CALLS_LIMIT, false, &v))
+			return bad_range(cmd, "--max-open-calls", 2, GS_MAX_OPEN_CALLS_LIMIT);
 		o->cfg.max_open_calls = (uint32_t)v;
 		o->set_calls = true;
 		return 0;
@@ -112,13 +118,13 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 		o->cfg.max_message_size = (uint32_t)v;
 		return 0;
 	case GS_O_ORDER_WINDOW:
-		if (!gs_parse_u64(arg, 1, 1u << 28, false, &v))
-			return bad(cmd, "--order-window wants 1..268435456");
+		if (!gs_parse_u64(arg, 1, GS_ORDER_WINDOW_LIMIT, false, &v))
+			return bad_range(cmd, "--order-window", 1, GS_ORDER_WINDOW_LIMIT);
 		o->cfg.order_window = (uint32_t)v;
 		o->set_window = true;
 		return 0;
 	case GS_O_MAX_OOO:
-		if (!gs_parse_u64(arg, 0, 1u << 30, true, &v))
+		if (!gs_parse_u64(arg, 0, GS_MAX_OOO_BYTES_LIMIT, true, &v))
 			return bad(cmd, "--max-ooo-bytes wants 0..1G");
 		o->cfg.max_ooo_bytes = (uint32_t)v;
 		o->set_ooo = true;

@@ -220,17 +220,9 @@ int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *pr
 			p->links[p->n_links++] = l;
 		}
 	}
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.orb_events), on_record, p, NULL);
-	if (!p->rb) {
-		snprintf(err, errlen, "--orb: cannot map the ring buffer: %s", strerror(errno));
+	if (gs_ring_reader_open(&p->rb, &p->mark, &p->ncpus, GS_ORB_MAX_CPUS, bpf_map__fd(p->skel->maps.orb_events),
+				on_record, p, "--orb", err, errlen) != 0)
 		goto fail;
-	}
-	if ((r = gs_ring_mark_open(&p->mark, bpf_map__fd(p->skel->maps.orb_events))) != 0) {
-		snprintf(err, errlen, "--orb: cannot map the ring buffer's positions: %s", strerror(r));
-		goto fail;
-	}
-	r = libbpf_num_possible_cpus();
-	p->ncpus = r > 0 && r < GS_ORB_MAX_CPUS ? (uint32_t)r : GS_ORB_MAX_CPUS;
 	*out = p;
 	return 0;
 fail:

@@ -133,17 +133,9 @@ int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint
 		snprintf(err, errlen, "--sched: cannot attach to sched_switch/sched_wakeup (tp_btf): %s", strerror(-r));
 		goto fail;
 	}
-	p->rb = ring_buffer__new(bpf_map__fd(p->skel->maps.sched_events), on_record, p, NULL);
-	if (!p->rb) {
-		snprintf(err, errlen, "--sched: cannot map the ring buffer: %s", strerror(errno));
+	if (gs_ring_reader_open(&p->rb, &p->mark, &p->ncpus, GS_SCHED_MAX_CPUS,
+				bpf_map__fd(p->skel->maps.sched_events), on_record, p, "--sched", err, errlen) != 0)
 		goto fail;
-	}
-	if ((r = gs_ring_mark_open(&p->mark, bpf_map__fd(p->skel->maps.sched_events))) != 0) {
-		snprintf(err, errlen, "--sched: cannot map the ring buffer's positions: %s", strerror(r));
-		goto fail;
-	}
-	r = libbpf_num_possible_cpus();
-	p->ncpus = r > 0 && r < GS_SCHED_MAX_CPUS ? (uint32_t)r : GS_SCHED_MAX_CPUS;
 	*out = p;
 	return 0;
 fail:

@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +63,28 @@ static inline int gs_ring_mark_open(struct gs_ring_mark *m, int map_fd)
 	m->checked = gs_ring_mono();
 	m->complete = 0;
 	m->stalls = 0;
+	return 0;
+}
+
+/* A probe's reader: the ring buffer of map `map_fd` read into `fn(ctx, ...)`, its
+ * positions mapped (above), and the CPUs whose counter rows to add (at most `max`).
+ * 0, or 2 with a one-line reason in err naming the option (`what`). */
+static inline int gs_ring_reader_open(struct ring_buffer **rb, struct gs_ring_mark *m, uint32_t *ncpus,
+				      uint32_t max, int map_fd, ring_buffer_sample_fn fn, void *ctx,
+				      const char *what, char *err, size_t errlen)
+{
+	int r;
+	*rb = ring_buffer__new(map_fd, fn, ctx, NULL);
+	if (!*rb) {
+		snprintf(err, errlen, "%s: cannot map the ring buffer: %s", what, strerror(errno));
+		return 2;
+	}
+	if ((r = gs_ring_mark_open(m, map_fd)) != 0) {
+		snprintf(err, errlen, "%s: cannot map the ring buffer's positions: %s", what, strerror(r));
+		return 2;
+	}
+	r = libbpf_num_possible_cpus();
+	*ncpus = r > 0 && (uint32_t)r < max ? (uint32_t)r : max;
 	return 0;
 }
 

@@ -88,7 +88,9 @@ static struct gs_tlog_thread *get(struct gs_tlog *l, uint32_t tid)
 	return t;
 }
 
-static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state)
+/* krt: the kernel's CPU time of the thread at ts (a switch record's), or
+ * GS_TLOG_NO_KCPU: the last change's carried on (a wake-up), or none */
+static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state, int64_t krt, bool from_switch)
 {
 	struct gs_tlog_thread *t = get(l, tid);
 	struct gs_tlog_state *s;
@@ -107,9 +109,13 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 		memcpy(s->cum, p->cum, sizeof s->cum);
 		if (p->state >= GS_TS_ONCPU && p->state <= GS_TS_BLOCKED)
 			s->cum[p->state - 1] += d;
+		/* off CPU the kernel's count stands still: a wake-up carries it */
+		if (!from_switch && p->state != GS_TS_ONCPU)
+			krt = p->krt;
 	} else {
 		memset(s->cum, 0, sizeof s->cum);
 	}
+	s->krt = krt;
 	t->n_states++;
 	s->ts = ts;
 	s->state = state;
@@ -118,7 +124,7 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
 {
-	gs_tlog_switch_pc(l, ts, prev, next, prev_runnable, -1, -1);
+	gs_tlog_switch_rt(l, ts, prev, next, prev_runnable, -1, -1, GS_TLOG_NO_KCPU, GS_TLOG_NO_KCPU);
 }
 
 /* `runs`: the thread's switches-in counted by the kernel as of this record;
@@ -141,10 +147,16 @@ static void count_runs(struct gs_tlog *l, uint32_t tid, int64_t ts, uint32_t run
 void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 		       int64_t pcount, int64_t prev_pcount)
 {
+	gs_tlog_switch_rt(l, ts, prev, next, prev_runnable, pcount, prev_pcount, GS_TLOG_NO_KCPU, GS_TLOG_NO_KCPU);
+}
+
+void gs_tlog_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+		       int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt)
+{
 	if (prev)
-		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED);
+		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED, prev_rt, true);
 	if (next)
-		set_state(l, ts, next, GS_TS_ONCPU);
+		set_state(l, ts, next, GS_TS_ONCPU, rt, true);
 	/* prev: its runs so far, this one included; next: before this one */
 	if (prev && prev_pcount >= 0)
 		count_runs(l, prev, ts, (uint32_t)prev_pcount, 0);
@@ -168,7 +180,7 @@ void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
 	/* a wake-up of a thread that is not blocked (it was still on its way to
 	 * sleep, or the record of its switch-in came first) changes nothing */
 	if (t && (t->cur == GS_TS_BLOCKED || t->cur == GS_TS_UNKNOWN))
-		set_state(l, ts, tid, GS_TS_RUNQ);
+		set_state(l, ts, tid, GS_TS_RUNQ, GS_TLOG_NO_KCPU, false);
 }
 
 void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge)
@@ -196,17 +208,41 @@ static uint64_t kept(const struct gs_tlog_thread *t)
 	return t->n_states < GS_TLOG_STATES ? t->n_states : GS_TLOG_STATES;
 }
 
+/* the kernel's CPU time at `ts`, `e` the change at or before it, `nx` the
+ * change after it (NULL: none yet): see gs_tlog_cum() */
+static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state *nx, int64_t ts)
+{
+	int64_t k;
+	if (e->krt == GS_TLOG_NO_KCPU)
+		return GS_TLOG_NO_KCPU;
+	if (e->state != GS_TS_ONCPU)
+		return e->krt;
+	k = e->krt + (ts - e->ts);
+	if (nx && nx->krt != GS_TLOG_NO_KCPU && nx->krt >= e->krt) {
+		/* the later of forward from the run's start (not past its
+		 * end's count) and back from its end: each falls short only of
+		 * what the kernel charged outside the instants (a lead-in from
+		 * the wake-up's clock; a tail after the last clock update) */
+		int64_t back = nx->krt - (nx->ts - ts);
+		if (k > nx->krt)
+			k = nx->krt;
+		return back > k ? back : k;
+	}
+	return k;
+}
+
 /* cum at `ts`: from the last change at or before it; `oncpu`: the thread is
  * known on CPU at ts, so before its first change (if none was pushed out)
  * it was on CPU too */
-static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64_t cum[3])
+static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64_t cum[GS_TLOG_CUM])
 {
-	uint64_t n = kept(t);
+	uint64_t n = kept(t), at = 0;
 	const struct gs_tlog_state *e = NULL;
 	/* newest first: the instants asked for are recent */
 	for (uint64_t k = n; k-- > 0;)
 		if (nth(t, k)->ts <= ts) {
 			e = nth(t, k);
+			at = k;
 			break;
 		}
 	if (!e) {
@@ -215,6 +251,8 @@ static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64
 		e = nth(t, 0);
 		memcpy(cum, e->cum, 3 * sizeof *cum);
 		cum[GS_TS_ONCPU - 1] -= e->ts - ts;
+		/* back from the first change, a switch-out with its count */
+		cum[GS_TLOG_KCPU] = e->krt == GS_TLOG_NO_KCPU ? GS_TLOG_NO_KCPU : e->krt - (e->ts - ts);
 		return true;
 	}
 	memcpy(cum, e->cum, 3 * sizeof *cum);
@@ -222,10 +260,11 @@ static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64
 		cum[e->state - 1] += ts - e->ts;
 	else
 		return false;
+	cum[GS_TLOG_KCPU] = kcpu_at(e, at + 1 < n ? nth(t, at + 1) : NULL, ts);
 	return true;
 }
 
-bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[3])
+bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[GS_TLOG_CUM])
 {
 	const struct gs_tlog_thread *t = find(l, tid);
 	return gs_tlog_known(l, ts) && t && cum_at(t, ts, true, cum);
@@ -264,11 +303,43 @@ bool gs_tlog_lost_in(const struct gs_tlog *l, int64_t from, int64_t to)
 	return l->n_losses > GS_TLOG_LOSSES && from < oldest;
 }
 
-static void set_split(struct gs_tlog_split *o, const int64_t a[3], const int64_t b[3])
+static void set_split(struct gs_tlog_split *o, const int64_t a[GS_TLOG_CUM], const int64_t b[GS_TLOG_CUM])
 {
 	o->oncpu += b[0] - a[0];
 	o->runq += b[1] - a[1];
 	o->blocked += b[2] - a[2];
+	if (a[GS_TLOG_KCPU] == GS_TLOG_NO_KCPU || b[GS_TLOG_KCPU] == GS_TLOG_NO_KCPU)
+		o->kernel = false;
+	else
+		o->oncpu_inst += b[GS_TLOG_KCPU] - a[GS_TLOG_KCPU]; /* the kernel's, until done() */
+}
+
+/* the split begun with kernel = true: oncpu as the kernel charged it, the
+ * difference to the instants' taken from runq, then blocked (oncpu not
+ * above the interval: the three add up to it) */
+static void split_done(struct gs_tlog_split *o)
+{
+	int64_t k = o->oncpu_inst, rq = o->runq, bl = o->blocked;
+	o->oncpu_inst = o->oncpu;
+	if (!o->kernel)
+		return;
+	if (k < 0) {
+		/* (a count that went back: the instants') */
+		o->kernel = false;
+		return;
+	}
+	rq -= k - o->oncpu;
+	if (rq < 0) {
+		bl += rq;
+		rq = 0;
+	}
+	if (bl < 0) {
+		k += bl;
+		bl = 0;
+	}
+	o->oncpu = k;
+	o->runq = rq;
+	o->blocked = bl;
 }
 
 /* the wake-ups in [from, to], oldest first (at most `cap`; false when more) */
@@ -310,21 +381,32 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
 		   int64_t to, const int64_t *cum_to, struct gs_tlog_split *out)
 {
 	const struct gs_tlog_thread *a = find(l, first), *b = find(l, last);
-	int64_t ca[3], cb[3];
+	int64_t ca[GS_TLOG_CUM], cb[GS_TLOG_CUM];
 	memset(out, 0, sizeof *out);
 	if (to < from || !first || !last || !gs_tlog_known(l, to))
 		return false;
+	out->kernel = true;
 	if (first == last) {
 		/* a thread never seen to change state stayed on CPU */
 		if (!b && !cum_from && !cum_to) {
-			out->oncpu = to - from;
+			out->oncpu = out->oncpu_inst = to - from;
+			out->kernel = false;
 			return true;
 		}
-		if (!cum_from && !(b && cum_at(b, from, true, ca)))
-			return false;
-		if (!cum_to && !(b && cum_at(b, to, true, cb)))
-			return false;
-		set_split(out, cum_from ? cum_from : ca, cum_to ? cum_to : cb);
+		/* the logs first (a run's end may be there by now), then what
+		 * was taken when the syscall came */
+		if (!(b && cum_at(b, from, true, ca))) {
+			if (!cum_from)
+				return false;
+			memcpy(ca, cum_from, sizeof ca);
+		}
+		if (!(b && cum_at(b, to, true, cb))) {
+			if (!cum_to)
+				return false;
+			memcpy(cb, cum_to, sizeof cb);
+		}
+		set_split(out, ca, cb);
+		split_done(out);
 		return true;
 	}
 	if (!a || !b)
@@ -342,7 +424,7 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
 		size_t nw = 0, nr = 1;
 		int hit = -1, chain[GS_TLOG_CHAIN];
 		uint32_t len = 0;
-		int64_t c0[3], c1[3];
+		int64_t c0[GS_TLOG_CUM], c1[GS_TLOG_CUM];
 		if (!wakes_in(l, from, to, w, &nw))
 			return false;
 		r[0] = (struct reach){ first, from, -1, 0 };
@@ -377,19 +459,22 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
 			if (!t)
 				return false;
 			if (j == len - 1) {
-				if (!cum_from && !cum_at(t, from, true, c0))
-					return false;
-				if (cum_from)
+				if (!cum_at(t, from, true, c0)) {
+					if (!cum_from)
+						return false;
 					memcpy(c0, cum_from, sizeof c0);
+				}
 			} else if (!cum_at(t, x->ts, false, c0)) {
 				return false;
 			}
-			if (j == 0 && cum_to)
+			if (!cum_at(t, end, true, c1)) {
+				if (j != 0 || !cum_to)
+					return false;
 				memcpy(c1, cum_to, sizeof c1);
-			else if (!cum_at(t, end, true, c1))
-				return false;
+			}
 			set_split(out, c0, c1);
 		}
+		split_done(out);
 		out->handoff_tid = last;
 		out->handoff_ts = r[hit].ts;
 		out->hops = len - 1;
@@ -430,7 +515,7 @@ static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)
 {
 	switch (e->kind) {
 	case 1:
-		gs_tlog_switch_pc(l, e->ts, e->a, e->b, e->flag != 0, e->pc, e->prev_pc);
+		gs_tlog_switch_rt(l, e->ts, e->a, e->b, e->flag != 0, e->pc, e->prev_pc, e->rt, e->prev_rt);
 		break;
 	case 2:
 		gs_tlog_wakeup(l, e->ts, e->a, e->b);
@@ -484,19 +569,26 @@ void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t 
 void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 			    int64_t pcount, int64_t prev_pcount)
 {
-	struct gs_tlog_pending e = { ts, prev, next, pcount, prev_pcount, 1, prev_runnable };
+	gs_tlog_push_switch_rt(l, ts, prev, next, prev_runnable, pcount, prev_pcount, GS_TLOG_NO_KCPU,
+			       GS_TLOG_NO_KCPU);
+}
+
+void gs_tlog_push_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt)
+{
+	struct gs_tlog_pending e = { ts, prev, next, pcount, prev_pcount, rt, prev_rt, 1, prev_runnable };
 	push(l, &e);
 }
 
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
 {
-	struct gs_tlog_pending e = { ts, tid, waker, -1, -1, 2, 0 };
+	struct gs_tlog_pending e = { ts, tid, waker, -1, -1, GS_TLOG_NO_KCPU, GS_TLOG_NO_KCPU, 2, 0 };
 	push(l, &e);
 }
 
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge)
 {
-	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, -1, -1, 3, 0 };
+	struct gs_tlog_pending e = { ts, tid, (uint32_t)edge, -1, -1, GS_TLOG_NO_KCPU, GS_TLOG_NO_KCPU, 3, 0 };
 	push(l, &e);
 }
 

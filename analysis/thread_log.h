@@ -24,11 +24,21 @@
 #define GS_TLOG_CHAIN 4           /* threads a hand-off is followed through */
 
 enum gs_tstate { GS_TS_UNKNOWN = 0, GS_TS_ONCPU = 1, GS_TS_RUNQ = 2, GS_TS_BLOCKED = 3 };
+
+/* A thread's totals up to an instant (gs_tlog_cum): [0..2] ns on CPU, in the
+ * run queue, blocked, by the records' instants; [GS_TLOG_KCPU] the CPU time
+ * the kernel charged it (se.sum_exec_runtime, what its CPU clock reads), or
+ * GS_TLOG_NO_KCPU when a record did not carry it. */
+#define GS_TLOG_CUM 4
+#define GS_TLOG_KCPU 3
+#define GS_TLOG_NO_KCPU INT64_MIN
 enum gs_tedge { GS_TEDGE_START = 1, GS_TEDGE_END = 2 };
 
 struct gs_tlog_state {
 	int64_t ts;
 	int64_t cum[3];           /* ns on CPU, in the run queue, blocked before ts */
+	int64_t krt;              /* the kernel's CPU time of the thread at ts (a switch
+				   * record's sum_exec_runtime; GS_TLOG_NO_KCPU: none) */
 	uint8_t state;            /* enum gs_tstate: the state from ts on */
 };
 
@@ -68,6 +78,7 @@ struct gs_tlog_pending {
 	uint32_t a, b;            /* switch: prev, next; wakeup: tid, waker; upcall: tid, edge */
 	int64_t pc, prev_pc;      /* switch: next's count of switches-in before this one,
 				   * prev's with its run included (-1: not known) */
+	int64_t rt, prev_rt;      /* switch: next's, prev's kernel CPU time (GS_TLOG_NO_KCPU) */
 	uint8_t kind;             /* 1 switch, 2 wakeup, 3 upcall */
 	uint8_t flag;             /* switch: prev runnable */
 };
@@ -108,6 +119,12 @@ void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next,
  * (gs_tlog_loss): calls there are not split. */
 void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 		       int64_t pcount, int64_t prev_pcount);
+/* The same, with the kernel's CPU time (se.sum_exec_runtime at the switch;
+ * GS_TLOG_NO_KCPU: not known) of `next` before its run and of `prev` with
+ * its run included: on-CPU time is then counted as the kernel charged it
+ * (gs_tlog_split). */
+void gs_tlog_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+		       int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt);
 /* True when a record of `tid` after `ts` carried its count of switches-in
  * (so any switch-in without a record up to `ts` is known), or when its
  * records carry none. */
@@ -124,6 +141,8 @@ void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge e
 void gs_tlog_push_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
 void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 			    int64_t pcount, int64_t prev_pcount);
+void gs_tlog_push_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt);
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
 /* Applies the pushed events up to `ts` (inclusive), never past the point
@@ -145,19 +164,39 @@ bool gs_tlog_lost_in(const struct gs_tlog *l, int64_t from, int64_t to);
 
 struct gs_tlog_split {
 	int64_t oncpu, runq, blocked; /* ns; they add up to to - from */
+	/* the kernel's count was used for oncpu (every record carried it):
+	 * oncpu_inst is the on-CPU time by the records' instants, and
+	 * oncpu - oncpu_inst was taken from runq (then blocked) */
+	bool kernel;
+	int64_t oncpu_inst;
 	uint32_t handoff_tid;         /* the thread the call went on to (0: none) */
 	int64_t handoff_ts;
 	uint32_t hops;                /* wake-up edges followed (0: one thread) */
 };
 /* The time thread `tid` spent in each state (on CPU, run queue, blocked) up
- * to `ts`, counted from a point of its own (only differences mean
+ * to `ts`, and the kernel's count of its CPU time there (GS_TLOG_CUM
+ * entries), counted from a point of its own (only differences mean
  * something); the thread was on CPU at `ts` (in a syscall).  False when its
- * log has no change at or before `ts` (nothing seen yet, or pushed out). */
-bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[3]);
+ * log has no change at or before `ts` (nothing seen yet, or pushed out).
+ *
+ * The kernel's count at an instant inside a run: forward from the run's
+ * start, rt_in + (ts - ts_in), while the run goes on; once its switch-out
+ * is in the log, the later of that (not past rt_out) and back from the
+ * run's end, rt_out - (ts_out - ts).  The kernel charges a run from its
+ * scheduler clock's last update before the switch-in (often the wake-up:
+ * a lead-in the forward count misses) to the last update before the
+ * switch-out (usually the top of __schedule(), just before the switch
+ * record); docs/attach.md has the measured differences. */
+bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[GS_TLOG_CUM]);
 /* Splits [from, to] of a call that `first` held at `from` (on CPU: it was in
  * a syscall) and `last` at `to` (idem).  cum_from / cum_to: gs_tlog_cum() of
- * those threads at those instants taken earlier (NULL: taken now from the
- * logs).  When the threads differ, the call is followed from `first` to `last`
+ * those threads at those instants taken earlier, used when the logs no
+ * longer hold those instants (NULL: only the logs).  When every record
+ * involved carried the kernel's CPU time, oncpu is the kernel's (what the
+ * threads' CPU clocks count) and the difference to the on-CPU time by the
+ * records' instants is taken from runq, then blocked (the kernel charges a
+ * woken thread from its wake-up: time the instants count as run queue), so
+ * the three still add up to to - from.  When the threads differ, the call is followed from `first` to `last`
  * along wake-up edges in the interval: the earliest chain of wake-ups (each
  * later than the one before, at most GS_TLOG_CHAIN threads in all) by which
  * `first` reaches `last`; each thread of the chain counts from its wake-up to

@@ -4,7 +4,7 @@
  * BTF tracepoints sched_switch, sched_wakeup and sched_wakeup_new (tp_btf:
  * typed task pointers, no perf event, no kprobe).  For the threads of the
  * followed thread groups (compared in read-only data, set before loading),
- * every change of scheduler state becomes a 40-byte ring record: switched
+ * every change of scheduler state becomes a 56-byte ring record: switched
  * out (runnable: preempted; or blocked), switched in, woken (and by whom).
  * User space keeps a short timeline per thread and splits each call's
  * server (client) time into on-CPU, run queue and blocked.
@@ -57,7 +57,7 @@ static __always_inline void lost(__u64 now)
 }
 
 static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_state, __u32 pcount,
-				 __u32 prev_pcount)
+				 __u32 prev_pcount, __u64 prev_rt, __u64 next_rt)
 {
 	/* stamped after the reservation: a record reserved after user space
 	 * read the producer position has a later time than that read
@@ -77,6 +77,8 @@ static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_
 	e->prev_state = prev_state;
 	e->pcount = pcount;
 	e->prev_pcount = prev_pcount;
+	e->prev_rt = prev_rt;
+	e->next_rt = next_rt;
 	e->flags = bpf_core_field_exists(struct sched_info, pcount) ? GS_SCHED_F_PCOUNT : 0;
 	flags = bpf_ringbuf_query(&sched_events, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP
 										   : BPF_RB_NO_WAKEUP;
@@ -100,7 +102,10 @@ int BPF_PROG(gs_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	/* TASK_RUNNING is 0: a task switched out in it (or preempted) stays runnable */
 	emit(GS_SCHED_SWITCH, p, n, (preempt || prev_state == 0) ? GS_SCHED_PREV_RUNNABLE : GS_SCHED_PREV_BLOCKED,
 	     n && bpf_core_field_exists(next->sched_info.pcount) ? (__u32)next->sched_info.pcount : 0,
-	     p && bpf_core_field_exists(prev->sched_info.pcount) ? (__u32)prev->sched_info.pcount : 0);
+	     p && bpf_core_field_exists(prev->sched_info.pcount) ? (__u32)prev->sched_info.pcount : 0,
+	     p ? prev->se.sum_exec_runtime : 0, n ? next->se.sum_exec_runtime : 0);
+	/* (prev's sum_exec_runtime is up to date here: __schedule() charged its
+	 * run -- update_curr() -- before the tracepoint) */
 	/* (a new thread's first switch-in carries 0: a count like any other) */
 	return 0;
 }
@@ -109,7 +114,7 @@ static __always_inline int woken(struct task_struct *p)
 {
 	if (!followed(p->tgid))
 		return 0;
-	emit(GS_SCHED_WAKEUP, (__u32)p->pid, (__u32)bpf_get_current_pid_tgid(), 0, 0, 0);
+	emit(GS_SCHED_WAKEUP, (__u32)p->pid, (__u32)bpf_get_current_pid_tgid(), 0, 0, 0, 0, 0);
 	return 0;
 }
 

@@ -40,9 +40,13 @@ struct gs_sched_ev {
 				  * record told of */
 	__u32 prev_pcount;       /* SWITCH with `tid`: tid's count, this run included */
 	__u32 flags;             /* GS_SCHED_F_PCOUNT: the two counts are there */
+	/* SWITCH: the CPU time the kernel has charged `tid` (this run included)
+	 * and `other` (before this run): se.sum_exec_runtime, what their CPU
+	 * clocks read (0 for a thread not followed) */
+	__u64 prev_rt, next_rt;
 };
 #define GS_SCHED_F_PCOUNT 1u
-_Static_assert(sizeof(struct gs_sched_ev) == 40, "gs_sched_ev layout");
+_Static_assert(sizeof(struct gs_sched_ev) == 56, "gs_sched_ev layout");
 
 /* Counters, one row per CPU in .bss (no atomics). */
 enum gs_sched_counter {

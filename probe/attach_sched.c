@@ -89,9 +89,11 @@ static int on_record(void *ctx, void *data, size_t len)
 	p->records++;
 	bool pc = (e->flags & GS_SCHED_F_PCOUNT) != 0;
 	if (e->kind == GS_SCHED_SWITCH)
-		gs_tlog_push_switch_pc(p->log, (int64_t)e->ts_ns, e->tid, e->other,
+		gs_tlog_push_switch_rt(p->log, (int64_t)e->ts_ns, e->tid, e->other,
 				       e->prev_state == GS_SCHED_PREV_RUNNABLE, pc && e->other ? (int64_t)e->pcount : -1,
-				       pc && e->tid ? (int64_t)e->prev_pcount : -1);
+				       pc && e->tid ? (int64_t)e->prev_pcount : -1,
+				       e->other ? (int64_t)e->next_rt : GS_TLOG_NO_KCPU,
+				       e->tid ? (int64_t)e->prev_rt : GS_TLOG_NO_KCPU);
 	else if (e->kind == GS_SCHED_WAKEUP)
 		gs_tlog_push_wakeup(p->log, (int64_t)e->ts_ns, e->tid, e->other);
 	else

@@ -25,7 +25,7 @@ struct gs_times_ev {
 	/* attach --sched: the thread's time per scheduler state up to the
 	 * syscall (gs_tlog_cum), taken when the record came */
 	bool has_cum;
-	int64_t cum[3];
+	int64_t cum[4];           /* GS_TLOG_CUM (analysis/thread_log.h) */
 	uint8_t type;             /* does (has_id): threads sending on one connection */
 	bool has_id;              /* enter in one order and queue in another */
 };

@@ -22,6 +22,9 @@
 #include "privdrop.h"
 #include "session.h"
 
+_Static_assert(sizeof(((struct gs_times_ev *)0)->cum) == GS_TLOG_CUM * sizeof(int64_t),
+	       "gs_times_ev.cum holds gs_tlog_cum()'s totals");
+
 /* the longest the loop sleeps: records do not wake it (see giop_tap.bpf.c) */
 #define WAIT_MS 50
 /* a call waits this long for a syscall instant before it is written without */

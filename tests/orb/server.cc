@@ -13,8 +13,10 @@
 //             (BiDirPolicy::BOTH); with -ORBacceptBiDirectionalGIOP 1 (and a
 //             -ORBserverTransportRule that allows bidir) a client's offer of bidirectional GIOP
 //             is accepted and callMeBack's pings go back over the client's own connection
-//   -servant-log FILE  one line per servant call, `tid,op,arg,t_entry_ns,t_exit_ns`:
-//             CLOCK_REALTIME as the servant method is entered and as it returns (or throws),
+//   -servant-log FILE  one line per servant call,
+//             `tid,op,arg,t_entry_ns,t_exit_ns,cpu_entry_ns,cpu_exit_ns`: CLOCK_REALTIME as
+//             the servant method is entered and as it returns (or throws), and the thread's
+//             CPU clock (CLOCK_THREAD_CPUTIME_ID) read just inside those two instants,
 //             the thread's id and the call's argument (echo*: its length, slow, spin: usec, fail:
 //             code, callMeBack: n, fire: string length). Kept in memory (a slot taken with
 //             an atomic add: nothing between the exit instant and the return but a few
@@ -61,6 +63,7 @@ struct SpanRec {
     long tid;
     const char* op;
     long long arg, entry_ns, exit_ns;
+    long long cpu_entry_ns, cpu_exit_ns;  // the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID)
 };
 const size_t kMaxSpans = 1u << 20;
 SpanRec* g_spans = nullptr;  // set before the POA is activated, nullptr: off
@@ -70,16 +73,26 @@ std::atomic<size_t> g_nspans{0};
 // record at destruction (a return or an exception). Nothing when -servant-log is not given.
 class ServantSpan {
 public:
-    ServantSpan(const char* op, long long arg) : op_(op), arg_(arg), entry_(g_spans ? rig::now_ns() : 0) {}
+    ServantSpan(const char* op, long long arg)
+        : op_(op), arg_(arg), entry_(g_spans ? rig::now_ns() : 0), cpu_entry_(g_spans ? thread_cpu_ns() : 0)
+    {
+    }
     ~ServantSpan()
     {
         if (!g_spans)
             return;
+        long long cpu_exit = thread_cpu_ns();
         long long exit_ns = rig::now_ns();
         static thread_local long tid = static_cast<long>(syscall(SYS_gettid));
         size_t i = g_nspans.fetch_add(1, std::memory_order_relaxed);
         if (i < kMaxSpans)
-            g_spans[i] = SpanRec{tid, op_, arg_, entry_, exit_ns};
+            g_spans[i] = SpanRec{tid, op_, arg_, entry_, exit_ns, cpu_entry_, cpu_exit};
+    }
+    static long long thread_cpu_ns()
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return static_cast<long long>(ts.tv_sec) * 1000000000LL + ts.tv_nsec;
     }
     ServantSpan(const ServantSpan&) = delete;
     ServantSpan& operator=(const ServantSpan&) = delete;
@@ -88,6 +101,7 @@ private:
     const char* op_;
     long long arg_;
     long long entry_;
+    long long cpu_entry_;
 };
 
 void sleep_usec(CORBA::ULong usec)
@@ -304,8 +318,9 @@ int main(int argc, char** argv)
         // the ORB is destroyed: no servant runs any more
         size_t n = g_nspans.load();
         for (size_t i = 0; i < n && i < kMaxSpans; ++i)
-            std::fprintf(span_file, "%ld,%s,%lld,%lld,%lld\n", g_spans[i].tid, g_spans[i].op, g_spans[i].arg,
-                         g_spans[i].entry_ns, g_spans[i].exit_ns);
+            std::fprintf(span_file, "%ld,%s,%lld,%lld,%lld,%lld,%lld\n", g_spans[i].tid, g_spans[i].op,
+                         g_spans[i].arg, g_spans[i].entry_ns, g_spans[i].exit_ns, g_spans[i].cpu_entry_ns,
+                         g_spans[i].cpu_exit_ns);
         if (n > kMaxSpans)
             std::fprintf(stderr, "server: -servant-log: %zu calls, only the first %zu kept\n", n, kMaxSpans);
         if (std::fclose(span_file) != 0) {

@@ -289,7 +289,7 @@ def load_spans(path):
     with open(path) as f:
         for line in f:
             p = line.rstrip("\n").split(",")
-            if len(p) != 5:
+            if len(p) not in (5, 7):  # 7: the thread's CPU clock at entry and exit follows
                 raise BadInput("%s: bad line %r" % (path, line))
             spans.setdefault(int(p[0]), []).append(
                 {"op": p[1], "arg": int(p[2]), "entry": int(p[3]), "exit": int(p[4])})

@@ -32,7 +32,7 @@ static void split_one_thread(void **state)
 	assert_int_equal(sp.blocked, 3000 * US);
 	assert_int_equal(sp.oncpu + sp.runq + sp.blocked, 3220 * US);
 	/* the same from snapshots taken when the syscalls came */
-	int64_t a[3], b[3];
+	int64_t a[GS_TLOG_CUM], b[GS_TLOG_CUM];
 	assert_true(gs_tlog_cum(&l, 7, 100 * US, a));
 	assert_true(gs_tlog_cum(&l, 7, 3320 * US, b));
 	assert_true(gs_tlog_split(&l, 7, 100 * US, a, 7, 3320 * US, b, &sp));
@@ -158,7 +158,7 @@ static void held_up_record(void **state)
 {
 	struct gs_tlog l;
 	struct gs_tlog_split sp;
-	int64_t a[3], b[3];
+	int64_t a[GS_TLOG_CUM], b[GS_TLOG_CUM];
 	(void)state;
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
 	/* what the drain before t4 gave: 7 on CPU since 0, read to its end at 50 */
@@ -301,6 +301,104 @@ static void missed_switch(void **state)
 	gs_tlog_free(&l);
 }
 
+/* on-CPU time as the kernel charged it (sum_exec_runtime at each switch):
+ * it charges a woken thread from its wake-up, time the instants count as run
+ * queue; whole runs from the kernel's counts, partial runs back from their
+ * switch-out; the difference taken from the run queue, then blocked */
+static void split_kernel_cpu(void **state)
+{
+	struct gs_tlog l;
+	struct gs_tlog_split sp;
+	int64_t a[GS_TLOG_CUM], b[GS_TLOG_CUM];
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	/* as split_one_thread; the kernel's count 1000 us at 50, 1060 when it
+	 * blocks at 110; woken at 3110 and charged from there: 1150 when
+	 * preempted at 3200; back at 3300, t5 = 3320, switched out at 3400 */
+	gs_tlog_switch_rt(&l, 50 * US, 0, 7, false, -1, -1, 1000 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_rt(&l, 110 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1060 * US);
+	gs_tlog_wakeup(&l, 3110 * US, 7, 99);
+	gs_tlog_switch_rt(&l, 3150 * US, 0, 7, false, -1, -1, 1060 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_rt(&l, 3200 * US, 7, 0, true, -1, -1, GS_TLOG_NO_KCPU, 1150 * US);
+	gs_tlog_switch_rt(&l, 3300 * US, 0, 7, false, -1, -1, 1150 * US, GS_TLOG_NO_KCPU);
+	/* the run at t5 goes on: forward from its start, 1150 + 20 */
+	assert_true(gs_tlog_cum(&l, 7, 3320 * US, b));
+	assert_int_equal(b[GS_TLOG_KCPU], 1170 * US);
+	/* t4 = 100: back from the run's end (1060 - 10) */
+	assert_true(gs_tlog_cum(&l, 7, 100 * US, a));
+	assert_int_equal(a[GS_TLOG_KCPU], 1050 * US);
+	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 3320 * US, NULL, &sp));
+	assert_true(sp.kernel);
+	assert_int_equal(sp.oncpu_inst, 80 * US);
+	assert_int_equal(sp.oncpu, 120 * US);
+	assert_int_equal(sp.runq, (140 - 40) * US);
+	assert_int_equal(sp.blocked, 3000 * US);
+	/* the run at t5 ends at 3400 with 1245 charged (5 us less than the
+	 * instants: a tail after the kernel's last clock update): forward
+	 * (1170) is later than back (1165) */
+	gs_tlog_switch_rt(&l, 3400 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1245 * US);
+	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 3320 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, (1170 - 1050) * US);
+	/* charged 15 us more than its instants (a lead-in): back (1180) */
+	gs_tlog_switch_rt(&l, 3500 * US, 0, 7, false, -1, -1, 1245 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_rt(&l, 3600 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1360 * US);
+	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 3520 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, (1280 - 1050) * US);
+	assert_int_equal(sp.oncpu + sp.runq + sp.blocked, 3420 * US);
+	/* inside one run: t5 - t4, forward or back */
+	assert_true(gs_tlog_split(&l, 7, 3510 * US, NULL, 7, 3590 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, 80 * US);
+	/* the logs before the snapshots taken when the syscalls came (b above
+	 * was taken forward only) */
+	gs_tlog_switch_rt(&l, 3700 * US, 0, 7, false, -1, -1, 1360 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_rt(&l, 3800 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1490 * US);
+	assert_true(gs_tlog_cum(&l, 7, 3790 * US, b));
+	assert_int_equal(b[GS_TLOG_KCPU], 1480 * US);
+	b[GS_TLOG_KCPU] = 1450 * US;
+	assert_true(gs_tlog_split(&l, 7, 100 * US, a, 7, 3790 * US, b, &sp));
+	assert_int_equal(sp.oncpu, (1480 - 1050) * US);
+	/* within one run: the instants (t5 - t4) */
+	assert_true(gs_tlog_split(&l, 7, 3310 * US, NULL, 7, 3390 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, 80 * US);
+	assert_int_equal(sp.runq + sp.blocked, 0);
+	gs_tlog_free(&l);
+
+	/* more charged than the run queue holds: the rest from blocked; more
+	 * than the interval: oncpu is the interval */
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_switch_rt(&l, 0, 0, 7, false, -1, -1, 0, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_rt(&l, 10 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 10 * US);
+	gs_tlog_wakeup(&l, 100 * US, 7, 99);
+	gs_tlog_switch_rt(&l, 104 * US, 0, 7, false, -1, -1, 10 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_rt(&l, 120 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 36 * US);
+	assert_true(gs_tlog_split(&l, 7, 5 * US, NULL, 7, 115 * US, NULL, &sp));
+	/* kernel: 36 - 5 - (10 - 5 + 5 [back from 10]) = (36 - 5) - (10 - 5) */
+	assert_int_equal(sp.oncpu, (31 - 5) * US);
+	assert_int_equal(sp.oncpu_inst, (5 + 11) * US);
+	assert_int_equal(sp.runq, 0);
+	assert_int_equal(sp.blocked, (90 - 6) * US);
+	assert_int_equal(sp.oncpu + sp.runq + sp.blocked, 110 * US);
+	gs_tlog_switch_rt(&l, 130 * US, 0, 7, false, -1, -1, 500 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_rt(&l, 140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 510 * US);
+	assert_true(gs_tlog_split(&l, 7, 115 * US, NULL, 7, 135 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, 20 * US);
+	assert_int_equal(sp.runq + sp.blocked, 0);
+	gs_tlog_free(&l);
+
+	/* records without the kernel's count: the instants alone */
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_switch(&l, 50 * US, 0, 7, false);
+	gs_tlog_switch(&l, 110 * US, 7, 0, false);
+	gs_tlog_switch(&l, 150 * US, 0, 7, false);
+	assert_true(gs_tlog_cum(&l, 7, 160 * US, b));
+	assert_true(b[GS_TLOG_KCPU] == GS_TLOG_NO_KCPU);
+	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 160 * US, NULL, &sp));
+	assert_false(sp.kernel);
+	assert_int_equal(sp.oncpu, 20 * US);
+	assert_int_equal(sp.blocked, 40 * US);
+	gs_tlog_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +411,7 @@ int main(void)
 		cmocka_unit_test(loss_windows),
 		cmocka_unit_test(split_chain),
 		cmocka_unit_test(missed_switch),
+		cmocka_unit_test(split_kernel_cpu),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

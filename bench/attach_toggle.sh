@@ -31,6 +31,8 @@
 #               (SIGCONT) DRAIN_S before its SIGINT: the kernel side alone (its programs and
 #               records), without the reader's work during the window; attach minus
 #               attach_frozen is what the reader costs the round trip
+#       attach_sched  attach --sched (the scheduler probes and the split) [$ATTACH_OPTS]
+#       attach_orb  attach --sched --orb omniorb (and the upcall uprobes) [$ATTACH_OPTS]
 #       dpdk    as in attach_overhead.sh (its poller spins a CPU: not comparable when pinned)
 #   - calls are put into windows by their start time; per window p50, p90, p99 of the round
 #     trips; per on-window the difference to the mean of its two neighbouring off-windows;
@@ -103,9 +105,9 @@ ns_require
 [ -x "$SERVER" ] && [ -x "$CLIENT" ] || make -s BUILD="$BUILD" orb-apps >&2 || exit 2
 for a in $ARMS; do
     case "$a" in
-        none|attach|attach_sys|attach_frozen|live|dpdk) ;;
+        none|attach|attach_sys|attach_frozen|attach_sched|attach_orb|live|dpdk) ;;
         attach_ref) [ -x "${GIOPSCOPE_REF:-}" ] || { echo "attach_toggle: the attach_ref arm wants GIOPSCOPE_REF (a giopscope)" >&2; exit 2; } ;;
-        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen live attach_ref dpdk)" >&2; exit 2 ;;
+        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen attach_sched attach_orb live attach_ref dpdk)" >&2; exit 2 ;;
     esac
 done
 if [ "$PIN" = 1 ] && [ "$(nproc)" -lt 2 ]; then

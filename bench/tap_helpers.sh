@@ -51,7 +51,7 @@ start_probe() {
                 $([ "$arm" = live_imm ] && echo --batch-ms 0) 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "listening on" 15 || return 1 ;;
-        attach|attach_ref|attach_sys|attach_frozen)
+        attach|attach_ref|attach_sys|attach_frozen|attach_sched|attach_orb)
             local bin=$GIOPSCOPE hooks=""
             [ "$arm" = attach_ref ] && bin=$GIOPSCOPE_REF
             # attach_sys: the same build on its fallback path (the syscall hooks)
@@ -59,6 +59,9 @@ start_probe() {
             # attach_frozen (attach_toggle.sh stops the reader for its on-window): a ring that
             # holds every record of the window
             [ "$arm" = attach_frozen ] && hooks="--ring-size 256m"
+            # attach_sched, attach_orb: the opt-in splits of issue 17 (their cost)
+            [ "$arm" = attach_sched ] && hooks=--sched
+            [ "$arm" = attach_orb ] && hooks="--sched --orb omniorb"
             # shellcheck disable=SC2086
             "$bin" attach $hooks --pid "$SRV_PID" --pairs -o /dev/null --summary $TAP_ATTACH_OPTS 2>"$log" </dev/null &
             PROBE_PID=$!

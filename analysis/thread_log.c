@@ -100,8 +100,13 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 		l->late++;
 	if (ts > t->last_ts)
 		t->last_ts = ts;
-	if (t->cur == state)
-		return;
+	if (t->cur == state) {
+		/* the same state again (a switch-in the kernel made without a
+		 * record, then this switch-out): only the kernel's count moved */
+		const struct gs_tlog_state *p = t->n_states ? &t->states[(t->n_states - 1) % GS_TLOG_STATES] : NULL;
+		if (!from_switch || krt == GS_TLOG_NO_KCPU || !p || p->krt == krt)
+			return;
+	}
 	s = &t->states[t->n_states % GS_TLOG_STATES];
 	if (t->n_states) {
 		const struct gs_tlog_state *p = &t->states[(t->n_states - 1) % GS_TLOG_STATES];

@@ -385,6 +385,21 @@ static void split_kernel_cpu(void **state)
 	assert_int_equal(sp.runq + sp.blocked, 0);
 	gs_tlog_free(&l);
 
+	/* a switch-in without a record between two switch-outs: the second
+	 * one's count is kept (a hand-off counts the woken thread from it) */
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_switch_rt(&l, 0, 0, 5, false, -1, -1, 0, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_rt(&l, 0, 6, 0, false, -1, -1, GS_TLOG_NO_KCPU, 100 * US);
+	gs_tlog_switch_rt(&l, 10 * US, 6, 0, false, -1, -1, GS_TLOG_NO_KCPU, 104 * US);
+	gs_tlog_wakeup(&l, 20 * US, 6, 5);
+	gs_tlog_switch_rt(&l, 30 * US, 0, 6, false, -1, -1, 104 * US, GS_TLOG_NO_KCPU);
+	assert_true(gs_tlog_split(&l, 5, 15 * US, NULL, 6, 35 * US, NULL, &sp));
+	assert_int_equal(sp.hops, 1);
+	assert_int_equal(sp.oncpu, (5 + 5) * US);
+	assert_int_equal(sp.runq, 10 * US);
+	assert_int_equal(sp.blocked, 0);
+	gs_tlog_free(&l);
+
 	/* records without the kernel's count: the instants alone */
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
 	gs_tlog_switch(&l, 50 * US, 0, 7, false);

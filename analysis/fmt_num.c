@@ -4,70 +4,31 @@
 
 #include <string.h>
 
-static const char pairs[201] =
+const char gs_fmt_pairs[201] =
 	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
 	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
 	"8081828384858687888990919293949596979899";
 
-static unsigned digits_u64(uint64_t v)
-{
-	unsigned n = 1;
-	for (;;) {
-		if (v < 10)
-			return n;
-		if (v < 100)
-			return n + 1;
-		if (v < 1000)
-			return n + 2;
-		if (v < 10000)
-			return n + 3;
-		v /= 10000;
-		n += 4;
-	}
-}
-
-/* exactly n digits of v (v < 10^n), the last one at end[-1] */
-static void put_digits(char *end, uint64_t v, unsigned n)
-{
-	while (n >= 2) {
-		unsigned r = (unsigned)(v % 100);
-		v /= 100;
-		end -= 2;
-		memcpy(end, pairs + 2 * r, 2);
-		n -= 2;
-	}
-	if (n)
-		end[-1] = (char)('0' + v);
-}
-
 size_t gs_fmt_u64(char *dst, uint64_t v)
 {
-	unsigned n = digits_u64(v);
-	put_digits(dst + n, v, n);
-	return n;
+	return gs_fmt_u64_inline(dst, v);
 }
 
 void gs_fmt_9digits(char *dst, uint32_t v)
 {
 	/* 32-bit arithmetic and fixed positions: 1 + 4 pairs, no loop */
-	uint32_t hi = v / 10000, lo = v % 10000;
-	dst[0] = (char)('0' + hi / 10000);
-	hi %= 10000;
-	memcpy(dst + 1, pairs + 2 * (hi / 100), 2);
-	memcpy(dst + 3, pairs + 2 * (hi % 100), 2);
-	memcpy(dst + 5, pairs + 2 * (lo / 100), 2);
-	memcpy(dst + 7, pairs + 2 * (lo % 100), 2);
+	gs_fmt_9digits_inline(dst, v);
 }
 
 size_t gs_fmt_u8(char *dst, uint8_t v)
 {
 	if (v >= 100) {
 		dst[0] = (char)('0' + v / 100);
-		memcpy(dst + 1, pairs + 2 * (v % 100), 2);
+		memcpy(dst + 1, gs_fmt_pairs + 2 * (v % 100), 2);
 		return 3;
 	}
 	if (v >= 10) {
-		memcpy(dst, pairs + 2 * v, 2);
+		memcpy(dst, gs_fmt_pairs + 2 * v, 2);
 		return 2;
 	}
 	dst[0] = (char)('0' + v);
@@ -93,7 +54,7 @@ size_t gs_fmt_fixed(char *dst, int64_t v, int dec)
 	} else {
 		uint32_t f = (uint32_t)(u % div);
 		dst[n] = (char)('0' + f / 100);
-		memcpy(dst + n + 1, pairs + 2 * (f % 100), 2);
+		memcpy(dst + n + 1, gs_fmt_pairs + 2 * (f % 100), 2);
 	}
 	return n + nd;
 }

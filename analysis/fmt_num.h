@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* "18446744073709551615" */
 #define GS_FMT_U64_MAX 20
@@ -21,6 +22,54 @@
 
 /* v in decimal; returns the length (1..GS_FMT_U64_MAX). */
 size_t gs_fmt_u64(char *dst, uint64_t v);
+/* The same, inline, for a writer's per-row loop (sink_pairs.c): "00".."99" */
+extern const char gs_fmt_pairs[201];
+static inline __attribute__((always_inline)) size_t gs_fmt_u64_inline(char *dst, uint64_t v)
+{
+	unsigned n = 1;
+	char *end;
+	for (uint64_t w = v;;) {
+		if (w < 10)
+			break;
+		if (w < 100) {
+			n += 1;
+			break;
+		}
+		if (w < 1000) {
+			n += 2;
+			break;
+		}
+		if (w < 10000) {
+			n += 3;
+			break;
+		}
+		w /= 10000;
+		n += 4;
+	}
+	end = dst + n;
+	while (v >= 100) {
+		unsigned r = (unsigned)(v % 100);
+		v /= 100;
+		end -= 2;
+		memcpy(end, gs_fmt_pairs + 2 * r, 2);
+	}
+	if (v >= 10)
+		memcpy(end - 2, gs_fmt_pairs + 2 * v, 2);
+	else
+		end[-1] = (char)('0' + v);
+	return n;
+}
+/* exactly 9 digits of v (< 10^9), inline */
+static inline __attribute__((always_inline)) void gs_fmt_9digits_inline(char *dst, uint32_t v)
+{
+	uint32_t hi = v / 10000, lo = v % 10000;
+	dst[0] = (char)('0' + hi / 10000);
+	hi %= 10000;
+	memcpy(dst + 1, gs_fmt_pairs + 2 * (hi / 100), 2);
+	memcpy(dst + 3, gs_fmt_pairs + 2 * (hi % 100), 2);
+	memcpy(dst + 5, gs_fmt_pairs + 2 * (lo / 100), 2);
+	memcpy(dst + 7, gs_fmt_pairs + 2 * (lo % 100), 2);
+}
 /* v in decimal (1..GS_FMT_U8_MAX bytes). */
 size_t gs_fmt_u8(char *dst, uint8_t v);
 /* exactly 9 digits of v (< 10^9), leading zeros kept: a time stamp's nanoseconds */

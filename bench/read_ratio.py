@@ -6,7 +6,11 @@
 
 Per round and capture the arms run in one fixed order (bare loop; read, old
 then new; read --pairs --format csv -o /dev/null, old then new), so a load
-spike falls on neighbouring arms alike.  Each arm's ratio to the bare loop is
+spike falls on neighbouring arms alike; with --rotate the order turns by one
+arm each round (A B C D E, B C D E A, ...), as bench/offline_bench.py does.
+Besides wall time, each arm's CPU time (user + system, from wait4) and its
+ratio to the bare loop's CPU time in the same round: CPU time does not count
+the time a loaded machine keeps a runnable process waiting.  Each arm's ratio to the bare loop is
 taken within its round; the table gives the median wall time, the minimum and
 the median of the per-round ratios.  Each capture is read once by `cat` first
 (page cache).  With --callgrind FILE, instructions per packet of every arm on
@@ -34,9 +38,15 @@ def arms(a):
 
 
 def run(cmd):
+    """Wall time and CPU time (user + system) of one run."""
     t0 = time.monotonic()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.monotonic() - t0
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd)
+    return wall, ru.ru_utime + ru.ru_stime
 
 
 def packets(bare, f):
@@ -69,6 +79,7 @@ def main():
     ap.add_argument("--new", required=True)
     ap.add_argument("--bare", required=True)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--rotate", action="store_true", help="turn the arms' order by one each round")
     ap.add_argument("--callgrind", action="append", default=[], metavar="NAME=FILE")
     ap.add_argument("captures", nargs="*", metavar="NAME=FILE")
     a = ap.parse_args()
@@ -80,21 +91,30 @@ def main():
     print("load average before: " + loadavg())
     if caps:
         print()
-        print("| capture | arm | wall s (median of %d) | min | × bare loop (median of per-round ratios) |" % a.rounds)
-        print("|---|---|---:|---:|---:|")
+        print("| capture | arm | wall s (median of %d) | min | × bare loop (median of per-round ratios) "
+              "| CPU s (median) | × bare loop, CPU (median of per-round ratios) |" % a.rounds)
+        print("|---|---|---:|---:|---:|---:|---:|")
     for name, f in caps:
         subprocess.run(["cat", f], stdout=subprocess.DEVNULL, check=True)
         n = packets(a.bare, f)
         label = "%s (%s packets)" % (name, format(n, ","))
         times = {k: [] for k, _ in arms(a)}
-        for _ in range(a.rounds):
-            for k, cmd in arms(a):
-                times[k].append(run([x.format(f=f) for x in cmd]))
+        cpu = {k: [] for k, _ in arms(a)}
+        order = arms(a)
+        for r in range(a.rounds):
+            turn = order[r % len(order):] + order[:r % len(order)] if a.rotate else order
+            for k, cmd in turn:
+                w, c = run([x.format(f=f) for x in cmd])
+                times[k].append(w)
+                cpu[k].append(c)
         bare = times["bare libpcap loop"]
+        bare_cpu = cpu["bare libpcap loop"]
         for k, _ in arms(a):
             ratios = [t / b for t, b in zip(times[k], bare)]
-            print("| %s | %s | %.3f | %.3f | %.2f |" % (label, k, statistics.median(times[k]), min(times[k]),
-                                                      statistics.median(ratios)))
+            cratios = [t / b if b > 0 else float("nan") for t, b in zip(cpu[k], bare_cpu)]
+            print("| %s | %s | %.3f | %.3f | %.2f | %.3f | %.2f |" %
+                  (label, k, statistics.median(times[k]), min(times[k]), statistics.median(ratios),
+                   statistics.median(cpu[k]), statistics.median(cratios)))
         sys.stdout.flush()
     if a.callgrind:
         print()

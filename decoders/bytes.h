@@ -22,6 +22,19 @@ static inline uint32_t gs_le32(const uint8_t *p)
 {
 	return (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
+/* In the byte order a CDR stream or a GIOP header names: both orders are read
+ * and one is kept without a branch (the order changes from one connection to
+ * the next, a branch the predictor loses; GCC makes ?: of two values a cmov) */
+static inline uint16_t gs_ord16(const uint8_t *p, bool le)
+{
+	uint16_t l = gs_le16(p), b = (uint16_t)(l << 8 | l >> 8);
+	return le ? l : b;
+}
+static inline uint32_t gs_ord32(const uint8_t *p, bool le)
+{
+	uint32_t l = gs_le32(p), b = __builtin_bswap32(l);
+	return le ? l : b;
+}
 
 /* Clears n bytes, a record the hot path clears per message or per call.  GCC
  * (12, -O2, generic tuning) clears more than 64 bytes of a known size with

@@ -30,6 +30,7 @@ struct read_ctx {
 	bool pairs_text;
 	struct gs_pairs_cache cache;
 	struct gs_stats stats;
+	bool has_stats;             /* the summary is written: not with --pairs alone */
 	struct gs_tail tail;
 	bool has_tail;              /* --tail: gs_tail_add does nothing without */
 	struct gs_interval interval;
@@ -41,7 +42,8 @@ struct read_ctx {
 static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct read_ctx *ctx = arg;
-	gs_stats_add_call(&ctx->stats, gs_engine_strings(e), c);
+	if (ctx->has_stats)
+		gs_stats_add_call(&ctx->stats, gs_engine_strings(e), c);
 	if (ctx->has_tail)
 		gs_tail_add(&ctx->tail, e, c);
 	if (ctx->has_interval)
@@ -253,6 +255,7 @@ int gs_cmd_read(int argc, char **argv)
 		gs_pairs_header(ctx.out, ctx.pairs_fmt);
 	ctx.has_interval = interval_ns != 0;
 	ctx.has_tail = tail_n != 0;
+	ctx.has_stats = !ctx.pairs || summary_too;
 	/* no progress line where the rows themselves appear (the same terminal) */
 	if (shards)
 		e = gs_shards_engine(shards);

@@ -53,7 +53,7 @@ static inline enum giop_res cdr_ushort(struct cdr *c, uint16_t *v)
 	cdr_align(c, 2);
 	if ((r = cdr_need(c, 2)) != GIOP_OK)
 		return r;
-	*v = c->le ? gs_le16(c->p + c->off) : gs_be16(c->p + c->off);
+	*v = gs_ord16(c->p + c->off, c->le);
 	c->off += 2;
 	return GIOP_OK;
 }
@@ -64,7 +64,7 @@ static inline enum giop_res cdr_ulong(struct cdr *c, uint32_t *v)
 	cdr_align(c, 4);
 	if ((r = cdr_need(c, 4)) != GIOP_OK)
 		return r;
-	*v = c->le ? gs_le32(c->p + c->off) : gs_be32(c->p + c->off);
+	*v = gs_ord32(c->p + c->off, c->le);
 	c->off += 4;
 	return GIOP_OK;
 }

@@ -81,7 +81,7 @@ enum giop_res giop_decode_header(const uint8_t *p, size_t avail, uint32_t max_si
 		m->error = GIOP_ERR_TYPE;
 		return GIOP_INVALID;
 	}
-	m->size = m->little_endian ? gs_le32(p + 8) : gs_be32(p + 8);
+	m->size = gs_ord32(p + 8, m->little_endian);
 	if ((max_size && m->size > max_size) || m->size > UINT32_MAX - GIOP_HEADER_LEN) {
 		m->error = GIOP_ERR_SIZE;
 		return GIOP_INVALID;

@@ -331,6 +331,178 @@ static void test_rows_cached(void **state)
 	gs_intern_free(&t);
 }
 
+/* ---- whole CSV rows against printf ---------------------------------------------------- */
+
+/* ns as printf writes "%s%llu.%0*llu" (dec 9 or 3), the sign apart */
+static int ref_fixed(char *b, size_t len, int64_t v, int dec)
+{
+	uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, div = dec == 9 ? 1000000000u : 1000u;
+	return snprintf(b, len, "%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", u / div, dec, u % div);
+}
+
+/* the row as docs/output.md describes it, field by field with printf */
+static size_t ref_row(char *b, size_t len, const struct gs_intern *t, const struct gs_call *c,
+		      const struct gs_call_times *tm)
+{
+	char cl[128], sv[128], v[8][64];
+	size_t n = 0, oplen;
+	const char *op = gs_intern_get(t, c->op, &oplen);
+	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
+	char opf[2 * 64 + 3];
+	size_t k = 0;
+	bool quote = false;
+	for (size_t i = 0; i < oplen; i++)
+		quote |= op[i] == ',' || op[i] == '"' || op[i] == '\n' || op[i] == '\r';
+	if (quote)
+		opf[k++] = '"';
+	for (size_t i = 0; i < oplen; i++) {
+		if (quote && op[i] == '"')
+			opf[k++] = '"';
+		opf[k++] = op[i];
+	}
+	if (quote)
+		opf[k++] = '"';
+	opf[k] = '\0';
+	ref_endpoint(&c->client, cl, sizeof cl);
+	ref_endpoint(&c->server, sv, sizeof sv);
+	ref_fixed(v[0], sizeof v[0], c->t_request_first, 9);
+	ref_fixed(v[1], sizeof v[1], c->t_request_last, 9);
+	ref_fixed(v[2], sizeof v[2], c->t_reply_first, 9);
+	ref_fixed(v[3], sizeof v[3], c->t_reply_last, 9);
+	ref_fixed(v[4], sizeof v[4], c->t_reply_last - c->t_request_first, 3);
+	ref_fixed(v[5], sizeof v[5], c->t_reply_first - c->t_request_last, 3);
+	n += (size_t)snprintf(b + n, len - n, "%s,%s,%u,1.%u,%s,%s,%s,%s,%" PRIu64 ",", cl, sv, c->request_id,
+			      c->minor, c->kind == GS_KIND_REQUEST ? "Request" : "LocateRequest",
+			      c->kind == GS_KIND_REQUEST ? opf : "", (c->flags & GS_CF_ONEWAY) ? "1" : "0",
+			      gs_call_status(c), c->request_bytes);
+	if (rep)
+		n += (size_t)snprintf(b + n, len - n, "%" PRIu64 ",%s,%s,%s,%s,%s,%s,", c->reply_bytes, v[0], v[1],
+				      v[2], v[3], v[4], v[5]);
+	else
+		n += (size_t)snprintf(b + n, len - n, ",%s,%s,,,,,", v[0], v[1]);
+	if (c->flags & GS_CF_CAPTURE_LOSS)
+		n += (size_t)snprintf(b + n, len - n, "%u,,1", c->retransmits);
+	else
+		n += (size_t)snprintf(b + n, len - n, "%u,%u,0", c->retransmits, c->gap_fills);
+	if (tm) {
+		const int64_t inst[4] = { tm->client_send, tm->server_recv, tm->server_send, tm->client_recv };
+		for (int i = 0; i < 4; i++) {
+			n += (size_t)snprintf(b + n, len - n, ",");
+			if (inst[i])
+				n += (size_t)ref_fixed(b + n, len - n, inst[i], 9);
+		}
+		n += (size_t)snprintf(b + n, len - n, ",");
+		if (tm->server_recv && tm->server_send)
+			n += (size_t)ref_fixed(b + n, len - n, tm->server_send - tm->server_recv, 3);
+		n += (size_t)snprintf(b + n, len - n, ",");
+		if (tm->client_send && tm->client_recv)
+			n += (size_t)ref_fixed(b + n, len - n, tm->client_recv - tm->client_send, 3);
+		if (tm->cols & GS_TIMES_COLS_SCHED) {
+			const int64_t ns[6] = { tm->server_oncpu, tm->server_runq, tm->server_blocked,
+						tm->client_oncpu, tm->client_runq, tm->client_blocked };
+			for (int i = 0; i < 6; i++) {
+				n += (size_t)snprintf(b + n, len - n, ",");
+				if (i < 3 ? tm->server_sched : tm->client_sched)
+					n += (size_t)ref_fixed(b + n, len - n, ns[i], 3);
+			}
+		}
+		if (tm->cols & GS_TIMES_COLS_ORB) {
+			bool up = tm->upcall_start && tm->upcall_end;
+			const int64_t from[3] = { up ? tm->server_recv : 0, up ? tm->upcall_start : 0, up ? tm->upcall_end : 0 };
+			const int64_t to[3] = { tm->upcall_start, tm->upcall_end, tm->server_send };
+			for (int i = 0; i < 2; i++) {
+				n += (size_t)snprintf(b + n, len - n, ",");
+				if (i ? tm->upcall_end : tm->upcall_start)
+					n += (size_t)ref_fixed(b + n, len - n, i ? tm->upcall_end : tm->upcall_start, 9);
+			}
+			for (int i = 0; i < 3; i++) {
+				n += (size_t)snprintf(b + n, len - n, ",");
+				if (from[i] && to[i])
+					n += (size_t)ref_fixed(b + n, len - n, to[i] - from[i], 3);
+			}
+		}
+	}
+	n += (size_t)snprintf(b + n, len - n, "\n");
+	assert_true(n < len);
+	return n;
+}
+
+/* a time stamp: mostly near one second (the seconds memo), some anywhere, a
+ * few before 1970 or 0 (an instant not seen, for attach's columns) */
+static int64_t rnd_stamp(int64_t near)
+{
+	switch (rnd() % 8) {
+	case 0: return (int64_t)(rnd() >> 1);
+	case 1: return -(int64_t)(rnd() % 5000000000u);
+	case 2: return 0;
+	default: return near + (int64_t)(rnd() % 2000000000u);
+	}
+}
+
+static void test_csv_rows_reference(void **state)
+{
+	struct gs_intern t;
+	struct gs_pairs_cache *cache = calloc(1, sizeof *cache);
+	char *got = rowbuf(), want[4096];
+	/* names a CSV field quotes or not */
+	static const char *const ops[] = { "echoString", "a,b", "say \"hi\"", "x\ny", "r\rs", "", "\"", "_get_attr" };
+	uint32_t ids[8];
+	assert_non_null(cache);
+	ut_keep(cache, free);
+	assert_int_equal(gs_intern_init(&t, 16, 1024), 0);
+	for (int i = 0; i < 8; i++)
+		ids[i] = gs_intern(&t, ops[i], strlen(ops[i]));
+	for (int i = 0; i < 50000; i++) {
+		struct gs_call c;
+		struct gs_call_times tm, *tp = NULL;
+		int64_t base = 1700000000000000000LL + (int64_t)(rnd() % 100) * 1000000000LL;
+		size_t nw, ng;
+		memset(&c, 0, sizeof c);
+		memset(&tm, 0, sizeof tm);
+		rnd_endpoint(&c.client, 5000);
+		rnd_endpoint(&c.server, 700);
+		c.request_id = (uint32_t)rnd_wide();
+		c.minor = (uint8_t)(rnd() % 4);
+		c.kind = rnd() % 5 ? GS_KIND_REQUEST : GS_KIND_LOCATE_REQUEST;
+		c.op = ids[rnd() % 8];
+		c.outcome = (uint8_t)(rnd() % 5);
+		c.flags = (uint32_t)rnd() & (GS_CF_ONEWAY | GS_CF_REP_SEEN | GS_CF_CAPTURE_LOSS | GS_CF_STATUS_KNOWN);
+		c.reply_type = rnd() % 2 ? GIOP_REPLY : GIOP_LOCATE_REPLY;
+		c.status = (uint32_t)(rnd() % 7);
+		c.request_bytes = rnd_wide();
+		c.reply_bytes = rnd_wide();
+		c.retransmits = (uint32_t)rnd_wide();
+		c.gap_fills = (uint32_t)rnd_wide();
+		c.t_request_first = rnd_stamp(base);
+		c.t_request_last = rnd_stamp(base);
+		c.t_reply_first = rnd_stamp(base);
+		c.t_reply_last = rnd_stamp(base);
+		if (i % 3 == 1) {
+			tm.client_send = rnd_stamp(base);
+			tm.server_recv = rnd_stamp(base);
+			tm.server_send = rnd_stamp(base);
+			tm.client_recv = rnd_stamp(base);
+			tm.cols = (uint8_t)(rnd() % 4);
+			tm.server_sched = rnd() % 2;
+			tm.client_sched = rnd() % 2;
+			tm.server_oncpu = (int64_t)(rnd() >> 20) - (1LL << 40);
+			tm.server_runq = (int64_t)(rnd() >> 30);
+			tm.server_blocked = (int64_t)(rnd() >> 10);
+			tm.client_oncpu = (int64_t)(rnd() % 1000);
+			tm.client_runq = -(int64_t)(rnd() % 1000);
+			tm.client_blocked = 0;
+			tm.upcall_start = rnd_stamp(base);
+			tm.upcall_end = rnd_stamp(base);
+			tp = &tm;
+		}
+		nw = ref_row(want, sizeof want, &t, &c, tp);
+		ng = write_row(got, GS_PAIRS_CSV, &t, &c, (i & 1) ? cache : NULL, tp);
+		if (ng != nw || memcmp(got, want, nw) != 0)
+			fail_msg("row %d:\n got  %.*s want %.*s", i, (int)ng, got, (int)nw, want);
+	}
+	gs_intern_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -342,6 +514,7 @@ int main(void)
 		UT(test_endpoint_ipv6),
 		UT(test_endpoint_str_short),
 		UT(test_rows_cached),
+		UT(test_csv_rows_reference),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

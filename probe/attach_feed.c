@@ -109,6 +109,12 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 		f->q_head = (f->q_head + 1) % f->q_cap;
 		f->q_n--;
 	}
+	/* an empty queue starts again at its first slot: a call written at once
+	 * (the common case) reuses one warm slot instead of walking through
+	 * megabytes of the queue's memory, which would push the followed
+	 * processes' lines out of the shared cache */
+	if (!f->q_n)
+		f->q_head = 0;
 	p = &f->q[(f->q_head + f->q_n) % f->q_cap];
 	p->c = *c;
 	memset(&p->t, 0, sizeof p->t);

@@ -15,8 +15,9 @@
 #             has two segments less than GAP_SWAP_US apart in the capture, by at most the number
 #             of such pairs: two segments of one connection can reach the veth on two CPUs at
 #             once, and AF_PACKET and tc then may see them in other orders (gap_swaps.py).
-#   loopback  server and clients in one namespace over 127.0.0.1, `attach --port PORT` (so both
-#             processes are followed): every answered call has all four instants and
+#   loopback  server and clients in one namespace over 127.0.0.1, `attach --port PORT
+#             --idle-reader` (so both processes are followed; attach's process SCHED_IDLE once
+#             attached, chrt -p): every answered call has all four instants and
 #             client_syscall_us >= total_us >= server_process_us.
 #   cleanup   attach stopped by SIGINT, SIGTERM, SIGHUP and SIGKILL: afterwards `bpftool prog show`,
 #             `bpftool link show` show none of its programs or links, and `tc filter show` shows
@@ -344,7 +345,10 @@ PY
 scenario_loopback() {
     sc_begin loopback
     if start_server "$NS_SRV" 127.0.0.1; then
-        if start_attach "$SC_DIR/attach.log" --in "$NS_SRV" --port "$PORT" --pairs -o "$SC_DIR/attach.csv" -q; then
+        if start_attach "$SC_DIR/attach.log" --in "$NS_SRV" --port "$PORT" --idle-reader --pairs -o "$SC_DIR/attach.csv" -q; then
+            # --idle-reader: the reader is a SCHED_IDLE process once attached (its first line is after)
+            chrt -p "$ATT_PID" 2>&1 | grep -q "policy: SCHED_IDLE" ||
+                err "attach --idle-reader: not SCHED_IDLE" "$(chrt -p "$ATT_PID" 2>&1)"
             client "$NS_SRV" -op slow -size 2000 -n 30
             client "$NS_SRV" -op echoString -size 32 -n 300
             client "$NS_SRV" -op mix -size 24 -n 90

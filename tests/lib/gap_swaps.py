@@ -31,7 +31,7 @@ def segments(pcap):
     """[(t_ns, src, dst, payload bytes)] in capture order."""
     fields = ["frame.time_epoch", "ip.src", "ipv6.src", "tcp.srcport", "ip.dst", "ipv6.dst",
               "tcp.dstport", "tcp.len"]
-    cmd = ["tshark", "-n", "-r", pcap, "-Y", "tcp", "-T", "fields", "-E", "separator=,"]
+    cmd = ["tshark", "-n", "-r", pcap, "-Y", "tcp", "-T", "fields", "-E", "separator=,", "-E", "occurrence=f"]
     for f in fields:
         cmd += ["-e", f]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout

@@ -26,6 +26,9 @@
 #       attach_ref  attach run by GIOPSCOPE_REF (another build) [$ATTACH_OPTS]
 #       attach_sys  attach --syscall-hooks: the same build on its fallback path (send/recv
 #               instants from raw_syscalls sys_enter/sys_exit) [$ATTACH_OPTS]
+#       attach_idle  attach --idle-reader: the reader runs as SCHED_IDLE once attached (only CPU
+#               time nothing else wants; the ORB's threads never wait for it) [$ATTACH_OPTS]
+#        the same, run by GIOPSCOPE_REF
 #       attach_frozen  attach (this build, default path, --ring-size 256m) whose process is
 #               stopped (SIGSTOP) from its ready line to the end of the on-window and let go
 #               (SIGCONT) DRAIN_S before its SIGINT: the kernel side alone (its programs and
@@ -105,9 +108,9 @@ ns_require
 [ -x "$SERVER" ] && [ -x "$CLIENT" ] || make -s BUILD="$BUILD" orb-apps >&2 || exit 2
 for a in $ARMS; do
     case "$a" in
-        none|attach|attach_sys|attach_frozen|attach_sched|attach_orb|live|dpdk) ;;
+        none|attach|attach_sys|attach_frozen|attach_idle|attach_sched|attach_orb|live|dpdk) ;;
         attach_ref) [ -x "${GIOPSCOPE_REF:-}" ] || { echo "attach_toggle: the attach_ref arm wants GIOPSCOPE_REF (a giopscope)" >&2; exit 2; } ;;
-        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen attach_sched attach_orb live attach_ref dpdk)" >&2; exit 2 ;;
+        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen attach_idle attach_sched attach_orb live attach_ref dpdk)" >&2; exit 2 ;;
     esac
 done
 if [ "$PIN" = 1 ] && [ "$(nproc)" -lt 2 ]; then

@@ -51,9 +51,11 @@ start_probe() {
                 $([ "$arm" = live_imm ] && echo --batch-ms 0) 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "listening on" 15 || return 1 ;;
-        attach|attach_ref|attach_sys|attach_frozen|attach_sched|attach_orb)
+        attach|attach_ref|attach_sys|attach_frozen|attach_idle|attach_sched|attach_orb)
             local bin=$GIOPSCOPE hooks=""
             [ "$arm" = attach_ref ] && bin=$GIOPSCOPE_REF
+            # attach_idle: the reader at SCHED_IDLE once attached
+            [ "$arm" = attach_idle ] && hooks=--idle-reader
             # attach_sys: the same build on its fallback path (the syscall hooks)
             [ "$arm" = attach_sys ] && hooks=--syscall-hooks
             # attach_frozen (attach_toggle.sh stops the reader for its on-window): a ring that
@@ -65,7 +67,7 @@ start_probe() {
             # shellcheck disable=SC2086
             "$bin" attach $hooks --pid "$SRV_PID" --pairs -o /dev/null --summary $TAP_ATTACH_OPTS 2>"$log" </dev/null &
             PROBE_PID=$!
-            ns_wait_grep "$log" "^giopscope attach: following" 30 || return 1 ;;
+            ns_wait_grep "$log" "^giopscope attach: following" "${ATTACH_START_S:-120}" || return 1 ;;
         dpdk)
             # the ring holds framecnt frames while the poller is away (docs/dpdk.md); on a shared 2-CPU
             # machine it is away for up to ~300 ms: 16384 frames of 2 KB (32 MiB) cover ~50k frames/s

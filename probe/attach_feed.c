@@ -34,42 +34,43 @@ static void ep_of(struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, ui
  * ends the call; only the client's recv of the reply comes after it. */
 static bool instants(const struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t)
 {
-	const struct gs_times_dir *req = gs_times_dir(&f->times, &c->client, &c->server);
-	const struct gs_times_dir *rep = gs_times_dir(&f->times, &c->server, &c->client);
+	/* each direction looked up once, and only while one of its instants is
+	 * still missing (an instant found stays found) */
+	const struct gs_times_dir *req = NULL, *rep = NULL;
+	bool req_k = false, rep_k = false;
 	bool replied = (c->flags & GS_CF_REP_SEEN) != 0, whole = true;
-	uint32_t rq0 = c->req_seq_base + (uint32_t)c->req_off0;
-	uint32_t rq1 = c->req_seq_base + (uint32_t)c->req_off1 - 1;
-	uint32_t rp0 = c->rep_seq_base + (uint32_t)c->rep_off0;
-	uint32_t rp1 = c->rep_seq_base + (uint32_t)c->rep_off1 - 1;
-
 	uint8_t rtype = c->kind == GS_KIND_REQUEST ? GIOP_REQUEST : GIOP_LOCATE_REQUEST;
 
-	if (req && req->n_send) {
-		if (!t->client_send)
-			t->client_send = gs_times_send(req, rq0, c->t_request_first, rtype, c->request_id);
+#define REQ_DIR() (req_k ? req : (req_k = true, req = gs_times_dir(&f->times, &c->client, &c->server)))
+#define REP_DIR() (rep_k ? rep : (rep_k = true, rep = gs_times_dir(&f->times, &c->server, &c->client)))
+	if (!t->client_send && REQ_DIR() && req->n_send) {
+		t->client_send = gs_times_send(req, c->req_seq_base + (uint32_t)c->req_off0, c->t_request_first, rtype,
+					       c->request_id);
 		whole &= t->client_send != 0;
 	}
-	if (req && req->n_recv && (c->flags & GS_CF_REQ_DONE)) {
-		if (!t->server_recv)
-			t->server_recv = gs_times_recv(req, rq1);
+	if (!t->server_recv && (c->flags & GS_CF_REQ_DONE) && REQ_DIR() && req->n_recv) {
+		t->server_recv = gs_times_recv(req, c->req_seq_base + (uint32_t)c->req_off1 - 1);
 		whole &= t->server_recv != 0;
 	}
-	if (replied && rep && rep->n_send) {
-		if (!t->server_send)
-			t->server_send = gs_times_send(rep, rp0, c->t_reply_first, c->reply_type, c->request_id);
+	if (!t->server_send && replied && REP_DIR() && rep->n_send) {
+		t->server_send = gs_times_send(rep, c->rep_seq_base + (uint32_t)c->rep_off0, c->t_reply_first,
+					       c->reply_type, c->request_id);
 		whole &= t->server_send != 0;
 	}
-	if (replied && (c->flags & GS_CF_REP_DONE) && ((rep && rep->n_recv) || t->client_send)) {
-		if (!t->client_recv && rep)
-			t->client_recv = gs_times_recv(rep, rp1);
+	if (!t->client_recv && replied && (c->flags & GS_CF_REP_DONE) && ((REP_DIR() && rep->n_recv) || t->client_send)) {
+		if (rep)
+			t->client_recv = gs_times_recv(rep, c->rep_seq_base + (uint32_t)c->rep_off1 - 1);
 		whole &= t->client_recv != 0;
 	}
+#undef REQ_DIR
+#undef REP_DIR
 	return whole;
 }
 
-static void emit(struct gs_feed *f, struct gs_pending *p, bool late)
+/* `whole`: instants() has just said so (nothing came since) */
+static void emit(struct gs_feed *f, struct gs_pending *p, bool late, bool whole)
 {
-	if (!instants(f, &p->c, &p->t) && late)
+	if (!whole && !instants(f, &p->c, &p->t) && late)
 		f->instants_missing++;
 	p->t.cols = f->cols;
 	if (f->enrich)
@@ -89,7 +90,7 @@ void gs_feed_settle(struct gs_feed *f, bool all)
 		bool late = all || mono >= p->deadline;
 		if (!late && (!instants(f, &p->c, &p->t) || (f->ready && !f->ready(f->enrich_arg, f, &p->c, &p->t))))
 			break;
-		emit(f, p, late);
+		emit(f, p, late, !late);
 		f->q_head = (f->q_head + 1) % f->q_cap;
 		f->q_n--;
 	}
@@ -104,22 +105,30 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	if (f->q_n == f->q_cap) {
 		/* full: the oldest goes out with what it has */
 		f->queue_full++;
-		emit(f, &f->q[f->q_head], true);
+		emit(f, &f->q[f->q_head], true, false);
 		f->q_head = (f->q_head + 1) % f->q_cap;
 		f->q_n--;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	/* an empty queue starts again at its first slot: a call written at once
+	 * (the common case) reuses one warm slot instead of walking through
+	 * megabytes of the queue's memory, which would push the followed
+	 * processes' lines out of the shared cache */
+	if (!f->q_n)
+		f->q_head = 0;
 	p = &f->q[(f->q_head + f->q_n) % f->q_cap];
 	p->c = *c;
 	memset(&p->t, 0, sizeof p->t);
-	p->deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + f->wait_ns;
 	f->q_n++;
 	/* what is there now is taken now: the rings move on */
 	if (instants(f, &p->c, &p->t) && f->q_n == 1 && (!f->ready || f->ready(f->enrich_arg, f, &p->c, &p->t))) {
-		emit(f, p, false);
+		emit(f, p, false, true);
 		f->q_head = (f->q_head + 1) % f->q_cap;
 		f->q_n--;
+		return;
 	}
+	/* it waits: from now on at most wait_ns */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	p->deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + f->wait_ns;
 }
 
 static void flush(void *arg)

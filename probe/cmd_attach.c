@@ -4,6 +4,7 @@
  * add when each process handed a message to the kernel or got it. */
 #include <errno.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@ struct attach_opts {
 	struct gs_privdrop user;     /* -Z */
 	bool sched;                  /* --sched */
 	const char *orb;             /* --orb PROFILE */
+	bool idle_reader;            /* --idle-reader */
 };
 
 #define SPLIT_OPS 64 /* operations summed for the closing lines (the first ones seen) */
@@ -107,6 +109,9 @@ static void usage(FILE *f)
 	      "                       blocked (sched_switch/sched_wakeup; --pid or --comm, 16 processes)\n"
 	      "  --orb PROFILE        the ORB's upcall boundary by uprobes: orb_in, servant, orb_out per\n"
 	      "                       call (built-in profile: omniorb; or a profile file's path)\n"
+	      "  --idle-reader        once attached, read the ring as a SCHED_IDLE process: only CPU time\n"
+	      "                       nothing else wants (the followed processes never wait for it;\n"
+	      "                       records wait in the ring meanwhile, lost when it fills)\n"
 	      "  --ring-size BYTES    the kernel-to-user ring buffer (default 64m; power of two, 8k..1g)\n"
 	      "  --map-flows N        connection directions the kernel frames at once (default 32768)\n"
 	      "  -Z, --relinquish-privileges USER\n"
@@ -125,7 +130,7 @@ static void usage(FILE *f)
 	      f);
 }
 
-enum { O_PORT = GS_O_OWN, O_PACKETS_ONLY, O_SYSCALL_HOOKS, O_RING, O_MAP_FLOWS, O_SCHED, O_ORB };
+enum { O_PORT = GS_O_OWN, O_PACKETS_ONLY, O_SYSCALL_HOOKS, O_RING, O_MAP_FLOWS, O_SCHED, O_ORB, O_IDLE_READER };
 
 static int bad(const char *what)
 {
@@ -152,6 +157,7 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		{ "map-flows", required_argument, NULL, O_MAP_FLOWS },
 		{ "sched", no_argument, NULL, O_SCHED },
 		{ "orb", required_argument, NULL, O_ORB },
+		{ "idle-reader", no_argument, NULL, O_IDLE_READER },
 		{ "relinquish-privileges", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		GS_SESSION_LONGOPTS,
@@ -196,6 +202,9 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 			break;
 		case O_SYSCALL_HOOKS:
 			a->syscall_hooks = true;
+			break;
+		case O_IDLE_READER:
+			a->idle_reader = true;
 			break;
 		case 'Z':
 			/* looked up now: an unknown user is a usage error before anything is loaded */
@@ -822,6 +831,15 @@ int gs_cmd_attach(int argc, char **argv)
 	if ((r = open_split(x, a, &so)) != 0) {
 		rc = r;
 		goto out_bpf;
+	}
+	/* --idle-reader: after the loading (the verifier would take minutes at
+	 * idle priority on a busy host), before the first record is read */
+	if (a->idle_reader) {
+		struct sched_param sp = { .sched_priority = 0 };
+		if (sched_setscheduler(0, SCHED_IDLE, &sp) != 0) {
+			fprintf(stderr, "giopscope attach: --idle-reader: %s\n", strerror(errno));
+			goto out_bpf;
+		}
 	}
 	/* -Z: loaded, attached, the ring buffer mapped; all of it held by file
 	 * descriptors, which stay usable (and are closed, detaching everything,

@@ -28,10 +28,10 @@ enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
 /* The walk: every STEP records an engine ticks its clock, hands its calls
  * over and says how far it is; it waits while it is more than LAG records
  * ahead of another (calls held in the merge, the file's pages in the cache). */
-enum { STEP = 1024, LAG = 16 * 1024 };
+enum { STEP = 1024, LAG = 4 * 1024 };
 /* The pages every engine walked past are given back in steps of DROP bytes:
  * the mapping does not add the file to the resident memory. */
-#define DROP ((size_t)8 << 20)
+#define DROP ((size_t)2 << 20)
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 
 struct in_ent {
@@ -110,6 +110,7 @@ struct gs_shards {
 	uint64_t packets;
 	int64_t now, first_ts;
 	uint64_t buffered, window;      /* calls received not written yet; the order window */
+	_Atomic uint64_t held;          /* `buffered` after the last merge, for the engines */
 	int64_t last_t;
 	uint64_t ooo;
 	bool ordered, finished;
@@ -179,6 +180,23 @@ static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_
 	sh->cur_out->c[sh->cur_out->n++] = *c;
 	if (sh->cur_out->n == OUT_CALLS)
 		out_push(sh);
+}
+
+/* The ended calls waiting for an earlier one, in the engines' queues and in
+ * the merge, are bounded together as one engine's are (the order window, and
+ * the memory it takes): an engine may queue what the others and the merge
+ * leave of the window (looked at now and then: near the window the output
+ * may differ, and says so). */
+static void budget(struct shard *sh)
+{
+	struct gs_shards *S = sh->S;
+	uint64_t used = atomic_load_explicit(&S->held, memory_order_relaxed);
+	if (!S->ordered)
+		return;
+	for (unsigned i = 0; i < S->n; i++)
+		if (&S->sh[i] != sh)
+			used += atomic_load_explicit(&S->sh[i].queued, memory_order_relaxed);
+	gs_engine_set_order_window(sh->e, used + 1 >= S->window ? 1 : (uint32_t)(S->window - used));
 }
 
 static void clock_to(struct shard *sh, int64_t t, uint64_t key)
@@ -255,6 +273,7 @@ static void drop_behind(struct shard *sh, const struct gs_walk *w, size_t off)
 
 static void walk_step(struct shard *sh, uint64_t no, int64_t now)
 {
+	budget(sh);
 	clock_to(sh, now, 2 * no + 1);
 	hand_over(sh);
 	say_walked(sh, no);
@@ -302,8 +321,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			track(sh, 2 * no);
 		}
 		if ((no & (STEP - 1)) == 0) {
-			if ((no & (16 * STEP - 1)) == 0)
-				drop_behind(sh, w, it.off);
+			drop_behind(sh, w, it.off);
 			walk_step(sh, no, now);
 			if (gs_stop_requested) {
 				rc = -1;
@@ -312,6 +330,10 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			}
 		}
 	}
+	/* the capture's clock at the end of the walk, as a reader's tick after
+	 * its last frame: an engine with few records of the file keeps up */
+	if (!gs_stop_requested)
+		clock_to(sh, now, 2 * no + 1);
 	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .off = at };
 	say_walked(sh, no);
 	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
@@ -336,6 +358,7 @@ static void *shard_main(void *arg)
 			gs_bell_ring(&sh->S->bell);
 			continue;
 		}
+		budget(sh);
 		for (uint32_t off = 0; off < b->used;) {
 			const struct in_ent *en = (const struct in_ent *)(const void *)(b->buf + off);
 			off += (uint32_t)sizeof *en;
@@ -437,7 +460,15 @@ static void emit(struct gs_shards *S, struct shard *sh)
 /* Writes every call that can be written now: the first of all heads, while
  * no engine can still bring an earlier one.  Past the order window, the
  * first is written anyway (as one engine does, counted out of order). */
+static void merge_now(struct gs_shards *S);
+
 static void merge(struct gs_shards *S)
+{
+	merge_now(S);
+	atomic_store_explicit(&S->held, S->buffered, memory_order_relaxed);
+}
+
+static void merge_now(struct gs_shards *S)
 {
 	const struct gs_call *heads[GS_MAX_THREADS];
 	int64_t floors[GS_MAX_THREADS];

@@ -111,6 +111,10 @@ static int next_classic(const struct gs_walk *w, struct gs_walk_it *it, struct g
 	 * one is looked at */
 	__builtin_prefetch(w->base + it->off);
 	__builtin_prefetch(w->base + it->off + 64);
+	/* and where the one after starts if it is as long as this one (the
+	 * requests, replies and acknowledgements of a connection often are) */
+	if (it->off + CL_REC + caplen < w->size)
+		__builtin_prefetch(w->base + it->off + CL_REC + caplen);
 	return 1;
 }
 
@@ -174,6 +178,11 @@ static int next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_wal
 			r->data = p + 28;
 			r->caplen = caplen;
 			r->len = len;
+			/* the next block, and the one after if it is as long (next_classic) */
+			__builtin_prefetch(w->base + it->off);
+			__builtin_prefetch(w->base + it->off + 64);
+			if (it->off + blen < w->size)
+				__builtin_prefetch(w->base + it->off + blen);
 			return 1;
 		case BT_SPB:
 			/* no time stamp; the captured length: the packet's, at most the snapshot's */

@@ -26,12 +26,17 @@
  * own size), IN_BATCHES of them an engine; calls come back OUT_CALLS a batch. */
 enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
 /* The walk: every STEP records an engine ticks its clock, hands its calls
- * over and says how far it is; it waits while it is more than LAG records
- * ahead of another (calls held in the merge, the file's pages in the cache). */
-enum { STEP = 1024, LAG = 4 * 1024 };
-/* The pages every engine walked past are given back in steps of DROP bytes:
- * the mapping does not add the file to the resident memory. */
+ * over and says how far it is; when the output is ordered it waits while it
+ * is more than LAG records ahead of another (the calls the merge holds for
+ * the one behind).  The summary alone needs no such wait: an engine that was
+ * kept off its CPU does not hold the others up. */
+enum { STEP = 1024, LAG = 64 * 1024 };
+/* The mapped pages more than KEEP bytes behind the engine furthest on are
+ * given back, in steps of DROP bytes, so that the mapping does not add the
+ * file to the resident memory; an engine further behind reads them in again
+ * from the page cache. */
 #define DROP ((size_t)2 << 20)
+#define KEEP ((size_t)4 << 20)
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 
 struct in_ent {
@@ -258,14 +263,16 @@ static void hand_over(struct shard *sh)
 static void drop_behind(struct shard *sh, const struct gs_walk *w, size_t off)
 {
 	struct gs_shards *S = sh->S;
-	size_t lo = off, d;
+	size_t hi = off, lo, d;
 	atomic_store(&sh->walk_off, off);
 	for (unsigned i = 0; i < S->n; i++) {
 		size_t o = atomic_load(&S->sh[i].walk_off);
-		if (o < lo)
-			lo = o;
+		if (o > hi)
+			hi = o;
 	}
-	lo &= ~(DROP - 1);
+	if (hi < KEEP + DROP)
+		return;
+	lo = (hi - KEEP) & ~(DROP - 1);
 	d = atomic_load(&S->dropped);
 	if (lo > d && atomic_compare_exchange_strong(&S->dropped, &d, lo))
 		madvise((void *)(uintptr_t)(w->base + d), lo - d, MADV_DONTNEED);
@@ -278,7 +285,7 @@ static void walk_step(struct shard *sh, uint64_t no, int64_t now)
 	hand_over(sh);
 	say_walked(sh, no);
 	/* ahead of another engine: wait for it (it never waits for us then) */
-	while (!gs_stop_requested && no > others_walked(sh) + LAG) {
+	while (!sh->has_st && !gs_stop_requested && no > others_walked(sh) + LAG) {
 		unsigned seen = gs_bell_seq(&sh->bell);
 		atomic_store(&sh->lagging, 1);
 		if (no > others_walked(sh) + LAG && !gs_stop_requested)

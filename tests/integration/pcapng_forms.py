@@ -9,7 +9,10 @@ with --threads 2 and 3):
 FORM:
   le-ns, be-ns   EPBs, if_tsresol 9, either byte order
   be-us          EPBs, no if_tsresol (microseconds: the times rounded down)
-  le-ms          if_tsresol 3 (milliseconds)
+  le-100ns       if_tsresol 7 (100 ns: the times rounded down)
+  le-ms          if_tsresol 3 (milliseconds: many calls start in the same millisecond, and
+                 the merge of read --threads orders such ties by client and request id
+                 where one engine writes a settled call before a tie that starts later)
   spb            Simple Packet Blocks (no time stamps; the IDB's snapshot length 0)
   skip           name resolution, interface statistics and custom blocks between packets
   two-if         a second interface halfway, the rest of the packets on it (the walker
@@ -65,7 +68,7 @@ def main():
     snap, link, recs = read(src)
     e = ">" if form.startswith("be") else "<"
     out = [block(e, 0x0A0D0D0A, struct.pack(e + "IHHq", 0x1A2B3C4D, 1, 0, -1))]
-    res = {"le-ns": 9, "be-ns": 9, "le-ms": 3, "skip": 9, "two-if": 9, "cut": 9, "tsoffset": 9}.get(form)
+    res = {"le-ns": 9, "be-ns": 9, "le-ms": 3, "le-100ns": 7, "skip": 9, "two-if": 9, "cut": 9, "tsoffset": 9}.get(form)
     opts = opt(e, 9, bytes([res])) if res is not None else b""
     if form == "tsoffset":
         opts += opt(e, 14, struct.pack(e + "q", 0))

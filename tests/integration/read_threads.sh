@@ -150,7 +150,11 @@ for f in "${wcaps[@]}"; do
 	for k in le-us be-ns snap-low cut-data cut-header zero-snap; do
 		python3 tests/golden/pcap_forms.py "$k" "$f" "$WORK/$b.$k.pcap" && forms+=("$WORK/$b.$k.pcap")
 	done
-	for k in le-ns be-ns be-us le-ms spb skip two-if tsoffset cut; do
+	# (not le-ms, and spb (no time stamps) only on the small capture: calls starting at the
+	# same instant may be ordered otherwise by the merge, docs/output.md)
+	ng=(le-ns be-ns be-us le-100ns skip two-if tsoffset cut)
+	[ "$f" = tests/data/corpus/v05_multiplexed.pcap ] && ng+=(spb)
+	for k in "${ng[@]}"; do
 		python3 tests/integration/pcapng_forms.py "$k" "$f" "$WORK/$b.ng-$k.pcapng" && forms+=("$WORK/$b.ng-$k.pcapng")
 	done
 done
@@ -177,7 +181,9 @@ if command -v strace > /dev/null; then
 		*snap-low*|*cut-*|*ng-two-if*|*ng-cut*|*ng-tsoffset*) want_seek=1 ;;
 		*) want_seek=0 ;;
 		esac
-		if [ "$mapped" -eq 1 ] && { [ "$want_seek" = 1 ] && [ "$seeks" -ge 1 ] || [ "$want_seek" = 0 ] && [ "$seeks" -eq 0 ]; }; then
+		ok=0
+		if [ "$want_seek" = 1 ]; then [ "$seeks" -ge 1 ] && ok=1; else [ "$seeks" -eq 0 ] && ok=1; fi
+		if [ "$mapped" -eq 1 ] && [ "$ok" = 1 ]; then
 			pass=$((pass + 1))
 		else
 			fail=$((fail + 1)); echo "FAIL walk of $(basename "$f"): mapped $mapped, seeks $seeks (want a seek: $want_seek)"

@@ -31,12 +31,11 @@ enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
  * the one behind).  The summary alone needs no such wait: an engine that was
  * kept off its CPU does not hold the others up. */
 enum { STEP = 1024, LAG = 64 * 1024 };
-/* The mapped pages more than KEEP bytes behind the engine furthest on are
- * given back, in steps of DROP bytes, so that the mapping does not add the
- * file to the resident memory; an engine further behind reads them in again
- * from the page cache. */
-#define DROP ((size_t)2 << 20)
-#define KEEP ((size_t)4 << 20)
+/* The mapped pages more than KEEP bytes behind an engine are given back by
+ * it, in steps of DROP bytes, so that the mapping does not add the file to
+ * the resident memory. */
+#define DROP ((size_t)1 << 20)
+#define KEEP ((size_t)1 << 20)
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 
 struct in_ent {
@@ -87,7 +86,6 @@ struct shard {
 	_Atomic uint64_t walked;        /* the walk: packets of the capture walked */
 	_Atomic int lagging;            /* waiting for another engine's walk */
 	_Atomic int walk_done;          /* the walk's result is in `res` */
-	_Atomic size_t walk_off;        /* the walk: the file offset reached */
 	struct walk_res res;
 	struct gs_stats st;             /* summary only: this engine's statistics */
 	bool has_st;
@@ -124,7 +122,6 @@ struct gs_shards {
 	bool has_final;
 	struct gs_stats *dst_stats;     /* summary only: the engines' statistics go there at the end */
 	uint32_t merge_shard;           /* gs_stats_merge's key map: from this shard */
-	_Atomic size_t dropped;         /* the walk: pages before this offset given back */
 };
 
 /* ---- the engine threads ------------------------------------------------- */
@@ -258,24 +255,19 @@ static void hand_over(struct shard *sh)
 		gs_bell_ring(&sh->S->bell);
 }
 
-/* The mapped pages behind every engine: unmapped (read again from the file
- * if touched, which nothing does). */
-static void drop_behind(struct shard *sh, const struct gs_walk *w, size_t off)
+/* The mapped pages more than KEEP bytes behind this engine: given back (an
+ * engine behind it reads them in again from the page cache, and gives them
+ * back in turn). */
+static void drop_behind(const struct gs_walk *w, size_t off, size_t *dropped)
 {
-	struct gs_shards *S = sh->S;
-	size_t hi = off, lo, d;
-	atomic_store(&sh->walk_off, off);
-	for (unsigned i = 0; i < S->n; i++) {
-		size_t o = atomic_load(&S->sh[i].walk_off);
-		if (o > hi)
-			hi = o;
-	}
-	if (hi < KEEP + DROP)
+	size_t lo;
+	if (off < KEEP + DROP)
 		return;
-	lo = (hi - KEEP) & ~(DROP - 1);
-	d = atomic_load(&S->dropped);
-	if (lo > d && atomic_compare_exchange_strong(&S->dropped, &d, lo))
-		madvise((void *)(uintptr_t)(w->base + d), lo - d, MADV_DONTNEED);
+	lo = (off - KEEP) & ~(DROP - 1);
+	if (lo > *dropped) {
+		madvise((void *)(uintptr_t)(w->base + *dropped), lo - *dropped, MADV_DONTNEED);
+		*dropped = lo;
+	}
 }
 
 static void walk_step(struct shard *sh, uint64_t no, int64_t now)
@@ -307,7 +299,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	struct gs_walk_rec r;
 	uint64_t no = b->total;
 	int64_t now = b->now, first = b->first_ts;
-	size_t at;
+	size_t at, dropped = 0;
 	int rc;
 
 	gs_walk_start(w, &it);
@@ -328,7 +320,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			track(sh, 2 * no);
 		}
 		if ((no & (STEP - 1)) == 0) {
-			drop_behind(sh, w, it.off);
+			drop_behind(w, it.off, &dropped);
 			walk_step(sh, no, now);
 			if (gs_stop_requested) {
 				rc = -1;
@@ -737,9 +729,6 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	if (S->n == 1 || !walk_open(path, &w))
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
 	/* every engine walks the whole file, after the frames it was given */
-	atomic_store(&S->dropped, 0);
-	for (unsigned i = 0; i < S->n; i++)
-		atomic_store(&S->sh[i].walk_off, 0);
 	for (unsigned i = 0; i < S->n; i++) {
 		struct shard *sh = &S->sh[i];
 		in_send(sh);

@@ -35,7 +35,9 @@ static void put_bytes(struct fb *b, const void *p, size_t n)
 		b->d[b->n++] = 0;
 }
 
-static const uint8_t PKT[] = "0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUV";
+/* longer than any packet written below */
+static const uint8_t PKT[] = "0123456789abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+			     "abcdefghijklmnopqrstuvwxyz0123456789";
 
 /* ---- classic ------------------------------------------------------------ */
 

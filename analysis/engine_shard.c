@@ -27,6 +27,11 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
 	return f;
 }
 
+void gs_engine_set_order_window(struct gs_engine *e, uint32_t n)
+{
+	e->cfg.order_window = n;
+}
+
 uint32_t gs_engine_queued(const struct gs_engine *e)
 {
 	return e->out_n;

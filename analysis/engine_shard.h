@@ -23,6 +23,9 @@ void gs_engine_set_packet_no(struct gs_engine *e, uint64_t no);
  * INT64_MAX when the engine has finished. */
 int64_t gs_engine_order_floor(struct gs_engine *e);
 
+/* Sets the order window (from the engine's own thread, between frames). */
+void gs_engine_set_order_window(struct gs_engine *e, uint32_t n);
+
 /* Ended calls waiting for their turn in the output (the order window's count). */
 uint32_t gs_engine_queued(const struct gs_engine *e);
 

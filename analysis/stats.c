@@ -303,3 +303,39 @@ const char *gs_stats_label(const struct gs_stats *s, const struct gs_group *g,
 	buf[n] = '\0';
 	return buf;
 }
+
+static void group_merge(struct gs_group *g, const struct gs_group *src)
+{
+	g->calls += src->calls;
+	g->answered += src->answered;
+	g->errors += src->errors;
+	g->oneways += src->oneways;
+	g->no_reply += src->no_reply;
+	g->gap_filled += src->gap_filled;
+	g->capture_loss += src->capture_loss;
+	gs_hist_merge(&g->total, &src->total);
+	gs_hist_merge(&g->server, &src->server);
+}
+
+void gs_stats_merge(struct gs_stats *s, const struct gs_stats *src, uint32_t (*map)(void *arg, uint32_t key),
+		    void *arg)
+{
+	for (uint32_t i = 0; i < src->n; i++) {
+		const struct gs_group *sg = &src->groups[i];
+		struct gs_group *g = group_for(s, map(arg, sg->key), sg->kind);
+		if (!g)
+			continue;
+		if (s->other != GS_NONE && g == &s->groups[s->other])
+			s->other_calls += sg->calls - 1; /* group_for counted one */
+		group_merge(g, sg);
+	}
+	if (src->other != GS_NONE) {
+		const struct gs_group *so = &src->groups[src->other];
+		s->other_calls += src->other_calls;
+		if (s->other == GS_NONE && group_init(&s->groups[s->max], GS_NONE, 0) == 0)
+			s->other = s->max;
+		if (s->other != GS_NONE)
+			group_merge(&s->groups[s->other], so);
+	}
+	group_merge(&s->all, &src->all);
+}

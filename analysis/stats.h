@@ -76,6 +76,11 @@ void gs_stats_parts(struct gs_stats *s, unsigned kinds);
 /* gs_stats_add_call() with the call's parts (NULL: none known). */
 void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c,
 			     const struct gs_call_parts *p);
+/* Adds the groups of `src` (by operation, another engine's names) into `s`
+ * (read --threads: one gs_stats a thread, merged at the end); `map` turns a
+ * key of src into one of s.  Groups beyond s's bound go to (other). */
+void gs_stats_merge(struct gs_stats *s, const struct gs_stats *src, uint32_t (*map)(void *arg, uint32_t key),
+		    void *arg);
 /* The label of a group, printable, into buf. */
 const char *gs_stats_label(const struct gs_stats *s, const struct gs_group *g,
 			   const struct gs_intern *strings, char *buf, size_t len);

@@ -4,11 +4,12 @@
 #   bench/threads.sh CAPTURE [ROUNDS] [EXTRA READ OPTIONS...]
 #
 # Arms: build/bench/bare_loop CAPTURE; giopscope read -q --threads 1; --threads 2 (with the
-# extra options, e.g. --pairs -o /dev/null). Each round runs every arm once, the order
-# rotating from round to round, each under /usr/bin/time (wall, user, sys, peak RSS). Prints
-# one line per run, then per arm the median wall time, the median of the per-round ratios to
-# the bare loop (wall and CPU) and the load average before and after. The capture is read by
-# cat once first, so every arm reads from the page cache.
+# extra options, e.g. --pairs -o /dev/null); with OLD=/path/to/giopscope also that build's
+# --threads 2 (arm old2: e.g. main's tree, to compare two designs). Each round runs every arm
+# once, the order rotating from round to round, each under /usr/bin/time (wall, user, sys,
+# peak RSS). Prints one line per run, then per arm the median wall time, the median of the
+# per-round ratios to the bare loop (wall and CPU), the peak RSS and the load average before
+# and after. The capture is read by cat once first, so every arm reads from the page cache.
 set -u
 BUILD=${BUILD:-build}
 GS=${GIOPSCOPE:-$BUILD/giopscope}
@@ -22,11 +23,13 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat "$cap" > /dev/null
 arms=(bare t1 t2)
+[ -n "${OLD:-}" ] && arms+=(old2)
 cmd() {
 	case $1 in
 	bare) echo "$BARE $cap" ;;
 	t1) echo "$GS read -q --threads 1 ${extra[*]} $cap" ;;
 	t2) echo "$GS read -q --threads 2 ${extra[*]} $cap" ;;
+	old2) echo "$OLD read -q --threads 2 ${extra[*]} $cap" ;;
 	esac
 }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -42,7 +45,7 @@ for ((r = 0; r < rounds; r++)); do
 	done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-for a in t1 t2; do echo "command $a: $(cmd "$a")"; done
+for a in "${arms[@]:1}"; do echo "command $a: $(cmd "$a")"; done
 echo "command bare: $(cmd bare)"
 python3 - "$tmp/all" <<'EOF'
 import sys, statistics as st
@@ -50,7 +53,7 @@ runs = {}
 for line in open(sys.argv[1]):
     r, a, w, u, s, m = line.split()
     runs.setdefault(int(r), {})[a] = (float(w), float(u) + float(s), int(m))
-for a in ("bare", "t1", "t2"):
+for a in [a for a in ("bare", "t1", "t2", "old2") if a in runs[0]]:
     walls = [runs[r][a][0] for r in runs]
     cpus = [runs[r][a][1] for r in runs]
     rw = [runs[r][a][0] / runs[r]["bare"][0] for r in runs]

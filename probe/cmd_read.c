@@ -228,7 +228,9 @@ int gs_cmd_read(int argc, char **argv)
 	    (err = gs_tail_init(&ctx.tail, (uint32_t)tail_n)) != 0 ||
 	    (interval_ns && (err = gs_interval_init(&ctx.interval, interval_ns)) != 0) ||
 	    (threads == 1 && (err = gs_engine_new(&e, &cfg, on_call, &ctx)) != 0) ||
-	    (threads > 1 && (err = gs_shards_new(&shards, &cfg, (unsigned)threads, on_call, &ctx)) != 0)) {
+	    (threads > 1 && (err = gs_shards_new(&shards, &cfg, (unsigned)threads, on_call, &ctx)) != 0) ||
+	    /* unordered, the calls only feed the summary: each thread keeps its own */
+	    (shards && !cfg.ordered && (err = gs_shards_summary_only(shards, &ctx.stats)) != 0)) {
 		fprintf(stderr, "giopscope read: cannot set up the tables: %s\n", strerror(err));
 		status = 2;
 		goto out;
@@ -263,7 +265,7 @@ int gs_cmd_read(int argc, char **argv)
 
 	for (int i = optind; i < argc; i++) {
 		enum gs_read_result r = shards ?
-			gs_pcap_read_file_fn(argv[i], gs_shards_frame, shards, &prog, &snaplen, reason, sizeof reason) :
+			gs_shards_read_file(shards, argv[i], &prog, &snaplen, reason, sizeof reason) :
 			gs_pcap_read_file(argv[i], e, &prog, &snaplen, reason, sizeof reason);
 		if (r != GS_READ_OK) {
 			fprintf(stderr, "giopscope: %s\n", reason);

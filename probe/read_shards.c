@@ -2,20 +2,40 @@
 #include "read_shards.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pcap/pcap.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "../analysis/call_merge.h"
 #include "../analysis/engine_shard.h"
 #include "../analysis/intern.h"
+#include "../decoders/link.h"
 #include "../decoders/packet.h"
+#include "commands.h"
+#include "pcap_walk.h"
 #include "spsc.h"
+#include "tap_pcap.h"
 
 /* Frames go over in batches of IN_BYTES (a larger frame gets a batch of its
  * own size), IN_BATCHES of them an engine; calls come back OUT_CALLS a batch. */
 enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
+/* The walk: every STEP records an engine ticks its clock, hands its calls
+ * over and says how far it is; when the output is ordered it waits while it
+ * is more than LAG records ahead of another (the calls the merge holds for
+ * the one behind).  The summary alone needs no such wait: an engine that was
+ * kept off its CPU does not hold the others up. */
+enum { STEP = 1024, LAG = 64 * 1024 };
+/* The mapped pages more than KEEP bytes behind an engine are given back by
+ * it, in steps of DROP bytes, so that the mapping does not add the file to
+ * the resident memory. */
+#define DROP ((size_t)1 << 20)
+#define KEEP ((size_t)1 << 20)
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 
 struct in_ent {
@@ -28,11 +48,20 @@ struct in_ent {
 	uint32_t pad;
 };
 
+struct walk_res {
+	uint64_t no;        /* the capture's packets after the walk */
+	int64_t now, first_ts;
+	bool stopped;       /* at a record the walker does not vouch for (or Ctrl-C) */
+	size_t off;         /* that record's offset */
+};
+
 struct in_batch {
+	const struct gs_walk *walk;  /* not NULL: walk this file, no frames in the batch */
 	uint32_t used, cap;
 	bool finish;        /* the last one: finish the engine after it */
-	uint64_t total;     /* with finish: the capture's packets */
-	int64_t now;        /* with finish: the capture's clock */
+	uint64_t total;     /* with finish: the capture's packets; with walk: before the file */
+	int64_t now;        /* with finish: the capture's clock; with walk: before the file */
+	int64_t first_ts;   /* with walk: the capture's first time stamp so far (0: none) */
 	uint8_t *buf;
 };
 
@@ -54,6 +83,12 @@ struct shard {
 	_Atomic int64_t floor;          /* gs_engine_order_floor after the last batch */
 	_Atomic uint32_t queued;        /* gs_engine_queued then */
 	_Atomic int starved;            /* waiting for a batch of calls back */
+	_Atomic uint64_t walked;        /* the walk: packets of the capture walked */
+	_Atomic int lagging;            /* waiting for another engine's walk */
+	_Atomic int walk_done;          /* the walk's result is in `res` */
+	struct walk_res res;
+	struct gs_stats st;             /* summary only: this engine's statistics */
+	bool has_st;
 	/* the engine thread's */
 	struct out_batch *cur_out;
 	uint32_t out_alloc, out_max;
@@ -78,12 +113,15 @@ struct gs_shards {
 	uint64_t packets;
 	int64_t now, first_ts;
 	uint64_t buffered, window;      /* calls received not written yet; the order window */
+	_Atomic uint64_t held;          /* `buffered` after the last merge, for the engines */
 	int64_t last_t;
 	uint64_t ooo;
 	bool ordered, finished;
 	bool window_full;               /* the calls waiting came near the order window */
 	struct gs_intern final;
 	bool has_final;
+	struct gs_stats *dst_stats;     /* summary only: the engines' statistics go there at the end */
+	uint32_t merge_shard;           /* gs_stats_merge's key map: from this shard */
 };
 
 /* ---- the engine threads ------------------------------------------------- */
@@ -134,12 +172,33 @@ static struct out_batch *out_get(struct shard *sh)
 static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct shard *sh = arg;
-	(void)e;
+	if (sh->has_st) {
+		/* the summary alone: no call leaves the thread */
+		gs_stats_add_call(&sh->st, gs_engine_strings(e), c);
+		return;
+	}
 	if (!sh->cur_out)
 		sh->cur_out = out_get(sh);
 	sh->cur_out->c[sh->cur_out->n++] = *c;
 	if (sh->cur_out->n == OUT_CALLS)
 		out_push(sh);
+}
+
+/* The ended calls waiting for an earlier one, in the engines' queues and in
+ * the merge, are bounded together as one engine's are (the order window, and
+ * the memory it takes): an engine may queue what the others and the merge
+ * leave of the window (looked at now and then: near the window the output
+ * may differ, and says so). */
+static void budget(struct shard *sh)
+{
+	struct gs_shards *S = sh->S;
+	uint64_t used = atomic_load_explicit(&S->held, memory_order_relaxed);
+	if (!S->ordered)
+		return;
+	for (unsigned i = 0; i < S->n; i++)
+		if (&S->sh[i] != sh)
+			used += atomic_load_explicit(&S->sh[i].queued, memory_order_relaxed);
+	gs_engine_set_order_window(sh->e, used + 1 >= S->window ? 1 : (uint32_t)(S->window - used));
 }
 
 static void clock_to(struct shard *sh, int64_t t, uint64_t key)
@@ -157,6 +216,128 @@ static uint32_t ring_count(struct gs_ring *r)
 	return atomic_load(&r->tail) - atomic_load(&r->head);
 }
 
+/* ---- the walk: every engine reads the mapped file itself ------------------ */
+
+static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint32_t caplen, uint32_t len);
+
+static uint64_t others_walked(const struct shard *sh)
+{
+	uint64_t m = UINT64_MAX;
+	for (unsigned i = 0; i < sh->S->n; i++) {
+		uint64_t w;
+		if (&sh->S->sh[i] == sh)
+			continue;
+		w = atomic_load(&sh->S->sh[i].walked);
+		if (w < m)
+			m = w;
+	}
+	return m;
+}
+
+static void say_walked(struct shard *sh, uint64_t no)
+{
+	atomic_store(&sh->walked, no);
+	for (unsigned i = 0; i < sh->S->n; i++)
+		if (&sh->S->sh[i] != sh && atomic_load(&sh->S->sh[i].lagging))
+			gs_bell_ring(&sh->S->sh[i].bell);
+}
+
+/* The calls so far to the merge, with the floor behind them. */
+static void hand_over(struct shard *sh)
+{
+	bool any = sh->cur_out && sh->cur_out->n > 0;
+	if (sh->has_st)
+		return;
+	out_push(sh);
+	atomic_store_explicit(&sh->queued, gs_engine_queued(sh->e), memory_order_relaxed);
+	atomic_store_explicit(&sh->floor, gs_engine_order_floor(sh->e), memory_order_release);
+	if (any)
+		gs_bell_ring(&sh->S->bell);
+}
+
+/* The mapped pages more than KEEP bytes behind this engine: given back (an
+ * engine behind it reads them in again from the page cache, and gives them
+ * back in turn). */
+static void drop_behind(const struct gs_walk *w, size_t off, size_t *dropped)
+{
+	size_t lo;
+	if (off < KEEP + DROP)
+		return;
+	lo = (off - KEEP) & ~(DROP - 1);
+	if (lo > *dropped) {
+		madvise((void *)(uintptr_t)(w->base + *dropped), lo - *dropped, MADV_DONTNEED);
+		*dropped = lo;
+	}
+}
+
+static void walk_step(struct shard *sh, uint64_t no, int64_t now)
+{
+	budget(sh);
+	clock_to(sh, now, 2 * no + 1);
+	hand_over(sh);
+	say_walked(sh, no);
+	/* ahead of another engine: wait for it (it never waits for us then) */
+	while (!sh->has_st && !gs_stop_requested && no > others_walked(sh) + LAG) {
+		unsigned seen = gs_bell_seq(&sh->bell);
+		atomic_store(&sh->lagging, 1);
+		if (no > others_walked(sh) + LAG && !gs_stop_requested)
+			gs_bell_wait(&sh->bell, seen);
+		atomic_store(&sh->lagging, 0);
+	}
+}
+
+/* Every record of the file: this engine's own (by the connection, as pick
+ * says for the reader) into its engine, with the capture's packet numbers
+ * and clock, counted as the reader counts them. */
+static void walk_file(struct shard *sh, const struct in_batch *b)
+{
+	struct gs_shards *S = sh->S;
+	const struct gs_walk *w = b->walk;
+	struct gs_engine *e = sh->e;
+	unsigned me = (unsigned)(sh - S->sh);
+	struct gs_walk_it it;
+	struct gs_walk_rec r;
+	uint64_t no = b->total;
+	int64_t now = b->now, first = b->first_ts;
+	size_t at, dropped = 0;
+	int rc;
+
+	gs_walk_start(w, &it);
+	for (;;) {
+		int64_t before = now;
+		at = it.off;
+		if ((rc = gs_walk_next(w, &it, &r)) != 1)
+			break;
+		no++;
+		if (first == 0)
+			first = r.ts;
+		if (r.ts > now)
+			now = r.ts;
+		if (pick(S, w->dlt, r.data, r.caplen, r.len) == me) {
+			clock_to(sh, before, 2 * no - 1);
+			gs_engine_set_packet_no(e, no);
+			gs_engine_frame(e, w->dlt, r.ts, r.data, r.caplen, r.len);
+			track(sh, 2 * no);
+		}
+		if ((no & (STEP - 1)) == 0) {
+			drop_behind(w, it.off, &dropped);
+			walk_step(sh, no, now);
+			if (gs_stop_requested) {
+				rc = -1;
+				at = it.off;
+				break;
+			}
+		}
+	}
+	/* the capture's clock at the end of the walk, as a reader's tick after
+	 * its last frame: an engine with few records of the file keeps up */
+	if (!gs_stop_requested)
+		clock_to(sh, now, 2 * no + 1);
+	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .off = at };
+	say_walked(sh, no);
+	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
+}
+
 static void *shard_main(void *arg)
 {
 	struct shard *sh = arg;
@@ -169,6 +350,14 @@ static void *shard_main(void *arg)
 			gs_bell_wait(&sh->bell, seen);
 			continue;
 		}
+		if (b->walk) {
+			walk_file(sh, b);
+			hand_over(sh);
+			gs_ring_push(&sh->in_back, b);
+			gs_bell_ring(&sh->S->bell);
+			continue;
+		}
+		budget(sh);
 		for (uint32_t off = 0; off < b->used;) {
 			const struct in_ent *en = (const struct in_ent *)(const void *)(b->buf + off);
 			off += (uint32_t)sizeof *en;
@@ -270,7 +459,15 @@ static void emit(struct gs_shards *S, struct shard *sh)
 /* Writes every call that can be written now: the first of all heads, while
  * no engine can still bring an earlier one.  Past the order window, the
  * first is written anyway (as one engine does, counted out of order). */
+static void merge_now(struct gs_shards *S);
+
 static void merge(struct gs_shards *S)
+{
+	merge_now(S);
+	atomic_store_explicit(&S->held, S->buffered, memory_order_relaxed);
+}
+
+static void merge_now(struct gs_shards *S)
 {
 	const struct gs_call *heads[GS_MAX_THREADS];
 	int64_t floors[GS_MAX_THREADS];
@@ -298,7 +495,10 @@ static void merge(struct gs_shards *S)
 		bool ready;
 		int i = gs_call_merge_pick(heads, floors, S->n, &ready);
 		bool starved = false;
-		if (i >= 0 && !ready && S->buffered <= S->window) {
+		/* the calls waiting, in the merge and in the engines' queues, are
+		 * bounded as one engine's are: past the window the earliest goes */
+		bool full = S->buffered + waiting > S->window;
+		if (i >= 0 && !ready && !full) {
 			/* an engine whose batches of calls are all here waits for
 			 * one back: the earliest goes (out of order, said) */
 			for (unsigned k = 0; k < S->n; k++)
@@ -306,7 +506,7 @@ static void merge(struct gs_shards *S)
 			if (starved)
 				S->window_full = true;
 		}
-		if (i < 0 || (!ready && S->buffered <= S->window && !starved))
+		if (i < 0 || (!ready && !full && !starved))
 			break;
 		emit(S, &S->sh[i]);
 		heads[i] = head(&S->sh[i]);
@@ -347,6 +547,7 @@ static void send_all(struct gs_shards *S)
 				continue; /* all its batches are on their way: it has work */
 			sh->cur_in->used = 0;
 			sh->cur_in->finish = false;
+			sh->cur_in->walk = NULL;
 		}
 		put_tick(S, sh);
 		in_send(sh);
@@ -361,6 +562,7 @@ static struct in_batch *in_get(struct gs_shards *S, struct shard *sh)
 		if (b) {
 			b->used = 0;
 			b->finish = false;
+			b->walk = NULL;
 			return b;
 		}
 		/* that engine is behind: write what can be written meanwhile */
@@ -368,37 +570,39 @@ static struct in_batch *in_get(struct gs_shards *S, struct shard *sh)
 		if ((b = gs_ring_pop(&sh->in_back)) != NULL) {
 			b->used = 0;
 			b->finish = false;
+			b->walk = NULL;
 			return b;
 		}
 		gs_bell_wait(&S->bell, seen);
 	}
 }
 
-/* The engine of a frame's connection: a hash of its two endpoints, the lower
- * (address, then port) first, so both directions hash alike.  Addresses are
- * 16 bytes, an IPv4 one in the first 4 (struct gs_ip). */
-static unsigned shard_of(const struct gs_shards *S, const uint8_t *src, const uint8_t *dst, uint64_t sp,
-			 uint64_t dp)
+/* The engine of a frame's connection: a hash of its two endpoints XORed
+ * (address with address, port with port), so both directions hash alike.
+ * Every engine computes it for every record of a walk: a few instructions. */
+static unsigned shard_x(const struct gs_shards *S, uint64_t x0, uint64_t x1, uint32_t ports)
 {
-	uint64_t a[2], b[2], h;
-	memcpy(a, src, 16);
-	memcpy(b, dst, 16);
-	if (a[0] != b[0] ? __builtin_bswap64(a[0]) > __builtin_bswap64(b[0]) :
-	    a[1] != b[1] ? __builtin_bswap64(a[1]) > __builtin_bswap64(b[1]) : sp > dp) {
-		uint64_t t0 = a[0], t1 = a[1], tp = sp;
-		a[0] = b[0];
-		a[1] = b[1];
-		b[0] = t0;
-		b[1] = t1;
-		sp = dp;
-		dp = tp;
-	}
-	h = a[0] * 0x9e3779b97f4a7c15ull ^ a[1] * 0xc2b2ae3d27d4eb4full ^ b[0] * 0x165667b19e3779f9ull ^
-	    b[1] * 0xd6e8feb86659fd93ull ^ ((sp << 16) | dp) * 0xff51afd7ed558ccdull;
+	uint64_t h = x0 * 0x9e3779b97f4a7c15ull ^ x1 * 0xc2b2ae3d27d4eb4full ^ ports * 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 29;
 	return (unsigned)(((h & 0xffffffffu) * S->n) >> 32);
+}
+
+/* Addresses are 16 bytes, an IPv4 one in the first 4 (struct gs_ip). */
+static unsigned shard_of(const struct gs_shards *S, const uint8_t *src, const uint8_t *dst, uint32_t sp, uint32_t dp)
+{
+	uint64_t a[2], b[2];
+	memcpy(a, src, 16);
+	memcpy(b, dst, 16);
+	return shard_x(S, a[0] ^ b[0], a[1] ^ b[1], sp ^ dp);
+}
+
+static uint32_t ld32(const uint8_t *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
 }
 
 /* Every frame the decoder takes for a TCP segment goes to its connection's
@@ -409,7 +613,6 @@ static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint3
 {
 	struct gs_packet pk;
 	enum gs_layer layer;
-	uint8_t a[16] = { 0 }, b[16] = { 0 };
 	if (S->n == 1)
 		return 0;
 	if (dlt == GS_DLT_EN10MB && caplen >= 14 + 20 + 4) {
@@ -418,12 +621,11 @@ static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint3
 			unsigned ihl = (d[14] & 15u) * 4;
 			if (((d[20] & 0x3f) | d[21]) != 0 || d[23] != 6)
 				return 0; /* a fragment, or not TCP */
-			if (14 + ihl + 4 <= caplen) {
-				memcpy(a, d + 26, 4);
-				memcpy(b, d + 30, 4);
-				return shard_of(S, a, b, (unsigned)d[14 + ihl] << 8 | d[15 + ihl],
-						(unsigned)d[16 + ihl] << 8 | d[17 + ihl]);
-			}
+			if (14 + ihl + 4 <= caplen)
+				/* as shard_of with the addresses in memory order, 12 zero bytes after */
+				return shard_x(S, ld32(d + 26) ^ ld32(d + 30), 0,
+					       ((uint32_t)d[14 + ihl] << 8 | d[15 + ihl]) ^
+						       ((uint32_t)d[16 + ihl] << 8 | d[17 + ihl]));
 		} else if (type == 0x86dd && caplen >= 14 + 40 + 4 && (d[14] >> 4) == 6 && d[20] == 6) {
 			return shard_of(S, d + 22, d + 38, (unsigned)d[54] << 8 | d[55], (unsigned)d[56] << 8 | d[57]);
 		}
@@ -465,6 +667,127 @@ void gs_shards_frame(void *arg, int dlt, int64_t ts, const uint8_t *data, uint32
 	memcpy(b->buf + b->used, &en, sizeof en);
 	memcpy(b->buf + b->used + sizeof en, data, caplen);
 	b->used += need;
+}
+
+/* ---- a file: walked by the engines, or through the reader ----------------- */
+
+/* Maps `path` when the walker vouches for its header: libpcap opens it first
+ * (link type, snapshot length); false: the file is the reader's. */
+static bool walk_open(const char *path, struct gs_walk *w)
+{
+	char ebuf[PCAP_ERRBUF_SIZE];
+	struct stat st;
+	pcap_t *p;
+	int dlt, snap, fd;
+	void *m;
+	if (strcmp(path, "-") == 0)
+		return false;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX) {
+		close(fd);
+		return false;
+	}
+	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, ebuf);
+	if (!p) {
+		close(fd);
+		return false;
+	}
+	dlt = pcap_datalink(p);
+	snap = pcap_snapshot(p);
+	pcap_close(p);
+	if (!gs_link_supported(dlt) || snap <= 0) {
+		close(fd);
+		return false;
+	}
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return false;
+	if (gs_walk_init(w, m, (size_t)st.st_size, dlt, (uint32_t)snap) != 0) {
+		munmap(m, (size_t)st.st_size);
+		return false;
+	}
+	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	return true;
+}
+
+static bool walks_done(struct gs_shards *S)
+{
+	for (unsigned i = 0; i < S->n; i++)
+		if (!atomic_load_explicit(&S->sh[i].walk_done, memory_order_acquire))
+			return false;
+	return true;
+}
+
+enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, struct gs_read_progress *prog,
+					int *snaplen, char *err, size_t errlen)
+{
+	struct gs_walk w;
+	struct walk_res res;
+	uint64_t before = S->packets;
+	if (S->n == 1 || !walk_open(path, &w))
+		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
+	/* every engine walks the whole file, after the frames it was given */
+	for (unsigned i = 0; i < S->n; i++) {
+		struct shard *sh = &S->sh[i];
+		in_send(sh);
+		sh->cur_in = in_get(S, sh);
+		sh->cur_in->walk = &w;
+		sh->cur_in->total = S->packets;
+		sh->cur_in->now = S->now;
+		sh->cur_in->first_ts = S->first_ts;
+		in_send(sh);
+	}
+	for (;;) {
+		unsigned seen = gs_bell_seq(&S->bell);
+		merge(S);
+		if (walks_done(S))
+			break;
+		gs_bell_wait(&S->bell, seen);
+	}
+	/* each engine counted the same (Ctrl-C aside: then the furthest) */
+	res = S->sh[0].res;
+	for (unsigned i = 0; i < S->n; i++) {
+		struct walk_res *r = &S->sh[i].res;
+		atomic_store(&S->sh[i].walk_done, 0);
+		if (r->no > res.no)
+			res = *r;
+	}
+	munmap((void *)(uintptr_t)w.base, w.size);
+	S->packets = res.no;
+	S->now = res.now;
+	S->first_ts = res.first_ts;
+	if (snaplen)
+		*snaplen = (int)w.snapshot;
+	if (res.stopped && !gs_stop_requested && res.no == before)
+		/* nothing walked (the first blocks are libpcap's own): all of it */
+		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
+	if (res.stopped && !gs_stop_requested)
+		/* a record the walker does not vouch for: libpcap reads on from it,
+		 * its errors as without threads */
+		return gs_pcap_read_file_from(path, (off_t)res.off, res.no - before, gs_shards_frame, S, prog, snaplen,
+					      err, errlen);
+	return GS_READ_OK;
+}
+
+int gs_shards_summary_only(struct gs_shards *S, struct gs_stats *st)
+{
+	int err;
+	for (unsigned i = 0; i < S->n; i++) {
+		struct shard *sh = &S->sh[i];
+		if ((err = gs_stats_init(&sh->st, st->max, st->max_keys)) != 0)
+			return err;
+		sh->has_st = true;
+	}
+	S->dst_stats = st;
+	return 0;
+}
+
+static uint32_t stats_key(void *arg, uint32_t key)
+{
+	struct gs_shards *S = arg;
+	return map_id(S, &S->sh[S->merge_shard], key);
 }
 
 /* ---- set-up and the end ----------------------------------------------- */
@@ -609,6 +932,10 @@ void gs_shards_finish(struct gs_shards *S)
 			pthread_join(S->sh[i].th, NULL);
 		S->sh[i].started = false;
 		gs_engine_absorb(S->merged, S->sh[i].e);
+		if (S->dst_stats && S->sh[i].has_st) {
+			S->merge_shard = i;
+			gs_stats_merge(S->dst_stats, &S->sh[i].st, stats_key, S);
+		}
 	}
 	gs_engine_set_times(S->merged, S->first_ts, S->now);
 	/* only an ordered output can be out of order (calls.c) */
@@ -681,7 +1008,8 @@ bool gs_shards_bound_hit(const struct gs_shards *S)
 {
 	const struct gs_counters *c = gs_engine_counters(S->merged);
 	return c->flows_evicted || c->open_calls_evicted || c->ooo_dropped_bytes || c->intern_refused ||
-	       c->giop_head_pool_full || c->rows_out_of_order || S->window_full;
+	       c->giop_head_pool_full || c->rows_out_of_order || S->window_full ||
+	       (S->dst_stats && S->dst_stats->other != GS_NONE);
 }
 
 void gs_shards_free(struct gs_shards *S)
@@ -717,6 +1045,8 @@ void gs_shards_free(struct gs_shards *S)
 		if (sh->bell_ok)
 			gs_bell_destroy(&sh->bell);
 		gs_engine_free(sh->e);
+		if (sh->has_st)
+			gs_stats_free(&sh->st);
 		free(sh->id_key);
 		free(sh->idmap);
 	}

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include "../analysis/engine.h"
 #include "../analysis/stats.h"
+#include "tap_pcap.h"
 
 #define GS_MAX_THREADS 64
 
@@ -28,6 +29,17 @@ struct gs_shards;
 int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned n, gs_call_fn fn, void *arg);
 /* A gs_frame_fn (probe/tap_pcap.h): arg is the struct gs_shards. */
 void gs_shards_frame(void *arg, int dlt, int64_t ts_ns, const uint8_t *data, uint32_t caplen, uint32_t wirelen);
+/* Reads one capture file (as gs_pcap_read_file_fn, the same results and
+ * messages): mapped, every engine thread walks its records itself and takes
+ * its own connections' (probe/pcap_walk.h); a file or the part of it the
+ * walker does not vouch for goes through libpcap and gs_shards_frame. */
+enum gs_read_result gs_shards_read_file(struct gs_shards *s, const char *path, struct gs_read_progress *prog,
+					int *snaplen, char *err, size_t errlen);
+/* The summary alone (no order, no other use of the calls): each engine adds
+ * its calls to statistics of its own, grouped as `st` (by operation), which
+ * are added into `st` at gs_shards_finish; `fn` is not called.  Before the
+ * first file.  0 or errno. */
+int gs_shards_summary_only(struct gs_shards *s, struct gs_stats *st);
 /* Every engine finishes (gs_engine_finish), the last calls are merged and
  * handed over, the threads end; then gs_shards_engine holds the totals. */
 void gs_shards_finish(struct gs_shards *s);

@@ -189,7 +189,9 @@ enum gs_read_result gs_pcap_check_file(const char *path, char *err, size_t errle
 	return GS_READ_OK;
 }
 
-static enum gs_read_result read_file(const char *path, const struct sink *k,
+/* `start` > 0: libpcap reads from that record on, the file's first `n0`
+ * records having been read already (read --threads' walk, read_shards.c). */
+static enum gs_read_result read_file(const char *path, const struct sink *k, off_t start, uint64_t n0,
 				     struct gs_read_progress *prog, int *snaplen,
 				     char *err, size_t errlen)
 {
@@ -201,7 +203,7 @@ static enum gs_read_result read_file(const char *path, const struct sink *k,
 	const u_char *data;
 	off_t size = 0;
 	bool is_stdin = strcmp(path, "-") == 0;
-	uint64_t n = 0;
+	uint64_t n = n0;
 	struct fast_reader fr = { .fd = -1 };
 	bool fast;
 	int64_t ts;
@@ -244,7 +246,11 @@ static enum gs_read_result read_file(const char *path, const struct sink *k,
 	if (snaplen)
 		*snaplen = pcap_snapshot(p);
 	/* a pipe cannot be handed back to libpcap at a record: stdin is libpcap's */
-	fast = size > 0 && fast_open(&fr, p, fp);
+	fast = size > 0 && start == 0 && fast_open(&fr, p, fp);
+	if (start > 0 && fseeko(fp, start, SEEK_SET) != 0) {
+		snprintf(err, errlen, "%s: %s (after %llu packets)", path, strerror(errno), (unsigned long long)n);
+		goto bad;
+	}
 	/* Ctrl-C stops reading; what was read is still analysed and written */
 	while (fast && !gs_stop_requested) {
 		const uint8_t *rec;
@@ -324,7 +330,7 @@ enum gs_read_result gs_pcap_read_file(const char *path, struct gs_engine *e,
 				      char *err, size_t errlen)
 {
 	const struct sink k = { .e = e };
-	return read_file(path, &k, prog, snaplen, err, errlen);
+	return read_file(path, &k, 0, 0, prog, snaplen, err, errlen);
 }
 
 enum gs_read_result gs_pcap_read_file_fn(const char *path, gs_frame_fn fn, void *arg,
@@ -332,5 +338,12 @@ enum gs_read_result gs_pcap_read_file_fn(const char *path, gs_frame_fn fn, void 
 					 char *err, size_t errlen)
 {
 	const struct sink k = { .fn = fn, .arg = arg };
-	return read_file(path, &k, prog, snaplen, err, errlen);
+	return read_file(path, &k, 0, 0, prog, snaplen, err, errlen);
+}
+
+enum gs_read_result gs_pcap_read_file_from(const char *path, off_t start, uint64_t n0, gs_frame_fn fn, void *arg,
+					   struct gs_read_progress *prog, int *snaplen, char *err, size_t errlen)
+{
+	const struct sink k = { .fn = fn, .arg = arg };
+	return read_file(path, &k, start, n0, prog, snaplen, err, errlen);
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "../analysis/engine.h"
 
 enum gs_read_result {
@@ -36,5 +37,9 @@ typedef void (*gs_frame_fn)(void *arg, int dlt, int64_t ts_ns, const uint8_t *da
 enum gs_read_result gs_pcap_read_file_fn(const char *path, gs_frame_fn fn, void *arg,
 					 struct gs_read_progress *prog, int *snaplen,
 					 char *err, size_t errlen);
+/* The same from the record at file offset `start` on (the file's first `n0`
+ * records read already, counted in messages): libpcap reads the rest. */
+enum gs_read_result gs_pcap_read_file_from(const char *path, off_t start, uint64_t n0, gs_frame_fn fn, void *arg,
+					   struct gs_read_progress *prog, int *snaplen, char *err, size_t errlen);
 
 #endif

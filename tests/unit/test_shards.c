@@ -7,6 +7,8 @@
 #include "../../analysis/call_merge.h"
 #include "../../analysis/engine.h"
 #include "../../analysis/engine_shard.h"
+#include "../../analysis/intern.h"
+#include "../../analysis/stats.h"
 #include "../../probe/spsc.h"
 
 #define TS(ms) (T0 + (int64_t)(ms) * MS)
@@ -310,6 +312,100 @@ static void test_absorb(void **state)
 	gs_engine_free(b);
 }
 
+/* ---- the summary's statistics, one set a thread, added together ----------- */
+
+static void answered(struct gs_call *c, uint32_t op, int64_t total_us)
+{
+	memset(c, 0, sizeof *c);
+	c->op = op;
+	c->kind = GS_KIND_REQUEST;
+	c->outcome = GS_OUT_REPLY;
+	c->flags = GS_CF_REP_SEEN;
+	c->t_request_first = TS(0);
+	c->t_request_last = TS(0);
+	c->t_reply_first = TS(0) + total_us * 1000;
+	c->t_reply_last = TS(0) + total_us * 1000;
+}
+
+struct key_map {
+	const struct gs_intern *from;
+	struct gs_intern *to;
+};
+
+static uint32_t map_key(void *arg, uint32_t key)
+{
+	struct key_map *m = arg;
+	size_t len;
+	const char *p = gs_intern_get(m->from, key, &len);
+	return gs_intern(m->to, p, len);
+}
+
+static void test_stats_merge(void **state)
+{
+	struct gs_intern na, nb, nd;
+	struct gs_stats a, b, d;
+	struct gs_call c;
+	struct key_map m;
+	uint32_t echo_a, ping_a, echo_b, only_b;
+	(void)state;
+	assert_int_equal(gs_intern_init(&na, 16, 256), 0);
+	assert_int_equal(gs_intern_init(&nb, 16, 256), 0);
+	assert_int_equal(gs_intern_init(&nd, 16, 256), 0);
+	/* the same name, numbered otherwise in each thread */
+	ping_a = gs_intern(&na, "ping", 4);
+	echo_a = gs_intern(&na, "echo", 4);
+	only_b = gs_intern(&nb, "only_b", 6);
+	echo_b = gs_intern(&nb, "echo", 4);
+	assert_int_equal(gs_stats_init(&a, 2, 17), 0);
+	assert_int_equal(gs_stats_init(&b, 2, 17), 0);
+	assert_int_equal(gs_stats_init(&d, 2, 17), 0);
+	answered(&c, echo_a, 100);
+	gs_stats_add(&a, &c);
+	gs_stats_add(&a, &c);
+	answered(&c, ping_a, 5);
+	gs_stats_add(&a, &c);
+	answered(&c, echo_b, 300);
+	gs_stats_add(&b, &c);
+	answered(&c, only_b, 7);
+	c.outcome = GS_OUT_NO_REPLY;
+	c.flags = 0;
+	gs_stats_add(&b, &c);
+	m = (struct key_map){ &na, &nd };
+	gs_stats_merge(&d, &a, map_key, &m);
+	m = (struct key_map){ &nb, &nd };
+	gs_stats_merge(&d, &b, map_key, &m);
+	/* two groups at most: echo and ping, only_b's call in (other) */
+	assert_int_equal(d.n, 2);
+	assert_int_equal(d.all.calls, 5);
+	assert_int_equal(d.all.answered, 4);
+	assert_int_equal(d.all.no_reply, 1);
+	assert_int_equal(d.all.total.total, 4);
+	assert_int_equal(d.all.total.max, 300000);
+	for (uint32_t g = 0; g < d.n; g++) {
+		size_t len;
+		const char *p = gs_intern_get(&nd, d.groups[g].key, &len);
+		if (len == 4 && memcmp(p, "echo", 4) == 0) {
+			assert_int_equal(d.groups[g].calls, 3);
+			assert_int_equal(d.groups[g].total.total, 3);
+			assert_int_equal(d.groups[g].total.min, 100000);
+			assert_int_equal(d.groups[g].total.max, 300000);
+		} else {
+			assert_memory_equal(p, "ping", 4);
+			assert_int_equal(d.groups[g].calls, 1);
+		}
+	}
+	assert_int_not_equal(d.other, GS_NONE);
+	assert_int_equal(d.other_calls, 1);
+	assert_int_equal(d.groups[d.other].calls, 1);
+	assert_int_equal(d.groups[d.other].no_reply, 1);
+	gs_stats_free(&a);
+	gs_stats_free(&b);
+	gs_stats_free(&d);
+	gs_intern_free(&na);
+	gs_intern_free(&nb);
+	gs_intern_free(&nd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +417,7 @@ int main(void)
 		cmocka_unit_test(test_counters_add),
 		cmocka_unit_test(test_order_floor),
 		cmocka_unit_test(test_absorb),
+		cmocka_unit_test(test_stats_merge),
 	};
 	return cmocka_run_group_tests(tests, NULL, ut_cleanup);
 }

@@ -61,65 +61,14 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 
 static void usage(FILE *f)
 {
-	fputs("usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, '-' for stdin)\n"
-	      "  --pairs               one record per call (docs/output.md) instead of the summary\n"
-	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
-	      "  -o, --output FILE     write there instead of stdout\n"
-	      "  --summary             with --pairs: also print the summary table to stderr\n"
-	      "  --ports LIST          decode GIOP only on these TCP ports (e.g. 2809,683,10000-10010);\n"
-	      "                        default: any connection whose data starts with GIOP\n"
-	      "  --tail N              also list the N slowest calls with their split and the reasons\n"
-	      "                        the wire shows (server, network, retransmission, queued, nagle,\n"
-	      "                        zero-window, capture-loss)\n"
-	      "  --by KEY              group the summary by op (default), conn, object, server, priority\n"
-	      "  --interval SECONDS    also give percentiles per time window\n"
-	      "  --report FILE.html    also write a self-contained HTML report (docs/report.md)\n"
-	      "  --trace FILE.json     also write the calls as a Perfetto/Chrome trace\n"
-	      "  --max-flows N         connections tracked at once (default 65536; LRU eviction)\n"
-	      "  --max-open-calls N    calls waiting for a reply or for output (default 1048576)\n"
-	      "  --order-window N      rows are in t_request_first order while at most N ended calls\n"
-	      "                        wait for an earlier one still open (default 131072); past it\n"
-	      "                        they are written, and the late call when it ends\n"
-	      "  --max-message-size B  larger GIOP size fields are malformed (default 256M)\n"
-	      "  --max-ooo-bytes B     out-of-order bytes held per direction (default 1M)\n"
-	      "  --max-memory SIZE     size every table bound from SIZE bytes (k/m/g; 16m at least):\n"
-	      "                        connections, open calls, order window, held out-of-order\n"
-	      "                        bytes, strings; the options above still win; the summary\n"
-	      "                        says which bound was hit\n"
-	      "  --threads N           N engine threads, connections shared out among them (default 1;\n"
-	      "                        the same output; docs/output.md)\n"
-	      "  -q, --quiet           no progress line\n"
-	      "exit: 0 done, 1 bad input (every call decoded before it is written), 2 usage or environment\n",
-	      f);
+	gs_options_usage(f, GS_CMD_READ,
+			 "usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, '-' for stdin)\n",
+			 "exit: 0 done, 1 bad input (every call decoded before it is written), 2 usage or environment\n");
 }
-
-/* read's own option; the others are the session's (session.h) */
-enum { O_THREADS = GS_O_OWN };
 
 int gs_cmd_read(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pairs", no_argument, NULL, GS_O_PAIRS },
-		{ "format", required_argument, NULL, GS_O_FORMAT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "summary", no_argument, NULL, GS_O_SUMMARY },
-		{ "ports", required_argument, NULL, GS_O_PORTS },
-		{ "max-flows", required_argument, NULL, GS_O_MAX_FLOWS },
-		{ "max-open-calls", required_argument, NULL, GS_O_MAX_CALLS },
-		{ "order-window", required_argument, NULL, GS_O_ORDER_WINDOW },
-		{ "max-message-size", required_argument, NULL, GS_O_MAX_MSG },
-		{ "max-ooo-bytes", required_argument, NULL, GS_O_MAX_OOO },
-		{ "max-memory", required_argument, NULL, GS_O_MAX_MEMORY },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "threads", required_argument, NULL, O_THREADS },
-		{ "tail", required_argument, NULL, GS_O_TAIL },
-		{ "by", required_argument, NULL, GS_O_BY },
-		{ "interval", required_argument, NULL, GS_O_INTERVAL },
-		{ "report", required_argument, NULL, GS_O_REPORT },
-		{ "trace", required_argument, NULL, GS_O_TRACE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static struct gs_getopt g;
 	/* static: the port bitmap of --ports lives in it, and it is 8 KiB */
 	static struct gs_session_opts o;
 	struct gs_config cfg;
@@ -141,11 +90,12 @@ int gs_cmd_read(int argc, char **argv)
 
 	memset(&ctx, 0, sizeof ctx);
 	gs_session_opts_offline(&o);
+	gs_options_getopt(&g, GS_CMD_READ, true);
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (opt) {
-		case O_THREADS:
+		case GS_O_THREADS:
 			if (!gs_parse_u64(optarg, 1, GS_MAX_THREADS, false, &threads)) {
 				fprintf(stderr, "giopscope read: --threads wants 1..%d\n", GS_MAX_THREADS);
 				return 2;
@@ -159,7 +109,7 @@ int gs_cmd_read(int argc, char **argv)
 			fprintf(stderr, "giopscope read: unknown option '%s' (giopscope read --help)\n", argv[optind - 1]);
 			return 2;
 		default:
-			/* the codes the table above gives, handled as by live, attach and dpdk */
+			/* read's other options, handled as by live, attach and dpdk */
 			if (gs_session_option(&o, "read", opt, optarg) != 0)
 				return 2;
 		}

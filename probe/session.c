@@ -62,9 +62,9 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 	switch (opt) {
 	case GS_O_PAIRS: o->pairs = true; return 0;
 	case GS_O_FORMAT: o->format = arg; return 0;
-	case 'o': case GS_O_OUTPUT: o->output = arg; return 0;
+	case 'o': o->output = arg; return 0;
 	case GS_O_SUMMARY: o->summary_too = true; return 0;
-	case 'q': case GS_O_QUIET: o->quiet = true; return 0;
+	case 'q': o->quiet = true; return 0;
 	case GS_O_PORTS:
 		if (!gs_parse_ports(arg, o->ports, why, sizeof why)) {
 			fprintf(stderr, "giopscope %s: bad --ports: %s\n", cmd, why);

@@ -5,7 +5,6 @@
 #ifndef GS_SESSION_H
 #define GS_SESSION_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,58 +17,9 @@
 #include "../analysis/report.h"
 #include "../analysis/sink_trace.h"
 #include "../analysis/out_file.h"
+#include "options.h"
 
 struct gs_metrics; /* metrics.h (which needs struct gs_drops from here) */
-
-/* Long-option codes of the shared options; a command's own start at GS_O_OWN. */
-enum {
-	GS_O_PAIRS = 256, GS_O_FORMAT, GS_O_OUTPUT, GS_O_SUMMARY, GS_O_PORTS, GS_O_DURATION,
-	GS_O_COUNT, GS_O_REPLY_TIMEOUT, GS_O_MAX_FLOWS, GS_O_MAX_CALLS, GS_O_MAX_MSG,
-	GS_O_MAX_OOO, GS_O_QUIET, GS_O_TAIL, GS_O_BY, GS_O_INTERVAL, GS_O_REPORT, GS_O_TRACE,
-	GS_O_METRICS, GS_O_MAX_MEMORY, GS_O_ORDER_WINDOW, GS_O_OWN = 512
-};
-
-#define GS_SESSION_LONGOPTS                                                        \
-	{ "pairs", no_argument, NULL, GS_O_PAIRS },                                  \
-	{ "format", required_argument, NULL, GS_O_FORMAT },                          \
-	{ "output", required_argument, NULL, GS_O_OUTPUT },                          \
-	{ "summary", no_argument, NULL, GS_O_SUMMARY },                              \
-	{ "ports", required_argument, NULL, GS_O_PORTS },                            \
-	{ "duration", required_argument, NULL, GS_O_DURATION },                      \
-	{ "count", required_argument, NULL, GS_O_COUNT },                            \
-	{ "reply-timeout", required_argument, NULL, GS_O_REPLY_TIMEOUT },            \
-	{ "max-flows", required_argument, NULL, GS_O_MAX_FLOWS },                    \
-	{ "max-open-calls", required_argument, NULL, GS_O_MAX_CALLS },               \
-	{ "max-message-size", required_argument, NULL, GS_O_MAX_MSG },               \
-	{ "max-ooo-bytes", required_argument, NULL, GS_O_MAX_OOO },                  \
-	{ "quiet", no_argument, NULL, GS_O_QUIET },                                  \
-	{ "tail", required_argument, NULL, GS_O_TAIL },                              \
-	{ "by", required_argument, NULL, GS_O_BY },                                  \
-	{ "interval", required_argument, NULL, GS_O_INTERVAL },                      \
-	{ "report", required_argument, NULL, GS_O_REPORT },                          \
-	{ "trace", required_argument, NULL, GS_O_TRACE },                            \
-	{ "metrics", required_argument, NULL, GS_O_METRICS },                        \
-	{ "max-memory", required_argument, NULL, GS_O_MAX_MEMORY }
-
-/* The usage lines of the shared options. */
-#define GS_SESSION_USAGE                                                                          \
-	"  --pairs               write each call as it ends (docs/output.md) instead of the summary\n" \
-	"  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"             \
-	"  -o, --output FILE     write there instead of stdout\n"                                     \
-	"  --summary             with --pairs: also print the summary to stderr at the end\n"        \
-	"  --ports LIST          only these TCP ports (e.g. 2809,683,10000-10010), GIOP forced\n"   \
-	"  --duration SECONDS    stop after this long\n"                                               \
-	"  --count N             stop after N calls\n"                                                 \
-	"  --reply-timeout SEC   a call with no reply after this long is NO_REPLY (default 30)\n"    \
-	"  --max-flows N, --max-open-calls N, --max-message-size B, --max-ooo-bytes B,\n"            \
-	"  --max-memory SIZE     (as read)\n"                                                          \
-	"  --tail N              at the end, the N slowest calls with their split and reasons\n"   \
-	"  --by KEY              group the summary by op (default), conn, object, server, priority\n" \
-	"  --interval SECONDS    percentiles per time window at the end\n"                         \
-	"  --report FILE.html    at the end, a self-contained HTML report (docs/report.md)\n"      \
-	"  --trace FILE.json     the calls as a Perfetto/Chrome trace, written as they end\n"      \
-	"  --metrics ADDR:PORT   Prometheus metrics on http://ADDR:PORT/metrics (numeric address)\n" \
-	"  -q, --quiet           no progress line\n"
 
 struct gs_session_opts {
 	bool pairs, summary_too, quiet;

@@ -59,6 +59,79 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	gs_pairs_write_cached(ctx->out, ctx->pairs_fmt, gs_engine_strings(e), c, &ctx->cache);
 }
 
+/* The calls come in the order they started when something shows that order: rows,
+ * intervals, traces, reports and tails do; the summary's histograms and counters
+ * do not. Unordered, a call is written once settled instead of waiting behind every
+ * call that started earlier and is still open, which keeps the queue short (time
+ * and memory) when calls stay open long. GIOPSCOPE_ORDERED=1 forces the order
+ * (tests compare both ways). --by other than op: groups of equal size are listed
+ * in the order their first calls were written, which the order then fixes (and
+ * --threads keeps). */
+static bool read_ordered(const struct gs_session_opts *o)
+{
+	return o->pairs || o->interval_ns || o->report || o->trace || o->tail ||
+	       getenv("GIOPSCOPE_ORDERED") != NULL || o->by != GS_BY_OP;
+}
+
+/* After the output: what the captures held that could not be decoded, 1 if any. */
+static int read_problems(const struct gs_engine *e, int snaplen)
+{
+	const struct gs_counters *c = gs_engine_counters(e);
+	const struct gs_problem *pm = gs_engine_first_malformed(e);
+	const struct gs_problem *pt = gs_engine_first_truncated(e);
+	uint64_t cut = c->link_truncated + c->ip_truncated + c->tcp_truncated;
+	int status = 0;
+	if (c->giop_malformed && pm) {
+		fprintf(stderr, "giopscope: %llu malformed GIOP message%s; first in packet %llu: %s\n",
+			(unsigned long long)c->giop_malformed, c->giop_malformed > 1 ? "s" : "",
+			(unsigned long long)pm->packet, pm->what);
+		status = 1;
+	}
+	if (c->giop_truncated && pt) {
+		fprintf(stderr, "giopscope: %llu GIOP message%s cut by the snapshot length (%d bytes); "
+			"first in packet %llu: %s\n",
+			(unsigned long long)c->giop_truncated, c->giop_truncated > 1 ? "s" : "",
+			snaplen, (unsigned long long)pt->packet, pt->what);
+		status = 1;
+	} else if (cut) {
+		fprintf(stderr, "giopscope: %llu packets cut inside their headers by the snapshot length (%d bytes)\n",
+			(unsigned long long)cut, snaplen);
+		status = 1;
+	}
+	return status;
+}
+
+/* One engine: set-up, each call and the end through the session, as live, attach and
+ * dpdk (session.c), with read's settings (gs_session_opts_offline, o->outbuf). */
+static int read_one(const struct gs_session_opts *o, int n, char **files)
+{
+	static struct gs_session s;
+	struct gs_read_progress prog = { 0 };
+	const char *source = n == 1 ? files[0] : "captures";
+	char reason[512];
+	int status = 0, snaplen = 0, rc;
+	if (gs_session_open(&s, o, "read") != 0)
+		return 2;
+	/* no progress line where the rows themselves appear (the same terminal) */
+	prog.enabled = s.tty && !s.rows_tty;
+	for (int i = 0; i < n; i++) {
+		enum gs_read_result r = gs_pcap_read_file(files[i], s.e, &prog, &snaplen, reason, sizeof reason);
+		if (r != GS_READ_OK) {
+			fprintf(stderr, "giopscope: %s\n", reason);
+			status = r == GS_READ_CANNOT_OPEN ? 2 : 1;
+			break;
+		}
+	}
+	/* whatever happened, every call decoded so far is written */
+	if ((rc = gs_session_finish(&s, source, NULL)) != 0)
+		status = rc;
+	if (status == 0)
+		status = read_problems(s.e, snaplen);
+	if ((rc = gs_session_close(&s, source, NULL)) != 0)
+		status = rc;
+	return status;
+}
+
 static void usage(FILE *f)
 {
 	gs_options_usage(f, GS_CMD_READ,
@@ -77,7 +150,8 @@ int gs_cmd_read(int argc, char **argv)
 	struct gs_shards *shards = NULL;
 	uint64_t threads = 1;
 	const char *format, *outpath, *report_path, *trace_path;
-	bool summary_too, quiet;
+	bool summary_too, quiet, pairs_text;
+	enum gs_pairs_format pairs_fmt;
 	uint64_t max_memory, tail_n;
 	int by;
 	int64_t interval_ns;
@@ -88,7 +162,6 @@ int gs_cmd_read(int argc, char **argv)
 	struct gs_out outf = { 0 };
 	char why[PATH_MAX + 64];
 
-	memset(&ctx, 0, sizeof ctx);
 	gs_session_opts_offline(&o);
 	gs_options_getopt(&g, GS_CMD_READ, true);
 	optind = 1;
@@ -116,7 +189,6 @@ int gs_cmd_read(int argc, char **argv)
 	}
 	if (gs_session_config(&o, "read", &cfg) != 0)
 		return 2;
-	ctx.pairs = o.pairs;
 	format = o.format;
 	outpath = o.output;
 	summary_too = o.summary_too;
@@ -132,17 +204,9 @@ int gs_cmd_read(int argc, char **argv)
 		return 2;
 	}
 	if (!format)
-		format = ctx.pairs ? "csv" : "text";
-	if (strcmp(format, "csv") == 0) {
-		ctx.pairs_fmt = GS_PAIRS_CSV;
-	} else if (strcmp(format, "jsonl") == 0) {
-		ctx.pairs_fmt = GS_PAIRS_JSONL;
-	} else if (strcmp(format, "text") == 0) {
-		ctx.pairs_text = true;
-	} else {
-		fprintf(stderr, "giopscope read: --format wants text, csv or jsonl, not '%s'\n", format);
+		format = o.pairs ? "csv" : "text";
+	if (gs_session_format(&o, "read", &pairs_fmt, &pairs_text) != 0)
 		return 2;
-	}
 	/* every capture first: a typo in a name must not cost the user an existing -o file */
 	for (int i = optind; i < argc; i++) {
 		if (gs_pcap_check_file(argv[i], reason, sizeof reason) != GS_READ_OK) {
@@ -150,6 +214,16 @@ int gs_cmd_read(int argc, char **argv)
 			return 2;
 		}
 	}
+	o.cfg.ordered = cfg.ordered = read_ordered(&o);
+	if (threads == 1) {
+		o.outbuf = outbuf;
+		o.outbuf_size = sizeof outbuf;
+		return read_one(&o, argc - optind, argv + optind);
+	}
+	memset(&ctx, 0, sizeof ctx);
+	ctx.pairs = o.pairs;
+	ctx.pairs_fmt = pairs_fmt;
+	ctx.pairs_text = pairs_text;
 	ctx.out = stdout;
 	if (outpath && strcmp(outpath, "-") != 0) {
 		/* a new file, put under its name at the end (analysis/out_file.h) */
@@ -160,17 +234,6 @@ int gs_cmd_read(int argc, char **argv)
 		ctx.out = outf.f;
 	}
 	setvbuf(ctx.out, outbuf, _IOFBF, sizeof outbuf);
-	/* Only rows, intervals, traces, reports and tails care in which order the
-	 * calls come: the summary's histograms and counters do not. Unordered, a
-	 * call is written once settled instead of waiting behind every call that
-	 * started earlier and is still open, which keeps the queue short (time
-	 * and memory) when calls stay open long. GIOPSCOPE_ORDERED=1 forces the
-	 * order (tests compare both ways). */
-	cfg.ordered = ctx.pairs || interval_ns || report_path || trace_path || tail_n ||
-		      getenv("GIOPSCOPE_ORDERED") != NULL;
-	/* --by other than op: groups of equal size are listed in the order their
-	 * first calls were written, which the order then fixes (and --threads keeps) */
-	cfg.ordered |= by != GS_BY_OP;
 	if ((err = gs_stats_init(&ctx.stats, 512, cfg.max_strings + 1)) != 0 ||
 	    (err = gs_stats_group_by(&ctx.stats, (enum gs_group_by)by)) != 0 ||
 	    (err = gs_tail_init(&ctx.tail, (uint32_t)tail_n)) != 0 ||
@@ -264,28 +327,8 @@ int gs_cmd_read(int argc, char **argv)
 			fprintf(stderr, "giopscope read: a bound was reached with --threads %u (a table, each "
 				"thread holding 1/%u of it, or the order window): the output may differ from "
 				"--threads 1's\n", (unsigned)threads, (unsigned)threads);
-		if (status == 0) {
-			const struct gs_problem *pm = gs_engine_first_malformed(e);
-			const struct gs_problem *pt = gs_engine_first_truncated(e);
-			uint64_t cut = c->link_truncated + c->ip_truncated + c->tcp_truncated;
-			if (c->giop_malformed && pm) {
-				fprintf(stderr, "giopscope: %llu malformed GIOP message%s; first in packet %llu: %s\n",
-					(unsigned long long)c->giop_malformed, c->giop_malformed > 1 ? "s" : "",
-					(unsigned long long)pm->packet, pm->what);
-				status = 1;
-			}
-			if (c->giop_truncated && pt) {
-				fprintf(stderr, "giopscope: %llu GIOP message%s cut by the snapshot length (%d bytes); "
-					"first in packet %llu: %s\n",
-					(unsigned long long)c->giop_truncated, c->giop_truncated > 1 ? "s" : "",
-					snaplen, (unsigned long long)pt->packet, pt->what);
-				status = 1;
-			} else if (cut) {
-				fprintf(stderr, "giopscope: %llu packets cut inside their headers by the snapshot length (%d bytes)\n",
-					(unsigned long long)cut, snaplen);
-				status = 1;
-			}
-		}
+		if (status == 0)
+			status = read_problems(e, snaplen);
 	}
 	if (fflush(ctx.out) != 0 || ferror(ctx.out)) {
 		fprintf(stderr, "giopscope: writing the output failed: %s\n", strerror(errno));

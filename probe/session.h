@@ -36,6 +36,10 @@ struct gs_session_opts {
 	struct gs_config cfg;
 	uint64_t max_memory;      /* --max-memory: 0 without */
 	bool set_flows, set_calls, set_ooo, set_window; /* given on their own: they win over --max-memory */
+	/* Where a command reading files (read) differs from a continuous source: */
+	char *outbuf;             /* the output fully buffered in these bytes (NULL: a call a line) */
+	size_t outbuf_size;
+	bool commit_at_end;       /* -o and --trace under their names when the run ends, not once set up */
 	uint8_t ports[8192];
 };
 
@@ -63,6 +67,9 @@ struct gs_session {
 	int64_t start_mono, last_progress_mono, last_tick_mono;
 	uint64_t progress_calls;
 	bool tty;
+	bool extras;              /* --tail, --interval, --report or --trace: a call goes there too */
+	bool row_slow;            /* rows as text, with attach's columns, or on the progress line's terminal */
+	bool finished;            /* gs_session_finish done */
 	bool progress_shown;
 	/* the rows go to the terminal the progress line is on: the line is wiped before a
 	 * row and drawn again (as it was) at a tick 100 ms later */
@@ -82,7 +89,8 @@ struct gs_session {
 
 void gs_session_opts_default(struct gs_session_opts *o);
 /* The same for a command reading files (read): the engine's own defaults
- * (output in order, no reply timeout). */
+ * (output in order, no reply timeout), and the files under their names only
+ * when the run ends (a set-up or a write that fails leaves what was there). */
 void gs_session_opts_offline(struct gs_session_opts *o);
 /* Handles a shared option (also --order-window, which only read offers): 0 handled,
  * 1 not a shared option, 2 bad value (a one-line reason was printed).  A command
@@ -93,10 +101,13 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
  * reason printed. */
 int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct gs_config *cfg);
 
+/* --format: 0, or 2 with a one-line reason printed (gs_session_open checks it too;
+ * read checks it before its captures). */
+int gs_session_format(const struct gs_session_opts *o, const char *cmd, enum gs_pairs_format *fmt, bool *text);
 /* Opens the output and the engine: the last step of a command's set-up.  The files
  * (-o, --trace) are made under temporary names and put under their own only once
- * everything here succeeded: 0; or 2 with a one-line reason printed, and whatever was
- * under those names is left as it was. */
+ * everything here succeeded (with commit_at_end: at gs_session_close): 0; or 2 with a
+ * one-line reason printed, and whatever was under those names is left as it was. */
 int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const char *cmd);
 void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_t *data,
 		      uint32_t caplen, uint32_t wirelen);
@@ -109,7 +120,12 @@ void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops
 void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t);
 /* True once --duration or --count is reached. */
 bool gs_session_done(const struct gs_session *s);
-/* Ends every open call, writes the summary; returns 0, or 2 if writing failed. */
+/* Ends every open call and writes the summary, the tail, the intervals, the report and
+ * the trace; the engine stays (its counters) until gs_session_close.  0, or 2 if
+ * writing the report or the trace failed. */
+int gs_session_finish(struct gs_session *s, const char *source, const struct gs_drops *drops);
+/* gs_session_finish if not done yet, then the output written out and put under its
+ * name, and everything freed; returns 0, or 2 if writing failed. */
 int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops);
 
 int64_t gs_mono_ns(void);

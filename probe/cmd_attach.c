@@ -92,45 +92,18 @@ struct attach_ctx {
 
 static void usage(FILE *f)
 {
-	fputs("usage: giopscope attach (--pid PID[,PID...] | --comm NAME | --port N[,N...])... [options]\n"
-	      "  -p, --pid PID        follow this process and its threads (repeatable)\n"
-	      "  -c, --comm NAME      follow every process of this name in this network namespace\n"
-	      "                       (also those started later)\n"
-	      "  --port LIST          watch connections on these TCP ports (e.g. 2809,10000-10010); alone:\n"
-	      "                       follow whatever process uses them\n"
-	      "  -i, --interface IF   tap this interface (repeatable; default: every interface that is up,\n"
-	      "                       in the network namespace of the processes followed)\n"
-	      "  --packets-only       no send/recv hooks: the packet tap alone (like live)\n"
-	      "  --syscall-hooks      send/recv instants from the syscall hooks (raw_syscalls:sys_enter/\n"
-	      "                       sys_exit, on every syscall of the host) instead of the socket layer's\n"
-	      "                       tcp:tcp_sendmsg_locked + sock:sock_recv_length (the fallback taken by\n"
-	      "                       itself on kernels without those)\n"
-	      "  --sched              split each call's server (client) time into on-CPU, run queue and\n"
-	      "                       blocked (sched_switch/sched_wakeup; --pid or --comm, 16 processes)\n"
-	      "  --orb PROFILE        the ORB's upcall boundary by uprobes: orb_in, servant, orb_out per\n"
-	      "                       call (built-in profile: omniorb; or a profile file's path)\n"
-	      "  --idle-reader        once attached, read the ring as a SCHED_IDLE process: only CPU time\n"
-	      "                       nothing else wants (the followed processes never wait for it;\n"
-	      "                       records wait in the ring meanwhile, lost when it fills)\n"
-	      "  --ring-size BYTES    the kernel-to-user ring buffer (default 64m; power of two, 8k..1g)\n"
-	      "  --map-flows N        connection directions the kernel frames at once (default 32768)\n"
-	      "  -Z, --relinquish-privileges USER\n"
-	      "                       once attached, become USER (its groups, gid, uid); -o, --trace and\n"
-	      "                       --report files are then written as USER\n"
-	      GS_SESSION_USAGE
-	      "The pairs CSV gets t_client_send,t_server_recv,t_server_send,t_client_recv,\n"
-	      "server_process_us,client_syscall_us after capture_loss (empty where not followed);\n"
-	      "--sched adds server_oncpu_us,server_runq_us,server_blocked_us,client_oncpu_us,\n"
-	      "client_runq_us,client_blocked_us; --orb then t_upcall_start,t_upcall_end,orb_in_us,\n"
-	      "servant_us,orb_out_us.\n"
-	      "Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (root); gives them all up once attached.\n"
-	      "exit: 0 stopped (SIGINT/SIGTERM/SIGHUP, --duration, --count, every --pid process exited),\n"
-	      "      1 a bad --orb profile file,\n"
-	      "      2 usage or environment error (also: a tapped interface went away, docs/attach.md)\n",
-	      f);
+	gs_options_usage(f, GS_CMD_ATTACH,
+			 "usage: giopscope attach (--pid PID[,PID...] | --comm NAME | --port N[,N...])... [options]\n",
+			 "The pairs CSV gets t_client_send,t_server_recv,t_server_send,t_client_recv,\n"
+			 "server_process_us,client_syscall_us after capture_loss (empty where not followed);\n"
+			 "--sched adds server_oncpu_us,server_runq_us,server_blocked_us,client_oncpu_us,\n"
+			 "client_runq_us,client_blocked_us; --orb then t_upcall_start,t_upcall_end,orb_in_us,\n"
+			 "servant_us,orb_out_us.\n"
+			 "Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (root); gives them all up once attached.\n"
+			 "exit: 0 stopped (SIGINT/SIGTERM/SIGHUP, --duration, --count, every --pid process exited),\n"
+			 "      1 a bad --orb profile file,\n"
+			 "      2 usage or environment error (also: a tapped interface went away, docs/attach.md)\n");
 }
-
-enum { O_PORT = GS_O_OWN, O_PACKETS_ONLY, O_SYSCALL_HOOKS, O_RING, O_MAP_FLOWS, O_SCHED, O_ORB, O_IDLE_READER };
 
 static int bad(const char *what)
 {
@@ -146,31 +119,17 @@ static int bad_list(const char *opt, const char *why)
 
 static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session_opts *so)
 {
-	static const struct option longopts[] = {
-		{ "pid", required_argument, NULL, 'p' },
-		{ "comm", required_argument, NULL, 'c' },
-		{ "port", required_argument, NULL, O_PORT },
-		{ "interface", required_argument, NULL, 'i' },
-		{ "packets-only", no_argument, NULL, O_PACKETS_ONLY },
-		{ "syscall-hooks", no_argument, NULL, O_SYSCALL_HOOKS },
-		{ "ring-size", required_argument, NULL, O_RING },
-		{ "map-flows", required_argument, NULL, O_MAP_FLOWS },
-		{ "sched", no_argument, NULL, O_SCHED },
-		{ "orb", required_argument, NULL, O_ORB },
-		{ "idle-reader", no_argument, NULL, O_IDLE_READER },
-		{ "relinquish-privileges", required_argument, NULL, 'Z' },
-		{ "help", no_argument, NULL, 'h' },
-		GS_SESSION_LONGOPTS,
-		{ NULL, 0, NULL, 0 },
-	};
+	static struct gs_getopt g;
 	char err[512];
 	int opt, r;
 	/* 64 MiB: seconds of records while the reader waits for a CPU (at
 	 * ~25k calls/s on a saturated machine 8 MiB overflowed; docs/attach.md) */
 	a->ring_bytes = 64u << 20;
 	a->map_flows = 32768;
+	/* no ':' and getopt_long's own messages, then the usage */
+	gs_options_getopt(&g, GS_CMD_ATTACH, false);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "p:c:i:o:Z:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (!gs_parse_pids(optarg, a->pids, &a->n_pids, GS_TARGET_MAX_PIDS, err, sizeof err))
@@ -181,7 +140,7 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 				return bad("--comm: a process name has at most 15 characters (see /proc/PID/comm)");
 			a->comm = optarg;
 			break;
-		case O_PORT:
+		case GS_O_PORT:
 			if (!gs_parse_ports(optarg, a->ports, err, sizeof err))
 				return bad_list("--port", err);
 			a->any_port = true;
@@ -191,19 +150,19 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 				return bad("too many -i");
 			a->ifaces[a->n_ifaces++] = optarg;
 			break;
-		case O_PACKETS_ONLY:
+		case GS_O_PACKETS_ONLY:
 			a->packets_only = true;
 			break;
-		case O_SCHED:
+		case GS_O_SCHED:
 			a->sched = true;
 			break;
-		case O_ORB:
+		case GS_O_ORB:
 			a->orb = optarg;
 			break;
-		case O_SYSCALL_HOOKS:
+		case GS_O_SYSCALL_HOOKS:
 			a->syscall_hooks = true;
 			break;
-		case O_IDLE_READER:
+		case GS_O_IDLE_READER:
 			a->idle_reader = true;
 			break;
 		case 'Z':
@@ -211,13 +170,13 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 			if (gs_priv_lookup(&a->user, optarg, err, sizeof err) != 0)
 				return bad(err);
 			break;
-		case O_RING:
+		case GS_O_RING:
 			/* 8k: the largest record (a segment with 16 heads, 4.2 KiB) fits */
 			if (!gs_parse_u64(optarg, 8192, 1u << 30, true, &a->ring_bytes) ||
 			    (a->ring_bytes & (a->ring_bytes - 1)))
 				return bad("--ring-size wants a power of two from 8k to 1g");
 			break;
-		case O_MAP_FLOWS:
+		case GS_O_MAP_FLOWS:
 			if (!gs_parse_u64(optarg, 16, 1u << 24, false, &a->map_flows))
 				return bad("--map-flows wants 16..16777216");
 			break;

@@ -28,28 +28,10 @@ struct live_ctx {
 
 static void usage(FILE *f)
 {
-	fputs("usage: giopscope live -i IFACE [options] [BPF-FILTER...]\n"
-	      "  -i, --interface IFACE  capture there ('any': every interface)\n"
-	      "  --snaplen BYTES        bytes kept of each packet (default 262144; 0: the default)\n"
-	      "  --buffer-size BYTES    kernel capture ring (default 64M; k, m, g suffixes)\n"
-	      "  --tstamp-type NAME     host, adapter, adapter_unsynced, ... (see --list-tstamp-types)\n"
-	      "  --list-tstamp-types    print the time stamp types IFACE offers and exit\n"
-	      "  --promisc              promiscuous mode (a mirror port); default off\n"
-	      "  --batch-ms MS          packets reach giopscope in blocks, at most MS ms late (default 10:\n"
-	      "                         few wake-ups, no drops under load); 0: immediate mode, one by one\n"
-	      "  -w FILE                also save every captured packet (pcapng, nanosecond time stamps)\n"
-	      "  -Z, --relinquish-privileges USER\n"
-	      "                         once the capture is open, become USER (its groups, gid, uid; no\n"
-	      "                         capabilities left); -w, -o, --trace and --report files are then\n"
-	      "                         written as USER\n"
-	      "  BPF-FILTER             narrows the kernel filter 'tcp [and (ports)]' further\n"
-	      GS_SESSION_USAGE
-	      "exit: 0 stopped (SIGINT/SIGTERM, --duration, --count), 2 usage or environment error\n"
-	      "      (also when the interface goes away; the summary of what was seen is still written)\n",
-	      f);
+	gs_options_usage(f, GS_CMD_LIVE, "usage: giopscope live -i IFACE [options] [BPF-FILTER...]\n",
+			 "exit: 0 stopped (SIGINT/SIGTERM, --duration, --count), 2 usage or environment error\n"
+			 "      (also when the interface goes away; the summary of what was seen is still written)\n");
 }
-
-enum { O_SNAPLEN = GS_O_OWN, O_BUFFER, O_TSTAMP_TYPE, O_LIST_TSTAMP, O_PROMISC, O_BATCH };
 
 static void on_packet(void *arg, int64_t ts_ns, const uint8_t *data, uint32_t caplen, uint32_t wirelen)
 {
@@ -175,19 +157,7 @@ static bool join_filter(int argc, char **argv, char *buf, size_t len)
 
 int gs_cmd_live(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		GS_SESSION_LONGOPTS,
-		{ "interface", required_argument, NULL, 'i' },
-		{ "snaplen", required_argument, NULL, O_SNAPLEN },
-		{ "buffer-size", required_argument, NULL, O_BUFFER },
-		{ "tstamp-type", required_argument, NULL, O_TSTAMP_TYPE },
-		{ "list-tstamp-types", no_argument, NULL, O_LIST_TSTAMP },
-		{ "promisc", no_argument, NULL, O_PROMISC },
-		{ "batch-ms", required_argument, NULL, O_BATCH },
-		{ "relinquish-privileges", required_argument, NULL, 'Z' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static struct gs_getopt g;
 	/* static: the session options hold the 8 KiB port map */
 	static struct gs_session_opts so;
 	static struct live_ctx x;
@@ -206,13 +176,14 @@ int gs_cmd_live(int argc, char **argv)
 
 	gs_session_opts_default(&so);
 	memset(&x, 0, sizeof x);
+	gs_options_getopt(&g, GS_CMD_LIVE, true);
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((opt = getopt_long(argc, argv, ":i:o:w:Z:qh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i': lo.iface = optarg; break;
 		case 'w': lo.save_path = optarg; break;
-		case O_PROMISC: lo.promisc = true; break;
+		case GS_O_PROMISC: lo.promisc = true; break;
 		case 'Z':
 			/* looked up now: an unknown user is a usage error before anything is opened */
 			if (gs_priv_lookup(&user, optarg, err, sizeof err) != 0) {
@@ -220,29 +191,29 @@ int gs_cmd_live(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case O_LIST_TSTAMP: list = true; break;
-		case O_SNAPLEN:
+		case GS_O_LIST_TSTAMP: list = true; break;
+		case GS_O_SNAPLEN:
 			if (!gs_parse_u64(optarg, 0, 262144, true, &v) || (v > 0 && v < 64)) {
 				fprintf(stderr, "giopscope live: --snaplen wants 64..262144 bytes (0: the default)\n");
 				return 2;
 			}
 			lo.snaplen = v ? (int)v : GS_LIVE_SNAPLEN_DEFAULT;
 			break;
-		case O_BUFFER:
+		case GS_O_BUFFER:
 			if (!gs_parse_u64(optarg, 65536, 1u << 30, true, &v)) {
 				fprintf(stderr, "giopscope live: --buffer-size wants 64k..1g bytes\n");
 				return 2;
 			}
 			lo.buffer_size = (int)v;
 			break;
-		case O_BATCH:
+		case GS_O_BATCH:
 			if (!gs_parse_u64(optarg, 0, 1000, false, &v)) {
 				fprintf(stderr, "giopscope live: --batch-ms wants 0..1000 milliseconds\n");
 				return 2;
 			}
 			lo.batch_ms = (int)v;
 			break;
-		case O_TSTAMP_TYPE:
+		case GS_O_TSTAMP_TYPE:
 			lo.tstamp_type = pcap_tstamp_type_name_to_val(optarg);
 			if (lo.tstamp_type < 0) {
 				fprintf(stderr, "giopscope live: unknown time stamp type '%s' (host, host_lowprec, "

@@ -16,6 +16,7 @@
 #include "../analysis/sink_trace.h"
 #include "commands.h"
 #include "merge_out.h"
+#include "options.h"
 #include "opts.h"
 #include "tap_pcap.h"
 #include "../analysis/out_file.h"
@@ -33,30 +34,13 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 
 static void usage(FILE *f)
 {
-	fputs("usage: giopscope merge [options] CLIENT.pcap SERVER.pcap\n"
+	gs_options_usage(f, GS_CMD_MERGE, "usage: giopscope merge [options] CLIENT.pcap SERVER.pcap\n"
 	      "  the same calls captured on the client's host and on the server's host (clocks need not\n"
 	      "  be synchronised, addresses may differ by NAT): network time = client total - server total,\n"
 	      "  the server's own time from its side, and the offset between the two capture clocks (from\n"
-	      "  causality alone: the range every call allows, or most calls when they disagree)\n"
-	      "  --pairs               one record per client-side call: the pairs columns (docs/output.md) then\n"
-	      "                        network_us,server_side_total_us,clock_offset_us,server_side_server_us,\n"
-	      "                        clock_offset_lo_us,clock_offset_hi_us\n"
-	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
-	      "  -o, --output FILE     write there instead of stdout\n"
-	      "  --summary             with --pairs: also print the summary to stderr\n"
-	      "  --report FILE.html    also write the HTML report of the client side's calls, split\n"
-	      "  --trace FILE.json     also write the client side's calls as a Perfetto/Chrome trace\n"
-	      "  --ports LIST          decode GIOP only on these TCP ports (both captures)\n"
-	      "  --tolerance SECONDS   slack around each call's clock-offset interval when matching\n"
-	      "                        connections (default 0.001)\n"
-	      "  --max-calls N         calls kept per capture (default 2097152, ~200 bytes each; the rest\n"
-	      "                        are counted)\n"
-	      "  -q, --quiet           no progress line\n"
-	      "exit: 0 done, 1 bad input (or no call matched), 2 usage or environment\n",
-	      f);
+	      "  causality alone: the range every call allows, or most calls when they disagree)\n",
+	      "exit: 0 done, 1 bad input (or no call matched), 2 usage or environment\n");
 }
-
-enum { O_PAIRS = 256, O_FORMAT, O_SUMMARY, O_REPORT, O_TRACE, O_PORTS, O_TOLERANCE, O_MAX_CALLS };
 
 /* Reads one capture into the merge; 0, 1 (bad input, what was read is kept)
  * or 2 (cannot open). */
@@ -168,20 +152,7 @@ static int write_extras(const struct gs_merge *m, const struct gs_merge_result *
 
 int gs_cmd_merge(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pairs", no_argument, NULL, O_PAIRS },
-		{ "format", required_argument, NULL, O_FORMAT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "summary", no_argument, NULL, O_SUMMARY },
-		{ "report", required_argument, NULL, O_REPORT },
-		{ "trace", required_argument, NULL, O_TRACE },
-		{ "ports", required_argument, NULL, O_PORTS },
-		{ "tolerance", required_argument, NULL, O_TOLERANCE },
-		{ "max-calls", required_argument, NULL, O_MAX_CALLS },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static struct gs_getopt g;
 	uint8_t ports[8192]; /* --ports; lives as long as the engines */
 	struct gs_config cfg;
 	struct gs_merge_config mcfg;
@@ -201,31 +172,32 @@ int gs_cmd_merge(int argc, char **argv)
 
 	gs_config_default(&cfg);
 	gs_merge_config_default(&mcfg);
+	gs_options_getopt(&g, GS_CMD_MERGE, true);
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (opt) {
-		case O_PAIRS: pairs = true; break;
-		case O_FORMAT: format = optarg; break;
+		case GS_O_PAIRS: pairs = true; break;
+		case GS_O_FORMAT: format = optarg; break;
 		case 'o': outpath = optarg; break;
-		case O_SUMMARY: summary_too = true; break;
-		case O_REPORT: report = optarg; break;
-		case O_TRACE: trace = optarg; break;
+		case GS_O_SUMMARY: summary_too = true; break;
+		case GS_O_REPORT: report = optarg; break;
+		case GS_O_TRACE: trace = optarg; break;
 		case 'q': quiet = true; break;
-		case O_PORTS:
+		case GS_O_PORTS:
 			if (!gs_parse_ports(optarg, ports, why, sizeof why)) {
 				fprintf(stderr, "giopscope merge: bad --ports: %s\n", why);
 				return 2;
 			}
 			cfg.port_bitmap = ports;
 			break;
-		case O_TOLERANCE:
+		case GS_O_TOLERANCE:
 			if (!gs_parse_seconds(optarg, 3600LL * 1000000000, &mcfg.tolerance_ns)) {
 				fprintf(stderr, "giopscope merge: --tolerance wants seconds (e.g. 0.001)\n");
 				return 2;
 			}
 			break;
-		case O_MAX_CALLS:
+		case GS_O_MERGE_CALLS:
 			if (!gs_parse_u64(optarg, 1, 1u << 30, false, &v)) {
 				fprintf(stderr, "giopscope merge: --max-calls wants 1..%u\n", 1u << 30);
 				return 2;

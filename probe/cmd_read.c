@@ -61,67 +61,89 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	gs_pairs_write_cached(ctx->out, ctx->pairs_fmt, gs_engine_strings(e), c, &ctx->cache);
 }
 
-static void usage(FILE *f)
+/* The calls come in the order they started when something shows that order: rows,
+ * intervals, traces, reports and tails do; the summary's histograms and counters
+ * do not. Unordered, a call is written once settled instead of waiting behind every
+ * call that started earlier and is still open, which keeps the queue short (time
+ * and memory) when calls stay open long. GIOPSCOPE_ORDERED=1 forces the order
+ * (tests compare both ways). --by other than op: groups of equal size are listed
+ * in the order their first calls were written, which the order then fixes (and
+ * --threads keeps). */
+static bool read_ordered(const struct gs_session_opts *o)
 {
-	fputs("usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, '-' for stdin)\n"
-	      "  --pairs               one record per call (docs/output.md) instead of the summary\n"
-	      "  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"
-	      "  -o, --output FILE     write there instead of stdout\n"
-	      "  --summary             with --pairs: also print the summary table to stderr\n"
-	      "  --ports LIST          decode GIOP only on these TCP ports (e.g. 2809,683,10000-10010);\n"
-	      "                        default: any connection whose data starts with GIOP\n"
-	      "  --tail N              also list the N slowest calls with their split and the reasons\n"
-	      "                        the wire shows (server, network, retransmission, queued, nagle,\n"
-	      "                        zero-window, capture-loss)\n"
-	      "  --by KEY              group the summary by op (default), conn, object, server, priority\n"
-	      "  --interval SECONDS    also give percentiles per time window\n"
-	      "  --report FILE.html    also write a self-contained HTML report (docs/report.md)\n"
-	      "  --trace FILE.json     also write the calls as a Perfetto/Chrome trace\n"
-	      "  --max-flows N         connections tracked at once (default 65536; LRU eviction)\n"
-	      "  --max-open-calls N    calls waiting for a reply or for output (default 1048576)\n"
-	      "  --order-window N      rows are in t_request_first order while at most N ended calls\n"
-	      "                        wait for an earlier one still open (default 131072); past it\n"
-	      "                        they are written, and the late call when it ends\n"
-	      "  --max-message-size B  larger GIOP size fields are malformed (default 256M)\n"
-	      "  --max-ooo-bytes B     out-of-order bytes held per direction (default 1M)\n"
-	      "  --max-memory SIZE     size every table bound from SIZE bytes (k/m/g; 16m at least):\n"
-	      "                        connections, open calls, order window, held out-of-order\n"
-	      "                        bytes, strings; the options above still win; the summary\n"
-	      "                        says which bound was hit\n"
-	      "  --threads N           N engine threads, connections shared out among them (default 1;\n"
-	      "                        the same output; docs/output.md)\n"
-	      "  -q, --quiet           no progress line\n"
-	      "exit: 0 done, 1 bad input (every call decoded before it is written), 2 usage or environment\n",
-	      f);
+	return o->pairs || o->interval_ns || o->report || o->trace || o->tail ||
+	       getenv("GIOPSCOPE_ORDERED") != NULL || o->by != GS_BY_OP;
 }
 
-/* read's own option; the others are the session's (session.h) */
-enum { O_THREADS = GS_O_OWN };
+/* After the output: what the captures held that could not be decoded, 1 if any. */
+static int read_problems(const struct gs_engine *e, int snaplen)
+{
+	const struct gs_counters *c = gs_engine_counters(e);
+	const struct gs_problem *pm = gs_engine_first_malformed(e);
+	const struct gs_problem *pt = gs_engine_first_truncated(e);
+	uint64_t cut = c->link_truncated + c->ip_truncated + c->tcp_truncated;
+	int status = 0;
+	if (c->giop_malformed && pm) {
+		fprintf(stderr, "giopscope: %llu malformed GIOP message%s; first in packet %llu: %s\n",
+			(unsigned long long)c->giop_malformed, c->giop_malformed > 1 ? "s" : "",
+			(unsigned long long)pm->packet, pm->what);
+		status = 1;
+	}
+	if (c->giop_truncated && pt) {
+		fprintf(stderr, "giopscope: %llu GIOP message%s cut by the snapshot length (%d bytes); "
+			"first in packet %llu: %s\n",
+			(unsigned long long)c->giop_truncated, c->giop_truncated > 1 ? "s" : "",
+			snaplen, (unsigned long long)pt->packet, pt->what);
+		status = 1;
+	} else if (cut) {
+		fprintf(stderr, "giopscope: %llu packets cut inside their headers by the snapshot length (%d bytes)\n",
+			(unsigned long long)cut, snaplen);
+		status = 1;
+	}
+	return status;
+}
+
+/* One engine: set-up, each call and the end through the session, as live, attach and
+ * dpdk (session.c), with read's settings (gs_session_opts_offline, o->outbuf). */
+static int read_one(const struct gs_session_opts *o, int n, char **files)
+{
+	static struct gs_session s;
+	struct gs_read_progress prog = { 0 };
+	const char *source = n == 1 ? files[0] : "captures";
+	char reason[512];
+	int status = 0, snaplen = 0, rc;
+	if (gs_session_open(&s, o, "read") != 0)
+		return 2;
+	/* no progress line where the rows themselves appear (the same terminal) */
+	prog.enabled = s.tty && !s.rows_tty;
+	for (int i = 0; i < n; i++) {
+		enum gs_read_result r = gs_pcap_read_file(files[i], s.e, &prog, &snaplen, reason, sizeof reason);
+		if (r != GS_READ_OK) {
+			fprintf(stderr, "giopscope: %s\n", reason);
+			status = r == GS_READ_CANNOT_OPEN ? 2 : 1;
+			break;
+		}
+	}
+	/* whatever happened, every call decoded so far is written */
+	if ((rc = gs_session_finish(&s, source, NULL)) != 0)
+		status = rc;
+	if (status == 0)
+		status = read_problems(s.e, snaplen);
+	if ((rc = gs_session_close(&s, source, NULL)) != 0)
+		status = rc;
+	return status;
+}
+
+static void usage(FILE *f)
+{
+	gs_options_usage(f, GS_CMD_READ,
+			 "usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, '-' for stdin)\n",
+			 "exit: 0 done, 1 bad input (every call decoded before it is written), 2 usage or environment\n");
+}
 
 int gs_cmd_read(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "pairs", no_argument, NULL, GS_O_PAIRS },
-		{ "format", required_argument, NULL, GS_O_FORMAT },
-		{ "output", required_argument, NULL, 'o' },
-		{ "summary", no_argument, NULL, GS_O_SUMMARY },
-		{ "ports", required_argument, NULL, GS_O_PORTS },
-		{ "max-flows", required_argument, NULL, GS_O_MAX_FLOWS },
-		{ "max-open-calls", required_argument, NULL, GS_O_MAX_CALLS },
-		{ "order-window", required_argument, NULL, GS_O_ORDER_WINDOW },
-		{ "max-message-size", required_argument, NULL, GS_O_MAX_MSG },
-		{ "max-ooo-bytes", required_argument, NULL, GS_O_MAX_OOO },
-		{ "max-memory", required_argument, NULL, GS_O_MAX_MEMORY },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "threads", required_argument, NULL, O_THREADS },
-		{ "tail", required_argument, NULL, GS_O_TAIL },
-		{ "by", required_argument, NULL, GS_O_BY },
-		{ "interval", required_argument, NULL, GS_O_INTERVAL },
-		{ "report", required_argument, NULL, GS_O_REPORT },
-		{ "trace", required_argument, NULL, GS_O_TRACE },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
+	static struct gs_getopt g;
 	/* static: the port bitmap of --ports lives in it, and it is 8 KiB */
 	static struct gs_session_opts o;
 	struct gs_config cfg;
@@ -130,7 +152,8 @@ int gs_cmd_read(int argc, char **argv)
 	struct gs_shards *shards = NULL;
 	uint64_t threads = 1;
 	const char *format, *outpath, *report_path, *trace_path;
-	bool summary_too, quiet;
+	bool summary_too, quiet, pairs_text;
+	enum gs_pairs_format pairs_fmt;
 	uint64_t max_memory, tail_n;
 	int by;
 	int64_t interval_ns;
@@ -141,13 +164,13 @@ int gs_cmd_read(int argc, char **argv)
 	struct gs_out outf = { 0 };
 	char why[PATH_MAX + 64];
 
-	memset(&ctx, 0, sizeof ctx);
 	gs_session_opts_offline(&o);
+	gs_options_getopt(&g, GS_CMD_READ, true);
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((opt = getopt_long(argc, argv, ":o:qh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (opt) {
-		case O_THREADS:
+		case GS_O_THREADS:
 			if (!gs_parse_u64(optarg, 1, GS_MAX_THREADS, false, &threads)) {
 				fprintf(stderr, "giopscope read: --threads wants 1..%d\n", GS_MAX_THREADS);
 				return 2;
@@ -161,14 +184,13 @@ int gs_cmd_read(int argc, char **argv)
 			fprintf(stderr, "giopscope read: unknown option '%s' (giopscope read --help)\n", argv[optind - 1]);
 			return 2;
 		default:
-			/* the codes the table above gives, handled as by live, attach and dpdk */
+			/* read's other options, handled as by live, attach and dpdk */
 			if (gs_session_option(&o, "read", opt, optarg) != 0)
 				return 2;
 		}
 	}
 	if (gs_session_config(&o, "read", &cfg) != 0)
 		return 2;
-	ctx.pairs = o.pairs;
 	format = o.format;
 	outpath = o.output;
 	summary_too = o.summary_too;
@@ -184,17 +206,9 @@ int gs_cmd_read(int argc, char **argv)
 		return 2;
 	}
 	if (!format)
-		format = ctx.pairs ? "csv" : "text";
-	if (strcmp(format, "csv") == 0) {
-		ctx.pairs_fmt = GS_PAIRS_CSV;
-	} else if (strcmp(format, "jsonl") == 0) {
-		ctx.pairs_fmt = GS_PAIRS_JSONL;
-	} else if (strcmp(format, "text") == 0) {
-		ctx.pairs_text = true;
-	} else {
-		fprintf(stderr, "giopscope read: --format wants text, csv or jsonl, not '%s'\n", format);
+		format = o.pairs ? "csv" : "text";
+	if (gs_session_format(&o, "read", &pairs_fmt, &pairs_text) != 0)
 		return 2;
-	}
 	/* every capture first: a typo in a name must not cost the user an existing -o file */
 	for (int i = optind; i < argc; i++) {
 		if (gs_pcap_check_file(argv[i], reason, sizeof reason) != GS_READ_OK) {
@@ -202,6 +216,16 @@ int gs_cmd_read(int argc, char **argv)
 			return 2;
 		}
 	}
+	o.cfg.ordered = cfg.ordered = read_ordered(&o);
+	if (threads == 1) {
+		o.outbuf = outbuf;
+		o.outbuf_size = sizeof outbuf;
+		return read_one(&o, argc - optind, argv + optind);
+	}
+	memset(&ctx, 0, sizeof ctx);
+	ctx.pairs = o.pairs;
+	ctx.pairs_fmt = pairs_fmt;
+	ctx.pairs_text = pairs_text;
 	ctx.out = stdout;
 	if (outpath && strcmp(outpath, "-") != 0) {
 		/* a new file, put under its name at the end (analysis/out_file.h) */
@@ -212,17 +236,6 @@ int gs_cmd_read(int argc, char **argv)
 		ctx.out = outf.f;
 	}
 	setvbuf(ctx.out, outbuf, _IOFBF, sizeof outbuf);
-	/* Only rows, intervals, traces, reports and tails care in which order the
-	 * calls come: the summary's histograms and counters do not. Unordered, a
-	 * call is written once settled instead of waiting behind every call that
-	 * started earlier and is still open, which keeps the queue short (time
-	 * and memory) when calls stay open long. GIOPSCOPE_ORDERED=1 forces the
-	 * order (tests compare both ways). */
-	cfg.ordered = ctx.pairs || interval_ns || report_path || trace_path || tail_n ||
-		      getenv("GIOPSCOPE_ORDERED") != NULL;
-	/* --by other than op: groups of equal size are listed in the order their
-	 * first calls were written, which the order then fixes (and --threads keeps) */
-	cfg.ordered |= by != GS_BY_OP;
 	if ((err = gs_stats_init(&ctx.stats, 512, cfg.max_strings + 1)) != 0 ||
 	    (err = gs_stats_group_by(&ctx.stats, (enum gs_group_by)by)) != 0 ||
 	    (err = gs_tail_init(&ctx.tail, (uint32_t)tail_n)) != 0 ||
@@ -319,28 +332,8 @@ int gs_cmd_read(int argc, char **argv)
 			fprintf(stderr, "giopscope read: a bound was reached with --threads %u (a table, each "
 				"thread holding 1/%u of it, or the order window): the output may differ from "
 				"--threads 1's\n", (unsigned)threads, (unsigned)threads);
-		if (status == 0) {
-			const struct gs_problem *pm = gs_engine_first_malformed(e);
-			const struct gs_problem *pt = gs_engine_first_truncated(e);
-			uint64_t cut = c->link_truncated + c->ip_truncated + c->tcp_truncated;
-			if (c->giop_malformed && pm) {
-				fprintf(stderr, "giopscope: %llu malformed GIOP message%s; first in packet %llu: %s\n",
-					(unsigned long long)c->giop_malformed, c->giop_malformed > 1 ? "s" : "",
-					(unsigned long long)pm->packet, pm->what);
-				status = 1;
-			}
-			if (c->giop_truncated && pt) {
-				fprintf(stderr, "giopscope: %llu GIOP message%s cut by the snapshot length (%d bytes); "
-					"first in packet %llu: %s\n",
-					(unsigned long long)c->giop_truncated, c->giop_truncated > 1 ? "s" : "",
-					snaplen, (unsigned long long)pt->packet, pt->what);
-				status = 1;
-			} else if (cut) {
-				fprintf(stderr, "giopscope: %llu packets cut inside their headers by the snapshot length (%d bytes)\n",
-					(unsigned long long)cut, snaplen);
-				status = 1;
-			}
-		}
+		if (status == 0)
+			status = read_problems(e, snaplen);
 	}
 	if (fflush(ctx.out) != 0 || ferror(ctx.out)) {
 		fprintf(stderr, "giopscope: writing the output failed: %s\n", strerror(errno));

@@ -41,6 +41,7 @@ void gs_session_opts_offline(struct gs_session_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	gs_config_default(&o->cfg);
+	o->commit_at_end = true;
 }
 
 static int bad(const char *cmd, const char *what)
@@ -62,9 +63,9 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 	switch (opt) {
 	case GS_O_PAIRS: o->pairs = true; return 0;
 	case GS_O_FORMAT: o->format = arg; return 0;
-	case 'o': case GS_O_OUTPUT: o->output = arg; return 0;
+	case 'o': o->output = arg; return 0;
 	case GS_O_SUMMARY: o->summary_too = true; return 0;
-	case 'q': case GS_O_QUIET: o->quiet = true; return 0;
+	case 'q': o->quiet = true; return 0;
 	case GS_O_PORTS:
 		if (!gs_parse_ports(arg, o->ports, why, sizeof why)) {
 			fprintf(stderr, "giopscope %s: bad --ports: %s\n", cmd, why);
@@ -160,31 +161,13 @@ int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct g
 	return 0;
 }
 
-void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t)
+/* What a call goes into besides the summary and the rows: the tail, the intervals,
+ * the report, the trace (s->extras). */
+static void emit_extras(struct gs_session *s, const struct gs_engine *e, const struct gs_call *c,
+			const struct gs_call_times *t)
 {
-	const struct gs_engine *e = s->e;
-	s->calls++;
-	if (s->stats.parts && t) {
-		/* attach --sched / --orb: the parts of server_process_us, per group */
-		struct gs_call_parts p;
-		memset(&p, 0, sizeof p);
-		if (t->server_sched) {
-			p.sched = true;
-			p.ns[GS_PART_ONCPU] = t->server_oncpu;
-			p.ns[GS_PART_RUNQ] = t->server_runq;
-			p.ns[GS_PART_BLOCKED] = t->server_blocked;
-		}
-		if (t->upcall_start && t->upcall_end && t->server_recv && t->server_send) {
-			p.orb = true;
-			p.ns[GS_PART_ORB_IN] = t->upcall_start - t->server_recv;
-			p.ns[GS_PART_SERVANT] = t->upcall_end - t->upcall_start;
-			p.ns[GS_PART_ORB_OUT] = t->server_send - t->upcall_end;
-		}
-		gs_stats_add_call_parts(&s->stats, gs_engine_strings(e), c, &p);
-	} else {
-		gs_stats_add_call(&s->stats, gs_engine_strings(e), c);
-	}
-	gs_tail_add_times(&s->tail, e, c, t);
+	if (s->opt.tail)
+		gs_tail_add_times(&s->tail, e, c, t);
 	if (s->opt.interval_ns)
 		gs_interval_add(&s->interval, c);
 	if (s->report) {
@@ -207,8 +190,13 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 	}
 	if (s->trace)
 		gs_trace_add(s->trace, e, c);
-	if (!s->opt.pairs)
-		return;
+}
+
+/* A row other than a plain CSV or JSON one (s->row_slow): text, attach's columns, or
+ * one on the terminal the progress line is on. */
+static void emit_row_slow(struct gs_session *s, const struct gs_engine *e, const struct gs_call *c,
+			  const struct gs_call_times *t)
+{
 	if (s->progress_shown && s->rows_tty) {
 		/* a row after the progress text would start in the middle of its line */
 		fputs("\r\033[K", stderr);
@@ -217,14 +205,53 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 		s->progress_wiped = true;
 		s->wiped_mono = gs_mono_ns();
 	}
-	if (s->text) {
+	if (s->text)
 		gs_pairs_write_text(s->out, gs_engine_strings(e), c);
-		return;
-	}
-	if (s->opt.syscall_times)
+	else if (s->opt.syscall_times)
 		gs_pairs_write_times(s->out, s->fmt, gs_engine_strings(e), c, &s->cache, t);
 	else
 		gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
+}
+
+/* Every call, once: the common case (no syscall instants, a summary or plain rows)
+ * in a few tests, the rest out of line. */
+static inline __attribute__((always_inline)) void emit(struct gs_session *s, const struct gs_engine *e,
+							 const struct gs_call *c, const struct gs_call_times *t)
+{
+	s->calls++;
+	if (t && s->stats.parts) {
+		/* attach --sched / --orb: the parts of server_process_us, per group */
+		struct gs_call_parts p;
+		memset(&p, 0, sizeof p);
+		if (t->server_sched) {
+			p.sched = true;
+			p.ns[GS_PART_ONCPU] = t->server_oncpu;
+			p.ns[GS_PART_RUNQ] = t->server_runq;
+			p.ns[GS_PART_BLOCKED] = t->server_blocked;
+		}
+		if (t->upcall_start && t->upcall_end && t->server_recv && t->server_send) {
+			p.orb = true;
+			p.ns[GS_PART_ORB_IN] = t->upcall_start - t->server_recv;
+			p.ns[GS_PART_SERVANT] = t->upcall_end - t->upcall_start;
+			p.ns[GS_PART_ORB_OUT] = t->server_send - t->upcall_end;
+		}
+		gs_stats_add_call_parts(&s->stats, gs_engine_strings(e), c, &p);
+	} else {
+		gs_stats_add_call(&s->stats, gs_engine_strings(e), c);
+	}
+	if (s->extras)
+		emit_extras(s, e, c, t);
+	if (!s->opt.pairs)
+		return;
+	if (s->row_slow)
+		emit_row_slow(s, e, c, t);
+	else
+		gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
+}
+
+void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t)
+{
+	emit(s, s->e, c, t);
 }
 
 static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
@@ -233,12 +260,27 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	if (s->call_hook)
 		s->call_hook(s->hook_arg, e, c);
 	else
-		gs_session_emit(s, c, NULL);
+		emit(s, e, c, NULL);
+}
+
+int gs_session_format(const struct gs_session_opts *o, const char *cmd, enum gs_pairs_format *fmt, bool *text)
+{
+	const char *format = o->format ? o->format : (o->pairs ? "csv" : "text");
+	*fmt = GS_PAIRS_CSV;
+	*text = false;
+	if (strcmp(format, "jsonl") == 0)
+		*fmt = GS_PAIRS_JSONL;
+	else if (strcmp(format, "text") == 0)
+		*text = true;
+	else if (strcmp(format, "csv") != 0) {
+		fprintf(stderr, "giopscope %s: --format wants text, csv or jsonl, not '%s'\n", cmd, format);
+		return 2;
+	}
+	return 0;
 }
 
 int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const char *cmd)
 {
-	const char *format;
 	char why[PATH_MAX + 64];
 	int err;
 	memset(s, 0, sizeof *s);
@@ -248,15 +290,8 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		s->opt.cfg.port_bitmap = s->opt.ports;
 	if (gs_session_config(&s->opt, cmd, &s->opt.cfg) != 0)
 		return 2;
-	format = o->format ? o->format : (o->pairs ? "csv" : "text");
-	if (strcmp(format, "csv") == 0)
-		s->fmt = GS_PAIRS_CSV;
-	else if (strcmp(format, "jsonl") == 0)
-		s->fmt = GS_PAIRS_JSONL;
-	else if (strcmp(format, "text") == 0)
-		s->text = true;
-	else
-		return bad(cmd, "--format wants text, csv or jsonl");
+	if (gs_session_format(o, cmd, &s->fmt, &s->text) != 0)
+		return 2;
 	s->out = stdout;
 	if (o->output && strcmp(o->output, "-") != 0) {
 		if ((err = gs_out_create(&s->outf, o->output, 0666)) != 0) {
@@ -265,8 +300,10 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		}
 		s->out = s->outf.f;
 	}
-	/* each call is a line the moment it ends, also into a pipe */
-	setvbuf(s->out, NULL, _IOLBF, 0);
+	if (o->outbuf) /* read: the rows in large blocks */
+		setvbuf(s->out, o->outbuf, _IOFBF, o->outbuf_size);
+	else /* each call is a line the moment it ends, also into a pipe */
+		setvbuf(s->out, NULL, _IOLBF, 0);
 	if ((err = gs_stats_init(&s->stats, 512, s->opt.cfg.max_strings + 1)) != 0 ||
 	    (err = gs_stats_group_by(&s->stats, (enum gs_group_by)o->by)) != 0 ||
 	    (err = gs_tail_init(&s->tail, o->tail)) != 0 ||
@@ -298,12 +335,12 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		}
 	}
 	/* set up: from here on the files are under their names (a capture stopped by a
-	 * signal, or killed, leaves what it wrote there) */
-	if ((err = gs_out_commit(&s->outf)) != 0) {
+	 * signal, or killed, leaves what it wrote there); read's only at the end */
+	if (!o->commit_at_end && (err = gs_out_commit(&s->outf)) != 0) {
 		fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->output, err));
 		goto fail;
 	}
-	if ((err = gs_trace_commit(s->trace)) != 0) {
+	if (!o->commit_at_end && (err = gs_trace_commit(s->trace)) != 0) {
 		fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->trace, err));
 		goto fail;
 	}
@@ -315,6 +352,8 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		gs_pairs_header(s->out, s->fmt);
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
 	s->rows_tty = s->tty && s->opt.pairs && gs_same_terminal(s->out);
+	s->extras = o->tail || o->interval_ns || s->report || s->trace;
+	s->row_slow = s->text || o->syscall_times || s->rows_tty;
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();
 	return 0;
 fail:
@@ -391,11 +430,13 @@ bool gs_session_done(const struct gs_session *s)
 	return false;
 }
 
-int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops)
+int gs_session_finish(struct gs_session *s, const char *source, const struct gs_drops *drops)
 {
 	int status = 0;
 	const struct gs_counters *c;
 	struct gs_summary_info info;
+	char why[PATH_MAX + 64];
+	s->finished = true;
 	if (s->progress_shown)
 		fputs("\r\033[K", stderr);
 	gs_engine_finish(s->e);
@@ -433,7 +474,7 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 	if (s->report) {
 		int err = gs_report_write(s->report, s->opt.report, source, c);
 		if (err) {
-			fprintf(stderr, "giopscope %s: cannot write %s: %s\n", s->cmd, s->opt.report, strerror(err));
+			fprintf(stderr, "giopscope %s: %s\n", s->cmd, gs_out_why(why, sizeof why, s->opt.report, err));
 			status = 2;
 		}
 		gs_report_free(s->report);
@@ -449,21 +490,26 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 	}
 	gs_metrics_close(s->metrics);
 	s->metrics = NULL;
+	return status;
+}
+
+int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops)
+{
+	int status = s->finished ? 0 : gs_session_finish(s, source, drops), err;
+	char why[PATH_MAX + 64];
 	errno = 0;
 	if (fflush(s->out) != 0 || ferror(s->out)) {
 		/* errno of the failed write when fflush saw it; else the stream's error flag */
 		fprintf(stderr, "giopscope %s: writing the output failed%s%s\n", s->cmd,
 			errno ? ": " : "", errno ? strerror(errno) : "");
 		status = 2;
+	} else if ((err = gs_out_close(&s->outf, true)) != 0) {
+		/* under its name since gs_session_open (only the close can fail), or now (read) */
+		fprintf(stderr, "giopscope %s: %s\n", s->cmd, gs_out_why(why, sizeof why, s->opt.output, err));
+		status = 2;
 	}
-	{
-		/* already under its name (gs_session_open): only the close can fail */
-		int err = gs_out_close(&s->outf, true);
-		if (err && status == 0) {
-			fprintf(stderr, "giopscope %s: writing the output failed: %s\n", s->cmd, strerror(err));
-			status = 2;
-		}
-	}
+	/* after a failed write: a file not under its name yet goes, what was there stays */
+	gs_out_close(&s->outf, false);
 	gs_engine_free(s->e);
 	gs_stats_free(&s->stats);
 	gs_tail_free(&s->tail);

@@ -5,7 +5,6 @@
 #ifndef GS_SESSION_H
 #define GS_SESSION_H
 
-#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,58 +17,9 @@
 #include "../analysis/report.h"
 #include "../analysis/sink_trace.h"
 #include "../analysis/out_file.h"
+#include "options.h"
 
 struct gs_metrics; /* metrics.h (which needs struct gs_drops from here) */
-
-/* Long-option codes of the shared options; a command's own start at GS_O_OWN. */
-enum {
-	GS_O_PAIRS = 256, GS_O_FORMAT, GS_O_OUTPUT, GS_O_SUMMARY, GS_O_PORTS, GS_O_DURATION,
-	GS_O_COUNT, GS_O_REPLY_TIMEOUT, GS_O_MAX_FLOWS, GS_O_MAX_CALLS, GS_O_MAX_MSG,
-	GS_O_MAX_OOO, GS_O_QUIET, GS_O_TAIL, GS_O_BY, GS_O_INTERVAL, GS_O_REPORT, GS_O_TRACE,
-	GS_O_METRICS, GS_O_MAX_MEMORY, GS_O_ORDER_WINDOW, GS_O_OWN = 512
-};
-
-#define GS_SESSION_LONGOPTS                                                        \
-	{ "pairs", no_argument, NULL, GS_O_PAIRS },                                  \
-	{ "format", required_argument, NULL, GS_O_FORMAT },                          \
-	{ "output", required_argument, NULL, GS_O_OUTPUT },                          \
-	{ "summary", no_argument, NULL, GS_O_SUMMARY },                              \
-	{ "ports", required_argument, NULL, GS_O_PORTS },                            \
-	{ "duration", required_argument, NULL, GS_O_DURATION },                      \
-	{ "count", required_argument, NULL, GS_O_COUNT },                            \
-	{ "reply-timeout", required_argument, NULL, GS_O_REPLY_TIMEOUT },            \
-	{ "max-flows", required_argument, NULL, GS_O_MAX_FLOWS },                    \
-	{ "max-open-calls", required_argument, NULL, GS_O_MAX_CALLS },               \
-	{ "max-message-size", required_argument, NULL, GS_O_MAX_MSG },               \
-	{ "max-ooo-bytes", required_argument, NULL, GS_O_MAX_OOO },                  \
-	{ "quiet", no_argument, NULL, GS_O_QUIET },                                  \
-	{ "tail", required_argument, NULL, GS_O_TAIL },                              \
-	{ "by", required_argument, NULL, GS_O_BY },                                  \
-	{ "interval", required_argument, NULL, GS_O_INTERVAL },                      \
-	{ "report", required_argument, NULL, GS_O_REPORT },                          \
-	{ "trace", required_argument, NULL, GS_O_TRACE },                            \
-	{ "metrics", required_argument, NULL, GS_O_METRICS },                        \
-	{ "max-memory", required_argument, NULL, GS_O_MAX_MEMORY }
-
-/* The usage lines of the shared options. */
-#define GS_SESSION_USAGE                                                                          \
-	"  --pairs               write each call as it ends (docs/output.md) instead of the summary\n" \
-	"  --format FMT          text, csv or jsonl (default: text; csv with --pairs)\n"             \
-	"  -o, --output FILE     write there instead of stdout\n"                                     \
-	"  --summary             with --pairs: also print the summary to stderr at the end\n"        \
-	"  --ports LIST          only these TCP ports (e.g. 2809,683,10000-10010), GIOP forced\n"   \
-	"  --duration SECONDS    stop after this long\n"                                               \
-	"  --count N             stop after N calls\n"                                                 \
-	"  --reply-timeout SEC   a call with no reply after this long is NO_REPLY (default 30)\n"    \
-	"  --max-flows N, --max-open-calls N, --max-message-size B, --max-ooo-bytes B,\n"            \
-	"  --max-memory SIZE     (as read)\n"                                                          \
-	"  --tail N              at the end, the N slowest calls with their split and reasons\n"   \
-	"  --by KEY              group the summary by op (default), conn, object, server, priority\n" \
-	"  --interval SECONDS    percentiles per time window at the end\n"                         \
-	"  --report FILE.html    at the end, a self-contained HTML report (docs/report.md)\n"      \
-	"  --trace FILE.json     the calls as a Perfetto/Chrome trace, written as they end\n"      \
-	"  --metrics ADDR:PORT   Prometheus metrics on http://ADDR:PORT/metrics (numeric address)\n" \
-	"  -q, --quiet           no progress line\n"
 
 struct gs_session_opts {
 	bool pairs, summary_too, quiet;
@@ -86,6 +36,10 @@ struct gs_session_opts {
 	struct gs_config cfg;
 	uint64_t max_memory;      /* --max-memory: 0 without */
 	bool set_flows, set_calls, set_ooo, set_window; /* given on their own: they win over --max-memory */
+	/* Where a command reading files (read) differs from a continuous source: */
+	char *outbuf;             /* the output fully buffered in these bytes (NULL: a call a line) */
+	size_t outbuf_size;
+	bool commit_at_end;       /* -o and --trace under their names when the run ends, not once set up */
 	uint8_t ports[8192];
 };
 
@@ -113,6 +67,9 @@ struct gs_session {
 	int64_t start_mono, last_progress_mono, last_tick_mono;
 	uint64_t progress_calls;
 	bool tty;
+	bool extras;              /* --tail, --interval, --report or --trace: a call goes there too */
+	bool row_slow;            /* rows as text, with attach's columns, or on the progress line's terminal */
+	bool finished;            /* gs_session_finish done */
 	bool progress_shown;
 	/* the rows go to the terminal the progress line is on: the line is wiped before a
 	 * row and drawn again (as it was) at a tick 100 ms later */
@@ -132,7 +89,8 @@ struct gs_session {
 
 void gs_session_opts_default(struct gs_session_opts *o);
 /* The same for a command reading files (read): the engine's own defaults
- * (output in order, no reply timeout). */
+ * (output in order, no reply timeout), and the files under their names only
+ * when the run ends (a set-up or a write that fails leaves what was there). */
 void gs_session_opts_offline(struct gs_session_opts *o);
 /* Handles a shared option (also --order-window, which only read offers): 0 handled,
  * 1 not a shared option, 2 bad value (a one-line reason was printed).  A command
@@ -143,10 +101,13 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
  * reason printed. */
 int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct gs_config *cfg);
 
+/* --format: 0, or 2 with a one-line reason printed (gs_session_open checks it too;
+ * read checks it before its captures). */
+int gs_session_format(const struct gs_session_opts *o, const char *cmd, enum gs_pairs_format *fmt, bool *text);
 /* Opens the output and the engine: the last step of a command's set-up.  The files
  * (-o, --trace) are made under temporary names and put under their own only once
- * everything here succeeded: 0; or 2 with a one-line reason printed, and whatever was
- * under those names is left as it was. */
+ * everything here succeeded (with commit_at_end: at gs_session_close): 0; or 2 with a
+ * one-line reason printed, and whatever was under those names is left as it was. */
 int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const char *cmd);
 void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_t *data,
 		      uint32_t caplen, uint32_t wirelen);
@@ -159,7 +120,12 @@ void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops
 void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t);
 /* True once --duration or --count is reached. */
 bool gs_session_done(const struct gs_session *s);
-/* Ends every open call, writes the summary; returns 0, or 2 if writing failed. */
+/* Ends every open call and writes the summary, the tail, the intervals, the report and
+ * the trace; the engine stays (its counters) until gs_session_close.  0, or 2 if
+ * writing the report or the trace failed. */
+int gs_session_finish(struct gs_session *s, const char *source, const struct gs_drops *drops);
+/* gs_session_finish if not done yet, then the output written out and put under its
+ * name, and everything freed; returns 0, or 2 if writing failed. */
 int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops);
 
 int64_t gs_mono_ns(void);

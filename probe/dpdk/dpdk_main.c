@@ -27,7 +27,7 @@
 
 static void usage(FILE *f)
 {
-	fputs("usage: giopscope dpdk [EAL options] [options]\n"
+	gs_options_usage(f, GS_CMD_DPDK, "usage: giopscope dpdk [EAL options] [options]\n"
 	      "       giopscope dpdk EAL-OPTIONS... -- [options]\n"
 	      "capture from DPDK ports, each call written as it ends. Examples:\n"
 	      "  giopscope dpdk -a 0000:3b:00.1 --pairs               a NIC bound to vfio-pci\n"
@@ -38,32 +38,17 @@ static void usage(FILE *f)
 	      "  --file-prefix P, --socket-mem L, --huge-dir D, --iova-mode M, --main-lcore N,\n"
 	      "  --log-level L (DPDK's log then goes to stderr); others with --eal \"...\" or before --.\n"
 	      "  Added unless given: --no-huge when no huge pages are free, --in-memory or\n"
-	      "  --no-shconf, --no-telemetry, --no-pci with --vdev only, two lcores (main + poller).\n"
-	      "  --eal \"ARGS\"           more EAL arguments (split at spaces)\n"
-	      "  -i, --interface PORT   capture on this DPDK port (name or number; repeatable;\n"
-	      "                         default: every port)\n"
-	      "  --rxq N                RX queues per port (default 1; net_pcap: one per rx_pcap file)\n"
-	      "  --rxd N                RX descriptors per queue (default 1024; the driver may round it):\n"
-	      "                         frames a queue holds while the poller is away\n"
-	      "  --burst N              packets per rte_eth_rx_burst (default 32, at most 512)\n"
-	      "  --mbufs N              mbufs in the pool (default: sized from ports and queues)\n"
-	      "  --mbuf-size BYTES      data room of an mbuf (default 2176; frames larger than it\n"
-	      "                         arrive in several mbufs and are copied together)\n"
-	      GS_SESSION_USAGE
+	      "  --no-shconf, --no-telemetry, --no-pci with --vdev only, two lcores (main + poller).\n",
 	      "time stamps: the NIC's (RTE_ETH_RX_OFFLOAD_TIMESTAMP, mapped to wall-clock time with the\n"
 	      "  device clock), a replayed file's own (net_pcap, microseconds), else the TSC when the\n"
 	      "  burst arrived, calibrated against CLOCK_REALTIME; the summary says which.\n"
 	      "exit: 0 stopped (SIGINT/SIGTERM, --duration, --count, end of a replayed file), 1 a replayed\n"
 	      "      file could not be read to its end, 2 usage or environment error (no port, EAL init\n"
-	      "      failure, a port that will not start), with a one-line reason\n",
-	      f);
+	      "      failure, a port that will not start), with a one-line reason\n");
 }
 
-enum {
-	O_EAL = GS_O_OWN, O_RXQ, O_RXD, O_BURST, O_MBUFS, O_MBUF_SIZE, O_HELP,
-	/* EAL options passed on as they are */
-	O_EAL_FIRST = GS_O_OWN + 64,
-};
+/* the codes of the EAL options passed on as they are (options.h's are below) */
+enum { O_EAL_FIRST = GS_O_LAST + 64 };
 
 /* Long EAL options we take directly (the rest go through --eal or before --).
  * has_arg as in struct option; the code is O_EAL_FIRST + index. */
@@ -81,29 +66,17 @@ static const struct { const char *name; int has_arg; } eal_long[] = {
 #define EAL_SHORT "abclmnd"
 
 struct cmdline {
-	struct option opts[64];
+	struct gs_getopt g;     /* ours (options.h), then the EAL's */
 	bool reply_timeout_given;
 };
 
 static void build_options(struct cmdline *c)
 {
-	static const struct option own[] = {
-		GS_SESSION_LONGOPTS,
-		{ "eal", required_argument, NULL, O_EAL },
-		{ "interface", required_argument, NULL, 'i' },
-		{ "rxq", required_argument, NULL, O_RXQ },
-		{ "rxd", required_argument, NULL, O_RXD },
-		{ "burst", required_argument, NULL, O_BURST },
-		{ "mbufs", required_argument, NULL, O_MBUFS },
-		{ "mbuf-size", required_argument, NULL, O_MBUF_SIZE },
-		{ "help", no_argument, NULL, 'h' },
-	};
-	size_t n = 0;
-	for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-		c->opts[n++] = own[i];
-	for (size_t i = 0; i < N_EAL_LONG; i++)
-		c->opts[n++] = (struct option){ eal_long[i].name, eal_long[i].has_arg, NULL, O_EAL_FIRST + (int)i };
-	c->opts[n] = (struct option){ NULL, 0, NULL, 0 };
+	gs_options_getopt(&c->g, GS_CMD_DPDK, true);
+	for (size_t i = 0; i < N_EAL_LONG && c->g.n < GS_GETOPT_MAX; i++)
+		c->g.longopts[c->g.n++] = (struct option){ eal_long[i].name, eal_long[i].has_arg, NULL,
+							   O_EAL_FIRST + (int)i };
+	c->g.longopts[c->g.n] = (struct option){ NULL, 0, NULL, 0 };
 }
 
 static int too_many(void)
@@ -118,11 +91,11 @@ static int parse(struct gs_dpdk *d, struct cmdline *c, int argc, char **argv)
 {
 	int opt, rc;
 	uint64_t v;
-	char shortopts[64];
-	snprintf(shortopts, sizeof shortopts, ":i:o:qh%s", "a:b:c:l:m:n:d:");
+	char shortopts[sizeof c->g.shortopts + 16];
+	snprintf(shortopts, sizeof shortopts, "%s%s", c->g.shortopts, "a:b:c:l:m:n:d:");
 	optind = 1;
 	opterr = 0; /* our own one-line messages */
-	while ((opt = getopt_long(argc, argv, shortopts, c->opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, shortopts, c->g.longopts, NULL)) != -1) {
 		if (opt >= O_EAL_FIRST && opt < O_EAL_FIRST + (int)N_EAL_LONG) {
 			char name[64];
 			snprintf(name, sizeof name, "--%s", eal_long[opt - O_EAL_FIRST].name);
@@ -137,7 +110,7 @@ static int parse(struct gs_dpdk *d, struct cmdline *c, int argc, char **argv)
 			continue;
 		}
 		switch (opt) {
-		case O_EAL:
+		case GS_O_EAL:
 			if (!gs_eal_add_words(&d->eal, optarg))
 				return too_many();
 			break;
@@ -148,35 +121,35 @@ static int parse(struct gs_dpdk *d, struct cmdline *c, int argc, char **argv)
 			}
 			d->opt.ifaces[d->opt.nifaces++] = optarg;
 			break;
-		case O_RXQ:
+		case GS_O_RXQ:
 			if (!gs_parse_u64(optarg, 1, GS_DPDK_MAX_QUEUES, false, &v)) {
 				fprintf(stderr, "giopscope dpdk: --rxq wants 1..%d\n", GS_DPDK_MAX_QUEUES);
 				return 2;
 			}
 			d->opt.rxq = (uint16_t)v;
 			break;
-		case O_RXD:
+		case GS_O_RXD:
 			if (!gs_parse_u64(optarg, 64, 32768, false, &v)) {
 				fprintf(stderr, "giopscope dpdk: --rxd wants 64..32768\n");
 				return 2;
 			}
 			d->opt.rxd = (uint16_t)v;
 			break;
-		case O_BURST:
+		case GS_O_BURST:
 			if (!gs_parse_u64(optarg, 1, GS_DPDK_MAX_BURST, false, &v)) {
 				fprintf(stderr, "giopscope dpdk: --burst wants 1..%d\n", GS_DPDK_MAX_BURST);
 				return 2;
 			}
 			d->opt.burst = (uint16_t)v;
 			break;
-		case O_MBUFS:
+		case GS_O_MBUFS:
 			if (!gs_parse_u64(optarg, 1024, 1u << 26, false, &v)) {
 				fprintf(stderr, "giopscope dpdk: --mbufs wants 1024..67108864\n");
 				return 2;
 			}
 			d->opt.mbufs = (uint32_t)v;
 			break;
-		case O_MBUF_SIZE:
+		case GS_O_MBUF_SIZE:
 			if (!gs_parse_u64(optarg, 1024, 65535, true, &v)) {
 				fprintf(stderr, "giopscope dpdk: --mbuf-size wants 1024..65535 bytes\n");
 				return 2;

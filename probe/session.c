@@ -236,7 +236,7 @@ static inline __attribute__((always_inline)) void emit(struct gs_session *s, con
 			p.ns[GS_PART_ORB_OUT] = t->server_send - t->upcall_end;
 		}
 		gs_stats_add_call_parts(&s->stats, gs_engine_strings(e), c, &p);
-	} else {
+	} else if (!s->no_stats) {
 		gs_stats_add_call(&s->stats, gs_engine_strings(e), c);
 	}
 	if (s->extras)
@@ -351,6 +351,7 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	else if (s->opt.pairs)
 		gs_pairs_header(s->out, s->fmt);
 	s->tty = !o->quiet && isatty(STDERR_FILENO);
+	s->no_stats = o->pairs && !o->summary_too && !o->metrics && !s->tty;
 	s->rows_tty = s->tty && s->opt.pairs && gs_same_terminal(s->out);
 	s->extras = o->tail || o->interval_ns || s->report || s->trace;
 	s->row_slow = s->text || o->syscall_times || s->rows_tty;

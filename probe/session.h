@@ -67,6 +67,7 @@ struct gs_session {
 	int64_t start_mono, last_progress_mono, last_tick_mono;
 	uint64_t progress_calls;
 	bool tty;
+	bool no_stats;            /* --pairs alone (no summary, metrics or progress line): the statistics are never read */
 	bool extras;              /* --tail, --interval, --report or --trace: a call goes there too */
 	bool row_slow;            /* rows as text, with attach's columns, or on the progress line's terminal */
 	bool finished;            /* gs_session_finish done */

@@ -10,6 +10,7 @@
 #include "../analysis/summary.h"
 #include "metrics.h"
 #include "opts.h"
+#include "read_shards.h"
 #include "../analysis/out_file.h"
 
 int64_t gs_mono_ns(void)
@@ -308,10 +309,15 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	    (err = gs_stats_group_by(&s->stats, (enum gs_group_by)o->by)) != 0 ||
 	    (err = gs_tail_init(&s->tail, o->tail)) != 0 ||
 	    (o->interval_ns && (err = gs_interval_init(&s->interval, o->interval_ns)) != 0) ||
-	    (err = gs_engine_new(&s->e, &s->opt.cfg, on_call, s)) != 0) {
+	    (o->threads > 1 ? (err = gs_shards_new(&s->shards, &s->opt.cfg, o->threads, on_call, s)) != 0 :
+	                      (err = gs_engine_new(&s->e, &s->opt.cfg, on_call, s)) != 0) ||
+	    /* read --threads unordered: the calls only feed the summary, each thread keeps its own */
+	    (s->shards && !s->opt.cfg.ordered && (err = gs_shards_summary_only(s->shards, &s->stats)) != 0)) {
 		fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
 		goto fail;
 	}
+	if (s->shards)
+		s->e = gs_shards_engine(s->shards);
 	/* attach --sched / --orb: the summary's groups keep the parts too */
 	gs_stats_parts(&s->stats, (o->times_cols & GS_TIMES_COLS_SCHED ? GS_PARTS_SCHED : 0u) |
 				  (o->times_cols & GS_TIMES_COLS_ORB ? GS_PARTS_ORB : 0u));
@@ -362,7 +368,11 @@ fail:
 	gs_metrics_close(s->metrics);
 	gs_trace_discard(s->trace);
 	gs_report_free(s->report);
-	gs_engine_free(s->e);
+	if (s->shards)
+		gs_shards_free(s->shards); /* e was its engine */
+	else
+		gs_engine_free(s->e);
+	s->shards = NULL;
 	gs_stats_free(&s->stats);
 	gs_tail_free(&s->tail);
 	gs_interval_free(&s->interval);
@@ -440,7 +450,10 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	s->finished = true;
 	if (s->progress_shown)
 		fputs("\r\033[K", stderr);
-	gs_engine_finish(s->e);
+	if (s->shards)
+		gs_shards_finish(s->shards);
+	else
+		gs_engine_finish(s->e);
 	if (s->flush_hook)
 		s->flush_hook(s->hook_arg);
 	c = gs_engine_counters(s->e);
@@ -454,11 +467,16 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	info.max_open_calls = s->opt.cfg.max_open_calls;
 	info.order_window = s->opt.cfg.order_window;
 	info.max_ooo_total = s->opt.cfg.max_ooo_total;
-	if (!s->opt.pairs)
-		gs_summary_write(s->out, s->text ? GS_SUM_TEXT : s->fmt == GS_PAIRS_CSV ? GS_SUM_CSV : GS_SUM_JSONL,
-				 &s->stats, c, gs_engine_strings(s->e), &info);
-	else if (s->opt.summary_too)
-		gs_summary_write(stderr, GS_SUM_TEXT, &s->stats, c, gs_engine_strings(s->e), &info);
+	if (!s->opt.pairs || s->opt.summary_too) {
+		/* with threads: the names numbered as one engine would (ties in the table) */
+		const struct gs_intern *names = s->shards ? gs_shards_summary_strings(s->shards, &s->stats) :
+						  gs_engine_strings(s->e);
+		if (!s->opt.pairs)
+			gs_summary_write(s->out, s->text ? GS_SUM_TEXT : s->fmt == GS_PAIRS_CSV ? GS_SUM_CSV : GS_SUM_JSONL,
+					 &s->stats, c, names, &info);
+		else
+			gs_summary_write(stderr, GS_SUM_TEXT, &s->stats, c, names, &info);
+	}
 	{
 		/* for people: after the summary, or on stderr when stdout carries records */
 		FILE *human = s->opt.pairs ? stderr : s->out;
@@ -511,7 +529,11 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 	}
 	/* after a failed write: a file not under its name yet goes, what was there stays */
 	gs_out_close(&s->outf, false);
-	gs_engine_free(s->e);
+	if (s->shards)
+		gs_shards_free(s->shards); /* e was its engine */
+	else
+		gs_engine_free(s->e);
+	s->shards = NULL;
 	gs_stats_free(&s->stats);
 	gs_tail_free(&s->tail);
 	if (s->opt.interval_ns)

@@ -40,6 +40,7 @@ struct gs_session_opts {
 	char *outbuf;             /* the output fully buffered in these bytes (NULL: a call a line) */
 	size_t outbuf_size;
 	bool commit_at_end;       /* -o and --trace under their names when the run ends, not once set up */
+	unsigned threads;         /* read --threads: engines on threads (read_shards.h); 0 or 1: one engine */
 	uint8_t ports[8192];
 };
 
@@ -55,6 +56,7 @@ struct gs_session {
 	struct gs_session_opts opt;
 	const char *cmd;
 	struct gs_engine *e;
+	struct gs_shards *shards;  /* read --threads N > 1 (e is then its engine); NULL otherwise */
 	struct gs_stats stats;
 	struct gs_tail tail;
 	struct gs_interval interval;

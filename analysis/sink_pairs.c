@@ -79,27 +79,6 @@ static void put_fixed(struct line *l, int64_t v, int dec)
 	put(l, tmp, gs_fmt_fixed(tmp, v, dec));
 }
 
-static void put_csv_field(struct line *l, const char *s, size_t n)
-{
-	bool quote = false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r') {
-			quote = true;
-			break;
-		}
-	if (!quote) {
-		put(l, s, n);
-		return;
-	}
-	putc_(l, '"');
-	for (size_t i = 0; i < n; i++) {
-		if (s[i] == '"')
-			putc_(l, '"');
-		putc_(l, s[i]);
-	}
-	putc_(l, '"');
-}
-
 static void put_json_string(struct line *l, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -254,115 +233,12 @@ static void put_time(struct line *l, int64_t t)
 	l->n += m->len + 10u;
 }
 
-/* attach's syscall columns: an instant, or empty when not seen */
-static void csv_time(struct line *l, int64_t t)
-{
-	putc_(l, ',');
-	if (t)
-		put_time(l, t);
-}
-
-static void csv_span(struct line *l, int64_t from, int64_t to)
-{
-	putc_(l, ',');
-	if (from && to)
-		put_fixed(l, to - from, 3);
-}
-
-static void csv_ns(struct line *l, bool known, int64_t ns)
-{
-	putc_(l, ',');
-	if (known)
-		put_fixed(l, ns, 3);
-}
-
-static void csv_row(struct line *l, const struct gs_intern *strings, const struct gs_call *c,
-		    struct gs_pairs_cache *cache, const struct gs_call_times *t)
-{
-	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
-	size_t oplen;
-	const char *op = gs_intern_get(strings, c->op, &oplen);
-
-	put_endpoint(l, &c->client, cache);
-	putc_(l, ',');
-	put_endpoint(l, &c->server, cache);
-	putc_(l, ',');
-	put_u64(l, c->request_id);
-	putc_(l, ',');
-	puts_(l, "1.");
-	put_u64(l, c->minor);
-	putc_(l, ',');
-	puts_(l, c->kind == GS_KIND_REQUEST ? "Request," : "LocateRequest,");
-	if (c->kind == GS_KIND_REQUEST)
-		put_csv_field(l, op, oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen);
-	putc_(l, ',');
-	puts_(l, (c->flags & GS_CF_ONEWAY) ? "1," : "0,");
-	puts_(l, gs_call_status(c));
-	putc_(l, ',');
-	put_u64(l, c->request_bytes);
-	putc_(l, ',');
-	if (rep)
-		put_u64(l, c->reply_bytes);
-	putc_(l, ',');
-	put_time(l, c->t_request_first);
-	putc_(l, ',');
-	put_time(l, c->t_request_last);
-	putc_(l, ',');
-	if (rep) {
-		put_time(l, c->t_reply_first);
-		putc_(l, ',');
-		put_time(l, c->t_reply_last);
-		putc_(l, ',');
-		put_fixed(l, c->t_reply_last - c->t_request_first, 3);
-		putc_(l, ',');
-		put_fixed(l, c->t_reply_first - c->t_request_last, 3);
-		putc_(l, ',');
-	} else {
-		puts_(l, ",,,,");
-	}
-	put_u64(l, c->retransmits);
-	/* gap fills are unknown where the capture itself lost bytes of the call */
-	putc_(l, ',');
-	if (c->flags & GS_CF_CAPTURE_LOSS) {
-		puts_(l, ",1");
-	} else {
-		put_u64(l, c->gap_fills);
-		puts_(l, ",0");
-	}
-	if (t) {
-		csv_time(l, t->client_send);
-		csv_time(l, t->server_recv);
-		csv_time(l, t->server_send);
-		csv_time(l, t->client_recv);
-		csv_span(l, t->server_recv, t->server_send);
-		csv_span(l, t->client_send, t->client_recv);
-		if (t->cols & GS_TIMES_COLS_SCHED) {
-			csv_ns(l, t->server_sched, t->server_oncpu);
-			csv_ns(l, t->server_sched, t->server_runq);
-			csv_ns(l, t->server_sched, t->server_blocked);
-			csv_ns(l, t->client_sched, t->client_oncpu);
-			csv_ns(l, t->client_sched, t->client_runq);
-			csv_ns(l, t->client_sched, t->client_blocked);
-		}
-		if (t->cols & GS_TIMES_COLS_ORB) {
-			bool up = t->upcall_start && t->upcall_end;
-			csv_time(l, t->upcall_start);
-			csv_time(l, t->upcall_end);
-			csv_span(l, up ? t->server_recv : 0, t->upcall_start);
-			csv_span(l, up ? t->upcall_start : 0, t->upcall_end);
-			csv_span(l, up ? t->upcall_end : 0, t->server_send);
-		}
-	}
-	putc_(l, '\n');
-}
-
 /* ---- CSV rows without a bounds test per field ------------------------------------
  *
  * A CSV row is bounded: its strings are cut (the operation at ROW_OP_MAX bytes,
- * at most doubled by quoting), everything else has a longest form.  The row's
- * longest form is reserved once (csv_fits), then every field is written
- * straight through a pointer.  Same bytes as csv_row, which stays the path of a
- * row that would not fit (none can today: see the assertion). */
+ * at most doubled by quoting; the status, a fixed name, at CSV_STATUS_MAX),
+ * everything else has a longest form.  So a whole row always fits an empty line
+ * (the assertion) and every field is written straight through a pointer. */
 
 /* Longest forms of the fields besides the operation and the status: both
  * endpoints, the request id, giop, kind, the flags, two byte counts, four
@@ -431,12 +307,6 @@ INLINE char *w_str(char *p, const char *s, size_t n)
 	return p + n;
 }
 
-static bool csv_fits(const struct line *l, size_t oplen, size_t stlen)
-{
-	return stlen <= CSV_STATUS_MAX &&
-	       l->n + CSV_FIXED_MAX + 2 * (oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen) + 2 + stlen <= sizeof l->buf;
-}
-
 static char *w_csv_field(char *p, const char *s, size_t n)
 {
 	size_t i;
@@ -500,8 +370,8 @@ static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec 
 	return p;
 }
 
-/* csv_row's bytes, the row's room reserved by the caller (csv_fits). */
-static void csv_row_fast(struct line *l, const char *op, size_t oplen, const char *st, size_t stlen,
+/* A CSV row into an empty line. */
+static void csv_row(struct line *l, const char *op, size_t oplen, const char *st, size_t stlen,
 			 const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t)
 {
 	struct gs_pairs_sec *m = l->sec;
@@ -731,10 +601,10 @@ void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_i
 		const char *op = c->kind == GS_KIND_REQUEST ? gs_intern_get(strings, c->op, &oplen) : "";
 		const char *st = gs_call_status(c);
 		stlen = strlen(st);
-		if (csv_fits(&l, oplen, stlen))
-			csv_row_fast(&l, op, oplen, st, stlen, c, cache, t);
-		else
-			csv_row(&l, strings, c, cache, t);
+		/* the GIOP status names are far shorter: the bound only keeps the row's room true */
+		if (stlen > CSV_STATUS_MAX)
+			stlen = CSV_STATUS_MAX;
+		csv_row(&l, op, oplen, st, stlen, c, cache, t);
 	} else
 		json_row(&l, strings, c, cache, t);
 	fwrite(l.buf, 1, l.n, out);

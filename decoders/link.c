@@ -99,7 +99,7 @@ static enum gs_dec bsd_null(struct gs_span s, bool network_order, enum gs_net *n
 	uint32_t fam;
 	if (!gs_has(s.len, 0, 4))
 		return GS_DEC_TRUNCATED;
-	fam = network_order ? gs_be32(s.p) : gs_le32(s.p);
+	fam = gs_ord32(s.p, !network_order);
 	/* NULL is in the capturing host's order: accept both byte orders. */
 	if (!network_order && fam > 0xffff)
 		fam = gs_be32(s.p);

@@ -28,7 +28,7 @@ bool giop_plausible_header(const uint8_t *p, size_t avail, uint32_t max_size)
 	if (avail >= 8 && p[7] >= GIOP_TYPE_COUNT)
 		return false;
 	if (avail >= 12 && max_size) {
-		size = (p[6] & 1) ? gs_le32(p + 8) : gs_be32(p + 8);
+		size = gs_ord32(p + 8, (p[6] & 1) != 0);
 		if (size > max_size)
 			return false;
 	}

@@ -6,6 +6,7 @@
  * active connection is evicted, its open calls ended and counted.
  */
 #include "engine_impl.h"
+#include "flow_hash.h"
 
 #include <string.h>
 
@@ -16,46 +17,11 @@ static void endpoint_of(struct gs_endpoint *ep, const struct gs_ip *ip, bool src
 	ep->family = ip->family;
 }
 
-static inline uint64_t load64(const uint8_t *p)
-{
-	uint64_t w;
-	memcpy(&w, p, 8);
-	return w;
-}
-
 /* Word compares: this runs for every packet, a memcmp call costs more. */
 static inline bool ep_is(const struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, uint8_t family)
 {
 	return ep->port == port && ep->family == family &&
-	       load64(ep->addr) == load64(addr) && load64(ep->addr + 8) == load64(addr + 8);
-}
-
-static inline uint32_t mix32(uint32_t h)
-{
-	h ^= h >> 16;
-	h *= 0x7feb352dU;
-	h ^= h >> 15;
-	h *= 0x846ca68bU;
-	h ^= h >> 16;
-	return h;
-}
-
-/* One end, mixed on its own (address and port together, not linearly: two
- * connections that swap their ports between the same hosts hash apart). */
-static inline uint64_t end_hash(const uint8_t *addr, uint16_t port, uint8_t family)
-{
-	uint64_t x = load64(addr) ^ (load64(addr + 8) * 0x9e3779b97f4a7c15ULL) ^
-		     ((uint64_t)port << 8 | family);
-	x *= 0xbf58476d1ce4e5b9ULL;
-	return x ^ (x >> 31);
-}
-
-/* The two ends summed: both directions hash alike without ordering the ends
- * first (the slot only decides where the lookup starts, never an output). */
-static inline uint32_t flow_hash(const struct gs_ip *ip, uint16_t sport, uint16_t dport)
-{
-	uint64_t x = end_hash(ip->src, sport, ip->family) + end_hash(ip->dst, dport, ip->family);
-	return mix32((uint32_t)(x >> 32) ^ (uint32_t)x);
+	       gs_load64(ep->addr) == gs_load64(addr) && gs_load64(ep->addr + 8) == gs_load64(addr + 8);
 }
 
 static void index_remove(struct gs_engine *e, uint32_t n)
@@ -124,7 +90,7 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	struct gs_flow *f;
 
 	*created = false;
-	h = flow_hash(ip, sport, dport);
+	h = gs_flow_hash(ip->src, sport, ip->dst, dport, ip->family);
 	n = e->flow_front[h & (GS_FLOW_FRONT - 1)];
 	if (n) {
 		/* the one connection in use with these ends: what the index finds */

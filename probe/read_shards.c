@@ -18,6 +18,7 @@
 #include "../decoders/link.h"
 #include "../decoders/packet.h"
 #include "commands.h"
+#include "../analysis/flow_hash.h"
 #include "pcap_walk.h"
 #include "spsc.h"
 #include "tap_pcap.h"
@@ -577,32 +578,14 @@ static struct in_batch *in_get(struct gs_shards *S, struct shard *sh)
 	}
 }
 
-/* The engine of a frame's connection: a hash of its two endpoints XORed
- * (address with address, port with port), so both directions hash alike.
- * Every engine computes it for every record of a walk: a few instructions. */
-static unsigned shard_x(const struct gs_shards *S, uint64_t x0, uint64_t x1, uint32_t ports)
+/* The engine of a frame's connection: from the flow table's own hash of the
+ * connection (analysis/flow_hash.h: both directions alike).  Every engine
+ * computes it for every record of a walk.  Addresses are 16 bytes, an IPv4
+ * one in the first 4 (struct gs_ip). */
+static unsigned shard_of(const struct gs_shards *S, const uint8_t *src, const uint8_t *dst, uint16_t sp, uint16_t dp,
+			 uint8_t family)
 {
-	uint64_t h = x0 * 0x9e3779b97f4a7c15ull ^ x1 * 0xc2b2ae3d27d4eb4full ^ ports * 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	h ^= h >> 29;
-	return (unsigned)(((h & 0xffffffffu) * S->n) >> 32);
-}
-
-/* Addresses are 16 bytes, an IPv4 one in the first 4 (struct gs_ip). */
-static unsigned shard_of(const struct gs_shards *S, const uint8_t *src, const uint8_t *dst, uint32_t sp, uint32_t dp)
-{
-	uint64_t a[2], b[2];
-	memcpy(a, src, 16);
-	memcpy(b, dst, 16);
-	return shard_x(S, a[0] ^ b[0], a[1] ^ b[1], sp ^ dp);
-}
-
-static uint32_t ld32(const uint8_t *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
+	return (unsigned)(((uint64_t)gs_flow_hash(src, sp, dst, dp, family) * S->n) >> 32);
 }
 
 /* Every frame the decoder takes for a TCP segment goes to its connection's
@@ -621,18 +604,20 @@ static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint3
 			unsigned ihl = (d[14] & 15u) * 4;
 			if (((d[20] & 0x3f) | d[21]) != 0 || d[23] != 6)
 				return 0; /* a fragment, or not TCP */
-			if (14 + ihl + 4 <= caplen)
-				/* as shard_of with the addresses in memory order, 12 zero bytes after */
-				return shard_x(S, ld32(d + 26) ^ ld32(d + 30), 0,
-					       ((uint32_t)d[14 + ihl] << 8 | d[15 + ihl]) ^
-						       ((uint32_t)d[16 + ihl] << 8 | d[17 + ihl]));
+			if (14 + ihl + 4 <= caplen) {
+				uint8_t a[16] = { 0 }, b[16] = { 0 };
+				memcpy(a, d + 26, 4);
+				memcpy(b, d + 30, 4);
+				return shard_of(S, a, b, (uint16_t)(d[14 + ihl] << 8 | d[15 + ihl]),
+						(uint16_t)(d[16 + ihl] << 8 | d[17 + ihl]), 4);
+			}
 		} else if (type == 0x86dd && caplen >= 14 + 40 + 4 && (d[14] >> 4) == 6 && d[20] == 6) {
-			return shard_of(S, d + 22, d + 38, (unsigned)d[54] << 8 | d[55], (unsigned)d[56] << 8 | d[57]);
+			return shard_of(S, d + 22, d + 38, (uint16_t)(d[54] << 8 | d[55]), (uint16_t)(d[56] << 8 | d[57]), 6);
 		}
 	}
 	if (gs_packet_decode(dlt, d, caplen, len, &pk, &layer) != GS_DEC_OK)
 		return 0;
-	return shard_of(S, pk.ip.src, pk.ip.dst, pk.tcp.sport, pk.tcp.dport);
+	return shard_of(S, pk.ip.src, pk.ip.dst, pk.tcp.sport, pk.tcp.dport, pk.ip.family);
 }
 
 void gs_shards_frame(void *arg, int dlt, int64_t ts, const uint8_t *data, uint32_t caplen, uint32_t len)

@@ -34,36 +34,34 @@ static void ep_of(struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, ui
  * ends the call; only the client's recv of the reply comes after it. */
 static bool instants(const struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t)
 {
-	/* each direction looked up once, and only while one of its instants is
-	 * still missing (an instant found stays found) */
-	const struct gs_times_dir *req = NULL, *rep = NULL;
-	bool req_k = false, rep_k = false;
+	/* a direction looked up only while one of its instants is still missing
+	 * (an instant found stays found) */
+	const struct gs_times_dir *req = !t->client_send || !t->server_recv ?
+		gs_times_dir(&f->times, &c->client, &c->server) : NULL;
+	const struct gs_times_dir *rep = !t->server_send || !t->client_recv ?
+		gs_times_dir(&f->times, &c->server, &c->client) : NULL;
 	bool replied = (c->flags & GS_CF_REP_SEEN) != 0, whole = true;
 	uint8_t rtype = c->kind == GS_KIND_REQUEST ? GIOP_REQUEST : GIOP_LOCATE_REQUEST;
 
-#define REQ_DIR() (req_k ? req : (req_k = true, req = gs_times_dir(&f->times, &c->client, &c->server)))
-#define REP_DIR() (rep_k ? rep : (rep_k = true, rep = gs_times_dir(&f->times, &c->server, &c->client)))
-	if (!t->client_send && REQ_DIR() && req->n_send) {
+	if (!t->client_send && req && req->n_send) {
 		t->client_send = gs_times_send(req, c->req_seq_base + (uint32_t)c->req_off0, c->t_request_first, rtype,
 					       c->request_id);
 		whole &= t->client_send != 0;
 	}
-	if (!t->server_recv && (c->flags & GS_CF_REQ_DONE) && REQ_DIR() && req->n_recv) {
+	if (!t->server_recv && (c->flags & GS_CF_REQ_DONE) && req && req->n_recv) {
 		t->server_recv = gs_times_recv(req, c->req_seq_base + (uint32_t)c->req_off1 - 1);
 		whole &= t->server_recv != 0;
 	}
-	if (!t->server_send && replied && REP_DIR() && rep->n_send) {
+	if (!t->server_send && replied && rep && rep->n_send) {
 		t->server_send = gs_times_send(rep, c->rep_seq_base + (uint32_t)c->rep_off0, c->t_reply_first,
 					       c->reply_type, c->request_id);
 		whole &= t->server_send != 0;
 	}
-	if (!t->client_recv && replied && (c->flags & GS_CF_REP_DONE) && ((REP_DIR() && rep->n_recv) || t->client_send)) {
+	if (!t->client_recv && replied && (c->flags & GS_CF_REP_DONE) && ((rep && rep->n_recv) || t->client_send)) {
 		if (rep)
 			t->client_recv = gs_times_recv(rep, c->rep_seq_base + (uint32_t)c->rep_off1 - 1);
 		whole &= t->client_recv != 0;
 	}
-#undef REQ_DIR
-#undef REP_DIR
 	return whole;
 }
 

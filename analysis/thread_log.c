@@ -127,11 +127,6 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 	t->cur = state;
 }
 
-void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
-{
-	gs_tlog_switch_rt(l, ts, prev, next, prev_runnable, -1, -1, GS_TLOG_NO_KCPU, GS_TLOG_NO_KCPU);
-}
-
 /* `runs`: the thread's switches-in counted by the kernel as of this record;
  * `add`: this record's own switch-in, which the kernel counts after it */
 static void count_runs(struct gs_tlog *l, uint32_t tid, int64_t ts, uint32_t runs, uint32_t add)
@@ -149,14 +144,8 @@ static void count_runs(struct gs_tlog *l, uint32_t tid, int64_t ts, uint32_t run
 	t->pc_known = true;
 }
 
-void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
-		       int64_t pcount, int64_t prev_pcount)
-{
-	gs_tlog_switch_rt(l, ts, prev, next, prev_runnable, pcount, prev_pcount, GS_TLOG_NO_KCPU, GS_TLOG_NO_KCPU);
-}
-
-void gs_tlog_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
-		       int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt)
+void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+		    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt)
 {
 	if (prev)
 		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED, prev_rt, true);
@@ -520,7 +509,7 @@ static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)
 {
 	switch (e->kind) {
 	case 1:
-		gs_tlog_switch_rt(l, e->ts, e->a, e->b, e->flag != 0, e->pc, e->prev_pc, e->rt, e->prev_rt);
+		gs_tlog_switch(l, e->ts, e->a, e->b, e->flag != 0, e->pc, e->prev_pc, e->rt, e->prev_rt);
 		break;
 	case 2:
 		gs_tlog_wakeup(l, e->ts, e->a, e->b);

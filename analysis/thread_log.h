@@ -53,7 +53,7 @@ struct gs_tlog_thread {
 	int64_t last_ts;
 	uint64_t n_states, n_upcalls; /* ever added (the rings keep the last ones) */
 	/* the kernel's count of its switches-in (sched_info.pcount) as the
-	 * records have accounted for them so far (gs_tlog_switch_pc), and the
+	 * records have accounted for them so far (gs_tlog_switch's pcount), and the
 	 * time of the last record that carried it */
 	uint32_t runs;
 	bool pc_known;
@@ -109,22 +109,19 @@ int gs_tlog_init(struct gs_tlog *l, uint32_t threads);
 void gs_tlog_free(struct gs_tlog *l);
 
 /* A CPU switched from `prev` to `next` (0: not a followed thread); prev stays
- * runnable (preempted) or blocks. */
-void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable);
-/* The same, with the kernel's count of switches-in (sched_info.pcount; -1: not
- * known) of `next` before this one and of `prev` with its run included: when
- * a count is ahead of the switches-in the thread's records told of,
- * switches-in went unrecorded (the thread ran while its log has it off CPU)
- * and the time since the thread's last counted record is given as a loss
- * (gs_tlog_loss): calls there are not split. */
-void gs_tlog_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
-		       int64_t pcount, int64_t prev_pcount);
-/* The same, with the kernel's CPU time (se.sum_exec_runtime at the switch;
- * GS_TLOG_NO_KCPU: not known) of `next` before its run and of `prev` with
- * its run included: on-CPU time is then counted as the kernel charged it
+ * runnable (preempted) or blocks.
+ * `pcount`, `prev_pcount`: the kernel's count of switches-in (sched_info.pcount;
+ * -1: not known) of `next` before this one and of `prev` with its run included:
+ * when a count is ahead of the switches-in the thread's records told of,
+ * switches-in went unrecorded (the thread ran while its log has it off CPU) and
+ * the time since the thread's last counted record is given as a loss
+ * (gs_tlog_loss): calls there are not split.
+ * `rt`, `prev_rt`: the kernel's CPU time (se.sum_exec_runtime at the switch;
+ * GS_TLOG_NO_KCPU: not known) of `next` before its run and of `prev` with its
+ * run included: on-CPU time is then counted as the kernel charged it
  * (gs_tlog_split). */
-void gs_tlog_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
-		       int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt);
+void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+		    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt);
 /* True when a record of `tid` after `ts` carried its count of switches-in
  * (so any switch-in without a record up to `ts` is known), or when its
  * records carry none. */

@@ -10,6 +10,12 @@
 
 #include "../../analysis/thread_log.h"
 
+/* A switch record without the kernel's counts: gs_tlog_switch with them unknown. */
+static void switch_plain(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable)
+{
+	gs_tlog_switch(l, ts, prev, next, prev_runnable, -1, -1, GS_TLOG_NO_KCPU, GS_TLOG_NO_KCPU);
+}
+
 #define US 1000LL
 
 static void split_one_thread(void **state)
@@ -20,12 +26,12 @@ static void split_one_thread(void **state)
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
 	/* t4 = 100 us (recv returns, on CPU); blocks at 110 (sleep), woken at
 	 * 3110, runs at 3150, preempted at 3200, back at 3300, t5 = 3320 */
-	gs_tlog_switch(&l, 50 * US, 0, 7, false);
-	gs_tlog_switch(&l, 110 * US, 7, 0, false);
+	switch_plain(&l, 50 * US, 0, 7, false);
+	switch_plain(&l, 110 * US, 7, 0, false);
 	gs_tlog_wakeup(&l, 3110 * US, 7, 99);
-	gs_tlog_switch(&l, 3150 * US, 0, 7, false);
-	gs_tlog_switch(&l, 3200 * US, 7, 0, true);
-	gs_tlog_switch(&l, 3300 * US, 0, 7, false);
+	switch_plain(&l, 3150 * US, 0, 7, false);
+	switch_plain(&l, 3200 * US, 7, 0, true);
+	switch_plain(&l, 3300 * US, 0, 7, false);
 	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 3320 * US, NULL, &sp));
 	assert_int_equal(sp.oncpu, (10 + 50 + 20) * US);
 	assert_int_equal(sp.runq, (40 + 100) * US);
@@ -56,13 +62,13 @@ static void split_handoff(void **state)
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
 	/* reader 5 (on CPU since 0) wakes worker 6 (blocked since 0) at 20 us,
 	 * 6 runs at 30, blocks at 40, woken at 90 by someone else, runs 95..t5 = 100 */
-	gs_tlog_switch(&l, 0, 6, 5, false);
+	switch_plain(&l, 0, 6, 5, false);
 	gs_tlog_wakeup(&l, 20 * US, 6, 5);
-	gs_tlog_switch(&l, 25 * US, 5, 0, false);
-	gs_tlog_switch(&l, 30 * US, 0, 6, false);
-	gs_tlog_switch(&l, 40 * US, 6, 0, false);
+	switch_plain(&l, 25 * US, 5, 0, false);
+	switch_plain(&l, 30 * US, 0, 6, false);
+	switch_plain(&l, 40 * US, 6, 0, false);
 	gs_tlog_wakeup(&l, 90 * US, 6, 3);
-	gs_tlog_switch(&l, 95 * US, 0, 6, false);
+	switch_plain(&l, 95 * US, 0, 6, false);
 	assert_true(gs_tlog_split(&l, 5, 10 * US, NULL, 6, 100 * US, NULL, &sp));
 	assert_int_equal(sp.handoff_tid, 6);
 	assert_int_equal(sp.handoff_ts, 20 * US);
@@ -72,7 +78,7 @@ static void split_handoff(void **state)
 	assert_int_equal(sp.runq, (10 + 5) * US);
 	assert_int_equal(sp.blocked, 50 * US);
 	/* no wake-up links 6 to 9: not split */
-	gs_tlog_switch(&l, 96 * US, 0, 9, false);
+	switch_plain(&l, 96 * US, 0, 9, false);
 	assert_false(gs_tlog_split(&l, 9, 97 * US, NULL, 6, 100 * US, NULL, &sp));
 	gs_tlog_free(&l);
 }
@@ -84,7 +90,7 @@ static void split_history_short(void **state)
 	(void)state;
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
 	for (int64_t i = 0; i < GS_TLOG_STATES + 10; i++)
-		gs_tlog_switch(&l, (i + 1) * US, (i & 1) ? 4 : 0, (i & 1) ? 0 : 4, true);
+		switch_plain(&l, (i + 1) * US, (i & 1) ? 4 : 0, (i & 1) ? 0 : 4, true);
 	/* the first changes were pushed out: an interval reaching back there is not split */
 	assert_false(gs_tlog_split(&l, 4, 2 * US, NULL, 4, (GS_TLOG_STATES + 5) * US, NULL, &sp));
 	/* a recent one is */
@@ -228,14 +234,14 @@ static void split_chain(void **state)
 	struct gs_tlog_split sp;
 	(void)state;
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
-	gs_tlog_switch(&l, 0, 6, 5, false);   /* 6 blocked, 5 on CPU */
-	gs_tlog_switch(&l, 1 * US, 8, 0, false); /* 8 blocked */
+	switch_plain(&l, 0, 6, 5, false);   /* 6 blocked, 5 on CPU */
+	switch_plain(&l, 1 * US, 8, 0, false); /* 8 blocked */
 	gs_tlog_wakeup(&l, 15 * US, 9, 5);    /* 5 wakes an unrelated thread */
 	gs_tlog_wakeup(&l, 20 * US, 8, 5);    /* 5 hands the call to 8 */
-	gs_tlog_switch(&l, 25 * US, 5, 8, false);
+	switch_plain(&l, 25 * US, 5, 8, false);
 	gs_tlog_wakeup(&l, 35 * US, 6, 8);    /* 8 hands it to 6 */
-	gs_tlog_switch(&l, 40 * US, 8, 0, false);
-	gs_tlog_switch(&l, 50 * US, 0, 6, false);
+	switch_plain(&l, 40 * US, 8, 0, false);
+	switch_plain(&l, 50 * US, 0, 6, false);
 	/* t4 = 10 (5), t5 = 70 (6): 5 10..20 on CPU; 8 20..25 run queue,
 	 * 25..35 on CPU; 6 35..50 run queue, 50..70 on CPU */
 	assert_true(gs_tlog_split(&l, 5, 10 * US, NULL, 6, 70 * US, NULL, &sp));
@@ -315,12 +321,12 @@ static void split_kernel_cpu(void **state)
 	/* as split_one_thread; the kernel's count 1000 us at 50, 1060 when it
 	 * blocks at 110; woken at 3110 and charged from there: 1150 when
 	 * preempted at 3200; back at 3300, t5 = 3320, switched out at 3400 */
-	gs_tlog_switch_rt(&l, 50 * US, 0, 7, false, -1, -1, 1000 * US, GS_TLOG_NO_KCPU);
-	gs_tlog_switch_rt(&l, 110 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1060 * US);
+	gs_tlog_switch(&l, 50 * US, 0, 7, false, -1, -1, 1000 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 110 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1060 * US);
 	gs_tlog_wakeup(&l, 3110 * US, 7, 99);
-	gs_tlog_switch_rt(&l, 3150 * US, 0, 7, false, -1, -1, 1060 * US, GS_TLOG_NO_KCPU);
-	gs_tlog_switch_rt(&l, 3200 * US, 7, 0, true, -1, -1, GS_TLOG_NO_KCPU, 1150 * US);
-	gs_tlog_switch_rt(&l, 3300 * US, 0, 7, false, -1, -1, 1150 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 3150 * US, 0, 7, false, -1, -1, 1060 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 3200 * US, 7, 0, true, -1, -1, GS_TLOG_NO_KCPU, 1150 * US);
+	gs_tlog_switch(&l, 3300 * US, 0, 7, false, -1, -1, 1150 * US, GS_TLOG_NO_KCPU);
 	/* the run at t5 goes on: forward from its start, 1150 + 20 */
 	assert_true(gs_tlog_cum(&l, 7, 3320 * US, b));
 	assert_int_equal(b[GS_TLOG_KCPU], 1170 * US);
@@ -336,12 +342,12 @@ static void split_kernel_cpu(void **state)
 	/* the run at t5 ends at 3400 with 1245 charged (5 us less than the
 	 * instants: a tail after the kernel's last clock update): forward
 	 * (1170) is later than back (1165) */
-	gs_tlog_switch_rt(&l, 3400 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1245 * US);
+	gs_tlog_switch(&l, 3400 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1245 * US);
 	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 3320 * US, NULL, &sp));
 	assert_int_equal(sp.oncpu, (1170 - 1050) * US);
 	/* charged 15 us more than its instants (a lead-in): back (1180) */
-	gs_tlog_switch_rt(&l, 3500 * US, 0, 7, false, -1, -1, 1245 * US, GS_TLOG_NO_KCPU);
-	gs_tlog_switch_rt(&l, 3600 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1360 * US);
+	gs_tlog_switch(&l, 3500 * US, 0, 7, false, -1, -1, 1245 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 3600 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1360 * US);
 	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 3520 * US, NULL, &sp));
 	assert_int_equal(sp.oncpu, (1280 - 1050) * US);
 	assert_int_equal(sp.oncpu + sp.runq + sp.blocked, 3420 * US);
@@ -350,8 +356,8 @@ static void split_kernel_cpu(void **state)
 	assert_int_equal(sp.oncpu, 80 * US);
 	/* the logs before the snapshots taken when the syscalls came (b above
 	 * was taken forward only) */
-	gs_tlog_switch_rt(&l, 3700 * US, 0, 7, false, -1, -1, 1360 * US, GS_TLOG_NO_KCPU);
-	gs_tlog_switch_rt(&l, 3800 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1490 * US);
+	gs_tlog_switch(&l, 3700 * US, 0, 7, false, -1, -1, 1360 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 3800 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 1490 * US);
 	assert_true(gs_tlog_cum(&l, 7, 3790 * US, b));
 	assert_int_equal(b[GS_TLOG_KCPU], 1480 * US);
 	b[GS_TLOG_KCPU] = 1450 * US;
@@ -366,11 +372,11 @@ static void split_kernel_cpu(void **state)
 	/* more charged than the run queue holds: the rest from blocked; more
 	 * than the interval: oncpu is the interval */
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
-	gs_tlog_switch_rt(&l, 0, 0, 7, false, -1, -1, 0, GS_TLOG_NO_KCPU);
-	gs_tlog_switch_rt(&l, 10 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 10 * US);
+	gs_tlog_switch(&l, 0, 0, 7, false, -1, -1, 0, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 10 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 10 * US);
 	gs_tlog_wakeup(&l, 100 * US, 7, 99);
-	gs_tlog_switch_rt(&l, 104 * US, 0, 7, false, -1, -1, 10 * US, GS_TLOG_NO_KCPU);
-	gs_tlog_switch_rt(&l, 120 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 36 * US);
+	gs_tlog_switch(&l, 104 * US, 0, 7, false, -1, -1, 10 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 120 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 36 * US);
 	assert_true(gs_tlog_split(&l, 7, 5 * US, NULL, 7, 115 * US, NULL, &sp));
 	/* kernel: 36 - 5 - (10 - 5 + 5 [back from 10]) = (36 - 5) - (10 - 5) */
 	assert_int_equal(sp.oncpu, (31 - 5) * US);
@@ -378,8 +384,8 @@ static void split_kernel_cpu(void **state)
 	assert_int_equal(sp.runq, 0);
 	assert_int_equal(sp.blocked, (90 - 6) * US);
 	assert_int_equal(sp.oncpu + sp.runq + sp.blocked, 110 * US);
-	gs_tlog_switch_rt(&l, 130 * US, 0, 7, false, -1, -1, 500 * US, GS_TLOG_NO_KCPU);
-	gs_tlog_switch_rt(&l, 140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 510 * US);
+	gs_tlog_switch(&l, 130 * US, 0, 7, false, -1, -1, 500 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 510 * US);
 	assert_true(gs_tlog_split(&l, 7, 115 * US, NULL, 7, 135 * US, NULL, &sp));
 	assert_int_equal(sp.oncpu, 20 * US);
 	assert_int_equal(sp.runq + sp.blocked, 0);
@@ -388,11 +394,11 @@ static void split_kernel_cpu(void **state)
 	/* a switch-in without a record between two switch-outs: the second
 	 * one's count is kept (a hand-off counts the woken thread from it) */
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
-	gs_tlog_switch_rt(&l, 0, 0, 5, false, -1, -1, 0, GS_TLOG_NO_KCPU);
-	gs_tlog_switch_rt(&l, 0, 6, 0, false, -1, -1, GS_TLOG_NO_KCPU, 100 * US);
-	gs_tlog_switch_rt(&l, 10 * US, 6, 0, false, -1, -1, GS_TLOG_NO_KCPU, 104 * US);
+	gs_tlog_switch(&l, 0, 0, 5, false, -1, -1, 0, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 0, 6, 0, false, -1, -1, GS_TLOG_NO_KCPU, 100 * US);
+	gs_tlog_switch(&l, 10 * US, 6, 0, false, -1, -1, GS_TLOG_NO_KCPU, 104 * US);
 	gs_tlog_wakeup(&l, 20 * US, 6, 5);
-	gs_tlog_switch_rt(&l, 30 * US, 0, 6, false, -1, -1, 104 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 30 * US, 0, 6, false, -1, -1, 104 * US, GS_TLOG_NO_KCPU);
 	assert_true(gs_tlog_split(&l, 5, 15 * US, NULL, 6, 35 * US, NULL, &sp));
 	assert_int_equal(sp.hops, 1);
 	assert_int_equal(sp.oncpu, (5 + 5) * US);
@@ -402,9 +408,9 @@ static void split_kernel_cpu(void **state)
 
 	/* records without the kernel's count: the instants alone */
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
-	gs_tlog_switch(&l, 50 * US, 0, 7, false);
-	gs_tlog_switch(&l, 110 * US, 7, 0, false);
-	gs_tlog_switch(&l, 150 * US, 0, 7, false);
+	switch_plain(&l, 50 * US, 0, 7, false);
+	switch_plain(&l, 110 * US, 7, 0, false);
+	switch_plain(&l, 150 * US, 0, 7, false);
 	assert_true(gs_tlog_cum(&l, 7, 160 * US, b));
 	assert_true(b[GS_TLOG_KCPU] == GS_TLOG_NO_KCPU);
 	assert_true(gs_tlog_split(&l, 7, 100 * US, NULL, 7, 160 * US, NULL, &sp));

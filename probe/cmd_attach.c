@@ -649,11 +649,13 @@ static void report(const struct attach_ctx *x)
 	const uint64_t *c = x->cnt;
 	fprintf(stderr, "giopscope attach: kernel: %llu segments, %llu syscalls, %llu records lost (ring full), "
 		"%llu connection directions framed (%llu joined running), %llu framing resyncs, %llu message "
-		"heads not shipped, %llu flow map full\n",
+		"heads not shipped, %llu flow map full (framing state: %llu in the flow map, its fcache slot "
+		"held; %llu fcache slots taken from an idle direction)\n",
 		(unsigned long long)c[GS_CNT_SEGMENTS], (unsigned long long)c[GS_CNT_SYSCALLS],
 		(unsigned long long)c[GS_CNT_RB_LOST], (unsigned long long)c[GS_CNT_FLOWS_NEW],
 		(unsigned long long)c[GS_CNT_FLOWS_MIDSTREAM], (unsigned long long)c[GS_CNT_RESYNC],
-		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL]);
+		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL],
+		(unsigned long long)c[GS_CNT_FCACHE_HASHED], (unsigned long long)c[GS_CNT_FCACHE_EVICTED]);
 	if (x->feed.instants_missing || x->feed.queue_full || x->feed.bad_records || x->feed.times.replaced)
 		fprintf(stderr, "giopscope attach: %llu calls written without a syscall instant they waited "
 			"for, %llu written early (queue full), %llu bad records, %llu connection directions "

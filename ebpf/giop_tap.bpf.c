@@ -71,6 +71,9 @@ const volatile __u64 start_tick_ns = 0;
 /* --port, --comm: only sockets of this network namespace (its inode; 0: any),
  * the one the packet tap sees */
 const volatile __u32 netns_ino = 0;
+/* slots of fcache in use (--map-fcache): a power of two <= FC_SLOTS, or 0:
+ * every framing state in `flows` */
+const volatile __u32 fc_slots = GS_TAP_FCACHE_SLOTS;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -97,7 +100,8 @@ struct {
  *
  * `use`: 0 free, FC_BUSY while one CPU (re)writes the slot, else the time
  * (CLOCK_MONOTONIC ns) after which the slot counts as idle and may be taken:
- * FC_IDLE_NS past the direction's last packet, FC_CLOSE_NS past a FIN or RST.
+ * FC_IDLE_NS past the direction's last packet, FC_CLOSE_NS past its first FIN
+ * or RST (then with FC_CLOSED set: not renewed but by a SYN).
  * A packet renews it only once half of FC_IDLE_NS is gone, by a compare and
  * exchange (never overwriting FC_BUSY).  Taking a slot needs it idle (no
  * packet for FC_IDLE_NS; a program run is microseconds) and a compare and
@@ -114,6 +118,7 @@ struct {
  * its limit); there, of two CPUs at once the later write-back wins. */
 #define FC_SLOTS GS_TAP_FCACHE_SLOTS
 #define FC_BUSY 1ull
+#define FC_CLOSED 2ull  /* in a time: a FIN or RST was seen (the ns lose a bit) */
 #define FC_IDLE_NS 1000000000ull
 #define FC_CLOSE_NS 10000000ull
 #define FC_SPIN 64
@@ -251,7 +256,7 @@ static __always_inline __u32 fc_index(const struct gs_tap_flow *f)
 {
 	const __u32 *w = (const __u32 *)f;
 	__u32 h = ((w[0] ^ w[3]) * 0x85EBCA6Bu) ^ (w[4] ^ w[7]) ^ (w[8] * 0xC2B2AE35u);
-	return ((h * 0x9E3779B1u) >> 20) & (FC_SLOTS - 1);
+	return ((h * 0x9E3779B1u) >> 20) & (fc_slots - 1) & (FC_SLOTS - 1);
 }
 
 /* The slot of direction f in fcache (NULL only to please the verifier). */
@@ -272,23 +277,32 @@ static __always_inline struct gs_tap_fstate *fstate_find(const struct gs_tap_flo
 {
 	__u32 idx;
 	struct gs_tap_fcache *s = fc_slot_of(f, &idx);
-	if (s && fc_holds(s, f))
+	if (fc_slots && s && fc_holds(s, f))
 		return &s->st;
 	return bpf_map_lookup_elem(&flows, f);
 }
 
 /* A packet of the slot's direction at `now`: the slot stays its own for
- * FC_IDLE_NS more (renewed only once half of it is gone), or FC_CLOSE_NS after
- * a FIN or RST.  A failed exchange: another CPU renewed it, or takes it. */
+ * FC_IDLE_NS more (renewed only once half of it is gone), or only FC_CLOSE_NS
+ * after its first FIN or RST (FC_CLOSED: the ACKs that follow do not renew it;
+ * a SYN, a new connection on the 4-tuple, does).  A failed exchange: another
+ * CPU renewed it, or takes it. */
 static __always_inline void fc_renew(struct gs_tap_fcache *s, __u32 tcp_flags, __u64 now)
 {
-	__u64 u = FC_READ(s->use);
+	__u64 u = FC_READ(s->use), nu;
 	if (u <= FC_BUSY)
 		return;
-	if (tcp_flags & (TCP_FIN | TCP_RST))
-		__sync_val_compare_and_swap(&s->use, u, now + FC_CLOSE_NS);
+	if (tcp_flags & TCP_SYN)
+		nu = (now + FC_IDLE_NS) & ~FC_CLOSED;
+	else if (u & FC_CLOSED)
+		return;
+	else if (tcp_flags & (TCP_FIN | TCP_RST))
+		nu = (now + FC_CLOSE_NS) | FC_CLOSED;
 	else if ((__s64)(u - now) < (__s64)(FC_IDLE_NS / 2))
-		__sync_val_compare_and_swap(&s->use, u, now + FC_IDLE_NS);
+		nu = (now + FC_IDLE_NS) & ~FC_CLOSED;
+	else
+		return;
+	__sync_val_compare_and_swap(&s->use, u, nu);
 }
 
 /* A new framing state `init` for direction f, found in neither place: in its
@@ -303,6 +317,8 @@ static __always_inline struct gs_tap_fstate *fstate_new(const struct gs_tap_flow
 	__u64 u;
 	if (!s)
 		return NULL;
+	if (!fc_slots)
+		goto hashed;
 	u = FC_READ(s->use);
 	for (int i = 0; i < FC_SPIN && u == FC_BUSY; i++)
 		u = FC_READ(s->use);
@@ -318,14 +334,16 @@ static __always_inline struct gs_tap_fstate *fstate_new(const struct gs_tap_flow
 		/* key and state before the slot is seen in use (x86 does not
 		 * reorder stores with stores; this keeps the compiler from it) */
 		asm volatile("" ::: "memory");
-		FC_READ(s->use) = now + FC_IDLE_NS;
+		FC_READ(s->use) = (now + FC_IDLE_NS) & ~FC_CLOSED;
 		count(GS_CNT_FLOWS_NEW);
 		return &s->st;
 	}
+hashed:
 	*idx = FC_SLOTS;
 	if (bpf_map_update_elem(&flows, f, init, BPF_NOEXIST) == 0) {
 		count(GS_CNT_FLOWS_NEW);
-		count(GS_CNT_FCACHE_HASHED);
+		if (fc_slots)
+			count(GS_CNT_FCACHE_HASHED);
 	}
 	return bpf_map_lookup_elem(&flows, f);
 }
@@ -347,7 +365,7 @@ __attribute__((noinline)) int fc_get(const struct gs_tap_flow *f, __u32 seq, __u
 	s = fc_slot_of(f, &idx);
 	if (!s)
 		return -1;
-	if (fc_holds(s, f)) {
+	if (fc_slots && fc_holds(s, f)) {
 		st = &s->st;
 		fc_renew(s, tcp_flags, now);
 	} else if ((st = bpf_map_lookup_elem(&flows, f))) {

@@ -46,6 +46,7 @@ struct attach_opts {
 	bool syscall_hooks;
 	uint64_t ring_bytes;
 	uint64_t map_flows;
+	uint64_t map_fcache;
 	struct gs_privdrop user;     /* -Z */
 	bool sched;                  /* --sched */
 	const char *orb;             /* --orb PROFILE */
@@ -126,6 +127,7 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 	 * ~25k calls/s on a saturated machine 8 MiB overflowed; docs/attach.md) */
 	a->ring_bytes = 64u << 20;
 	a->map_flows = 32768;
+	a->map_fcache = GS_TAP_FCACHE_SLOTS;
 	/* no ':' and getopt_long's own messages, then the usage */
 	gs_options_getopt(&g, GS_CMD_ATTACH, false);
 	optind = 1;
@@ -179,6 +181,11 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		case GS_O_MAP_FLOWS:
 			if (!gs_parse_u64(optarg, 16, 1u << 24, false, &a->map_flows))
 				return bad("--map-flows wants 16..16777216");
+			break;
+		case GS_O_MAP_FCACHE:
+			if (!gs_parse_u64(optarg, 0, GS_TAP_FCACHE_SLOTS, false, &a->map_fcache) ||
+			    (a->map_fcache & (a->map_fcache - 1)))
+				return bad("--map-fcache wants 0 or a power of two up to 4096");
 			break;
 		case 'h':
 			usage(stdout);
@@ -285,6 +292,7 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	cfg->syscall_hooks = a->syscall_hooks;
 	cfg->ring_bytes = (uint32_t)a->ring_bytes;
 	cfg->max_flows = (uint32_t)a->map_flows;
+	cfg->fcache_slots = (uint32_t)a->map_fcache;
 	/* --port, --comm: the syscalls on this namespace's sockets, the ones the
 	 * packet tap sees (--pid: whatever namespace those processes use) */
 	if (!a->n_pids && stat("/proc/self/ns/net", &st) == 0)

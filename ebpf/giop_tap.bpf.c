@@ -107,7 +107,10 @@ struct {
  * packet for FC_IDLE_NS; a program run is microseconds) and a compare and
  * exchange, so one CPU takes it and none is still framing with the old state;
  * a CPU that creates the same direction while the slot is FC_BUSY waits a
- * bounded while for the writer, then uses what it wrote.
+ * bounded while for the writer, then uses what it wrote (if the writer has
+ * not finished by then -- a send/recv hook interrupted on this very CPU by the
+ * packet tap -- the direction goes to `flows` as well, and that one packet's
+ * framing is kept there, not in the slot the next packets find).
  *
  * Two CPUs can frame one direction at once (two segments reaching the veth
  * together): in a slot both work on the same state, as they did on the hash
@@ -324,7 +327,9 @@ static __always_inline struct gs_tap_fstate *fstate_new(const struct gs_tap_flow
 		u = FC_READ(s->use);
 	if (u > FC_BUSY && flow_eq(&s->key, f))
 		return &s->st;  /* another CPU has just put it there */
-	if ((u == 0 || (__s64)(u - now) < 0) && __sync_val_compare_and_swap(&s->use, u, FC_BUSY) == u) {
+	/* free, or idle (never FC_BUSY: another CPU is writing it) */
+	if ((u == 0 || (u > FC_BUSY && (__s64)(u - now) < 0)) &&
+	    __sync_val_compare_and_swap(&s->use, u, FC_BUSY) == u) {
 		if (u) {
 			bpf_map_update_elem(&flows, &s->key, &s->st, BPF_ANY);
 			count(GS_CNT_FCACHE_EVICTED);

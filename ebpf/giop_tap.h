@@ -59,7 +59,7 @@ enum gs_tap_counter {
 	GS_CNT_HEADS_LOST,       /* message heads not shipped (GS_TAP_HEADS per segment) */
 	GS_CNT_RESYNC,           /* framing lost (hole, not GIOP) */
 	GS_CNT_FLOW_MAP_FULL,    /* framing state could not be stored */
-	GS_CNT_FCACHE_HASHED,    /* framing states put in `flows`: their fcache slot was taken */
+	GS_CNT_FCACHE_HASHED,    /* framing states put in `flows`: their fcache slot was held */
 	GS_CNT_FCACHE_EVICTED,   /* fcache slots taken from an idle direction (its state moved to `flows`) */
 	GS_CNT__MAX
 };
@@ -81,7 +81,8 @@ struct gs_tap_flow {
 };
 _Static_assert(sizeof(struct gs_tap_flow) == 40, "gs_tap_flow layout");
 
-/* Per direction: where the next GIOP header starts (LRU hash `flows`). */
+/* Per direction: where the next GIOP header starts (its `fcache` slot, or the
+ * LRU hash `flows`: giop_tap.bpf.c). */
 enum { GS_FS_UNSYNC = 0, GS_FS_SYNC = 1, GS_FS_PARTIAL = 2 };
 
 struct gs_tap_fstate {

@@ -22,7 +22,10 @@
 #   rejected syscall), GIOPSCOPE_REF (another giopscope, e.g. the build before a change: then
 #   ROUNDS (6) rounds of both builds, interleaved, the order alternating, each a fresh attach and
 #   CALLS calls; printed per build the median over rounds of each program's ns per call, and the
-#   median of the per-round differences of the totals; IDLE is then not run)
+#   median of the per-round differences of the totals; IDLE is then not run), TASK_CLOCK (1: also
+#   `perf stat -e task-clock -p ATTACH` over the client's calls, attach's own CPU per call at the
+#   resolution of the scheduler's clock, not of ticks), PERF_RECORD (a directory: `perf record
+#   -F 15000 -g -p ATTACH` over the client's calls into DIR/LABEL.perf.data)
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 2
@@ -74,9 +77,22 @@ run() {
     grep -h '^prog_id:' /proc/"$ATT"/fdinfo/* 2>/dev/null | awk '{ print $2 }' | sort -u >"$WORK/$3.ids"
     bpftool -j prog show >"$WORK/$3.before.json"
     cpu_ticks "$ATT" >"$WORK/$3.cpu"
+    local perf_pid=""
+    if [ "${TASK_CLOCK:-0}" = 1 ]; then
+        perf stat -e task-clock -x, -p "$ATT" -o "$WORK/$3.tclk" &
+        perf_pid=$!
+    elif [ -n "${PERF_RECORD:-}" ]; then
+        perf record -q -F 15000 -g -p "$ATT" -o "$PERF_RECORD/$3.perf.data" 2>/dev/null &
+        perf_pid=$!
+    fi
+    [ -n "$perf_pid" ] && sleep 0.5
     ns_run "$NS_CLI" 300 "$CLIENT" -i "$WORK/echo.ior" -op echoString -size 32 -n "$CALLS" -q >/dev/null 2>&1
     bpftool -j prog show >"$WORK/$3.after.json"
     cpu_ticks "$ATT" >>"$WORK/$3.cpu"
+    if [ -n "$perf_pid" ]; then
+        kill -INT "$perf_pid"
+        wait "$perf_pid" 2>/dev/null
+    fi
     kill -INT "$ATT"
     wait "$ATT" 2>/dev/null
     ATT=""
@@ -134,6 +150,16 @@ def delta(label):
         r[0] += n
         r[1] += t
     return out
+def tclk_ns(label):
+    # perf stat -x, : "msec,,task-clock,..." (None: not measured)
+    try:
+        for line in open(os.path.join(work, label + ".tclk")):
+            f = line.strip().split(",")
+            if len(f) > 2 and f[2] == "task-clock":
+                return float(f[0]) * 1e6 / calls
+    except (OSError, ValueError):
+        pass
+    return None
 def cpu_ns(label):
     c = [int(x) for x in open(os.path.join(work, label + ".cpu")).read().split()]
     return (c[1] - c[0]) * 1e9 / tck / calls, c[1] - c[0]
@@ -153,6 +179,8 @@ if labels == ["server"]:
     ns, ticks = cpu_ns("server")
     print("attach's own process (reader, engine, output): %.0f ns of CPU per call (user + system, %d ticks of 1/%d s)"
           % (ns, ticks, tck))
+    if tclk_ns("server") is not None:
+        print("attach's own process, perf task-clock: %.0f ns per call" % tclk_ns("server"))
     if rej_n:
         print("rejected send/recv hook run (attach following an idle process): %.0f ns/run, %.2f runs/call"
               % (rej_t / rej_n, rej_n / calls))
@@ -161,11 +189,14 @@ if labels == ["server"]:
 per = {"new": {}, "ref": {}}
 tot = {"new": {}, "ref": {}}
 cpu = {"new": {}, "ref": {}}
+tclk = {"new": {}, "ref": {}}
 for lab in labels:
     b, r = lab.split(".")
     d = delta(lab)
     tot[b][r] = sum(t for n, t in d.values()) / calls
     cpu[b][r] = cpu_ns(lab)[0]
+    if tclk_ns(lab) is not None:
+        tclk[b][r] = tclk_ns(lab)
     for k, (n, t) in d.items():
         per[b].setdefault(k, {})[r] = (n / calls, t / n if n else 0, t / calls)
 rounds = sorted(tot["new"], key=int)
@@ -190,4 +221,10 @@ print("all programs, ns per call: ref median %.0f, new median %.0f; new - ref pe
       % (med(tot["ref"].values()), med(tot["new"].values()), med(diff), min(diff), max(diff)))
 print("attach's own process, ns of CPU per call (ticks of 1/%d s): ref median %.0f, new median %.0f"
       % (tck, med(cpu["ref"].values()), med(cpu["new"].values())))
+if tclk["new"] and tclk["ref"]:
+    td = [tclk["new"][r] - tclk["ref"][r] for r in rounds if r in tclk["new"] and r in tclk["ref"]]
+    print("attach's own process, perf task-clock ns per call, per round (ref / new): " +
+          " ".join("%.0f/%.0f" % (tclk["ref"][r], tclk["new"][r]) for r in rounds if r in tclk["new"] and r in tclk["ref"]))
+    print("attach's own process, perf task-clock ns per call: ref median %.0f, new median %.0f; new - ref per round: "
+          "median %+.0f (min %+.0f, max %+.0f)" % (med(tclk["ref"].values()), med(tclk["new"].values()), med(td), min(td), max(td)))
 PY

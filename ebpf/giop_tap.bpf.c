@@ -7,7 +7,9 @@
  * seq, ack, length, flags, window) plus the first GS_TAP_HEAD_MAX bytes of each
  * GIOP message that starts in it -- never whole payloads.  Where messages start
  * is found by framing each direction with the GIOP header's size field; the
- * framing state lives in the LRU hash `flows`.
+ * framing state lives in a direct-mapped table, `fcache` (no hash lookup for
+ * the common packet), and in the LRU hash `flows` for the directions whose
+ * slot another one holds.
  *
  * Send/recv hooks of the followed processes: a send entering TCP (t1/t5: the
  * process hands the bytes to the kernel) and a socket receive returning (t4/t8:
@@ -69,6 +71,9 @@ const volatile __u64 start_tick_ns = 0;
 /* --port, --comm: only sockets of this network namespace (its inode; 0: any),
  * the one the packet tap sees */
 const volatile __u32 netns_ino = 0;
+/* slots of fcache in use (--map-fcache): a power of two <= FC_SLOTS, or 0:
+ * every framing state in `flows` */
+const volatile __u32 fc_slots = GS_TAP_FCACHE_SLOTS;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -81,6 +86,52 @@ struct {
 	__type(key, struct gs_tap_flow);
 	__type(value, struct gs_tap_fstate);
 } flows SEC(".maps");
+
+/* The framing state of a connection direction, direct-mapped by its 4-tuple
+ * (`fcache`, an array of FC_SLOTS slots: its lookup is inlined, a few
+ * instructions): the common packet finds its state with a hash of a few words
+ * and one comparison of the key, without a hash-map lookup (the largest single
+ * step of a tap run: docs/benchmarks.md, bench-attach-kernel).  A direction
+ * lives in one place, its slot or `flows`: it is put in its slot when it is
+ * created and the slot is free or idle, in `flows` otherwise (counted:
+ * fcache_hashed), and stays where it was put, but for an idle slot taken by a
+ * new direction: the old state moves to `flows` first (counted:
+ * fcache_evicted), so a direction that comes back finds it there.
+ *
+ * `use`: 0 free, FC_BUSY while one CPU (re)writes the slot, else the time
+ * (CLOCK_MONOTONIC ns) after which the slot counts as idle and may be taken:
+ * FC_IDLE_NS past the direction's last packet, FC_CLOSE_NS past its first FIN
+ * or RST (then with FC_CLOSED set: not renewed but by a SYN).
+ * A packet renews it only once half of FC_IDLE_NS is gone, by a compare and
+ * exchange (never overwriting FC_BUSY).  Taking a slot needs it idle (no
+ * packet for FC_IDLE_NS; a program run is microseconds) and a compare and
+ * exchange, so one CPU takes it and none is still framing with the old state;
+ * a CPU that creates the same direction while the slot is FC_BUSY waits a
+ * bounded while for the writer, then uses what it wrote (if the writer has
+ * not finished by then -- a send/recv hook interrupted on this very CPU by the
+ * packet tap -- the direction goes to `flows` as well, and that one packet's
+ * framing is kept there, not in the slot the next packets find).
+ *
+ * Two CPUs can frame one direction at once (two segments reaching the veth
+ * together): in a slot both work on the same state, as they did on the hash
+ * map's value.  A direction in `flows` is framed by the packet tap in a copy,
+ * this CPU's spare entry after the slots (FC_SLOTS + cpu: tc programs do not
+ * nest on a CPU), written back after the framing: so that the verifier sees
+ * one kind of state pointer (a second kind doubled the states it walks, past
+ * its limit); there, of two CPUs at once the later write-back wins. */
+#define FC_SLOTS GS_TAP_FCACHE_SLOTS
+#define FC_BUSY 1ull
+#define FC_CLOSED 2ull  /* in a time: a FIN or RST was seen (the ns lose a bit) */
+#define FC_IDLE_NS 1000000000ull
+#define FC_CLOSE_NS 10000000ull
+#define FC_SPIN 64
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, FC_SLOTS + GS_TAP_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct gs_tap_fcache);
+} fcache SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -198,6 +249,176 @@ static __always_inline bool flow_eq(const struct gs_tap_flow *x, const struct gs
 		if (a[i] != b[i])
 			return false;
 	return true;
+}
+
+/* ------------------------------------------------------------ framing state */
+
+#define FC_READ(x) (*(volatile __u64 *)&(x))
+
+static __always_inline __u32 fc_index(const struct gs_tap_flow *f)
+{
+	const __u32 *w = (const __u32 *)f;
+	__u32 h = ((w[0] ^ w[3]) * 0x85EBCA6Bu) ^ (w[4] ^ w[7]) ^ (w[8] * 0xC2B2AE35u);
+	return ((h * 0x9E3779B1u) >> 20) & (fc_slots - 1) & (FC_SLOTS - 1);
+}
+
+/* The slot of direction f in fcache (NULL only to please the verifier). */
+static __always_inline struct gs_tap_fcache *fc_slot_of(const struct gs_tap_flow *f, __u32 *idx)
+{
+	*idx = fc_index(f);
+	return bpf_map_lookup_elem(&fcache, idx);
+}
+
+static __always_inline bool fc_holds(struct gs_tap_fcache *s, const struct gs_tap_flow *f)
+{
+	return FC_READ(s->use) > FC_BUSY && flow_eq(&s->key, f);
+}
+
+/* The framing state of direction f: in its slot, in `flows`, or nowhere
+ * (NULL).  For the send/recv hooks (the packet tap: fc_get). */
+static __always_inline struct gs_tap_fstate *fstate_find(const struct gs_tap_flow *f)
+{
+	__u32 idx;
+	struct gs_tap_fcache *s = fc_slot_of(f, &idx);
+	if (fc_slots && s && fc_holds(s, f))
+		return &s->st;
+	return bpf_map_lookup_elem(&flows, f);
+}
+
+/* A packet of the slot's direction at `now`: the slot stays its own for
+ * FC_IDLE_NS more (renewed only once half of it is gone), or only FC_CLOSE_NS
+ * after its first FIN or RST (FC_CLOSED: the ACKs that follow do not renew it;
+ * a SYN, a new connection on the 4-tuple, does).  A failed exchange: another
+ * CPU renewed it, or takes it. */
+static __always_inline void fc_renew(struct gs_tap_fcache *s, __u32 tcp_flags, __u64 now)
+{
+	__u64 u = FC_READ(s->use), nu;
+	if (u <= FC_BUSY)
+		return;
+	if (tcp_flags & TCP_SYN)
+		nu = (now + FC_IDLE_NS) & ~FC_CLOSED;
+	else if (u & FC_CLOSED)
+		return;
+	else if (tcp_flags & (TCP_FIN | TCP_RST))
+		nu = (now + FC_CLOSE_NS) | FC_CLOSED;
+	else if ((__s64)(u - now) < (__s64)(FC_IDLE_NS / 2))
+		nu = (now + FC_IDLE_NS) & ~FC_CLOSED;
+	else
+		return;
+	__sync_val_compare_and_swap(&s->use, u, nu);
+}
+
+/* A new framing state `init` for direction f, found in neither place: in its
+ * slot if that is free or idle (an idle one's state moved to `flows` first;
+ * *idx: the slot's index), in `flows` otherwise (*idx: FC_SLOTS).  NULL:
+ * `flows` had no room. */
+static __always_inline struct gs_tap_fstate *fstate_new(const struct gs_tap_flow *f,
+							const struct gs_tap_fstate *init, __u64 now,
+							__u32 *idx)
+{
+	struct gs_tap_fcache *s = fc_slot_of(f, idx);
+	__u64 u;
+	if (!s)
+		return NULL;
+	if (!fc_slots)
+		goto hashed;
+	u = FC_READ(s->use);
+	for (int i = 0; i < FC_SPIN && u == FC_BUSY; i++)
+		u = FC_READ(s->use);
+	if (u > FC_BUSY && flow_eq(&s->key, f))
+		return &s->st;  /* another CPU has just put it there */
+	/* free, or idle (never FC_BUSY: another CPU is writing it) */
+	if ((u == 0 || (u > FC_BUSY && (__s64)(u - now) < 0)) &&
+	    __sync_val_compare_and_swap(&s->use, u, FC_BUSY) == u) {
+		if (u) {
+			bpf_map_update_elem(&flows, &s->key, &s->st, BPF_ANY);
+			count(GS_CNT_FCACHE_EVICTED);
+		}
+		s->key = *f;
+		s->st = *init;
+		/* key and state before the slot is seen in use (x86 does not
+		 * reorder stores with stores; this keeps the compiler from it) */
+		asm volatile("" ::: "memory");
+		FC_READ(s->use) = (now + FC_IDLE_NS) & ~FC_CLOSED;
+		count(GS_CNT_FLOWS_NEW);
+		return &s->st;
+	}
+hashed:
+	*idx = FC_SLOTS;
+	if (bpf_map_update_elem(&flows, f, init, BPF_NOEXIST) == 0) {
+		count(GS_CNT_FLOWS_NEW);
+		if (fc_slots)
+			count(GS_CNT_FCACHE_HASHED);
+	}
+	return bpf_map_lookup_elem(&flows, f);
+}
+
+/* The packet tap's framing state for a segment of direction f (TCP flags
+ * `tcp_flags`, sequence number `seq`), found or created: its index in fcache,
+ * the direction's slot or (>= FC_SLOTS) this CPU's spare entry holding a copy
+ * of its `flows` entry, for fc_put_back; -1: none (a direction nobody follows,
+ * or no room).  A global function: the verifier walks it once, and the tap
+ * after it sees one outcome (an index) whichever way the state was found. */
+__attribute__((noinline)) int fc_get(const struct gs_tap_flow *f, __u32 seq, __u32 tcp_flags)
+{
+	struct gs_tap_fcache *s, *spare;
+	struct gs_tap_fstate *st;
+	__u64 now = bpf_ktime_get_coarse_ns();
+	__u32 idx;
+	if (!f)
+		return -1;
+	s = fc_slot_of(f, &idx);
+	if (!s)
+		return -1;
+	if (fc_slots && fc_holds(s, f)) {
+		st = &s->st;
+		fc_renew(s, tcp_flags, now);
+	} else if ((st = bpf_map_lookup_elem(&flows, f))) {
+		idx = FC_SLOTS;
+	} else {
+		struct gs_tap_fstate init = {};
+		if (!watch_ports || !(port_watched(f->sport) || port_watched(f->dport)))
+			return -1;
+		if (tcp_flags & TCP_RST)
+			return -1;
+		if (tcp_flags & TCP_SYN) {
+			init.mode = GS_FS_SYNC;
+			init.next_hdr = seq + 1;
+		} else {
+			count(GS_CNT_FLOWS_MIDSTREAM);
+		}
+		st = fstate_new(f, &init, now, &idx);
+		if (!st) {
+			count(GS_CNT_FLOW_MAP_FULL);
+			return -1;
+		}
+		tcp_flags &= ~TCP_SYN;  /* just made for it */
+	}
+	if (tcp_flags & TCP_SYN) {
+		/* a new connection on the 4-tuple: frame from its first byte */
+		__builtin_memset(st, 0, sizeof *st);
+		st->mode = GS_FS_SYNC;
+		st->next_hdr = seq + 1;
+	}
+	if (idx < FC_SLOTS)
+		return idx;
+	idx = FC_SLOTS + (bpf_get_smp_processor_id() & (GS_TAP_MAX_CPUS - 1));
+	spare = bpf_map_lookup_elem(&fcache, &idx);
+	if (!spare)
+		return -1;
+	spare->st = *st;
+	return idx;
+}
+
+/* A spare entry's state (fc_get) back into `flows`. */
+static __always_inline void fc_put_back(const struct gs_tap_flow *f, __u32 idx, const struct gs_tap_fstate *st)
+{
+	struct gs_tap_fstate *h;
+	if (idx < FC_SLOTS)
+		return;
+	h = bpf_map_lookup_elem(&flows, f);
+	if (h)
+		*h = *st;
 }
 
 /* A waiting syscall as the GS_REC_SEND/GS_REC_RECV record it stands for (no
@@ -813,8 +1034,9 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	 * order of their time stamps (the order attach's engine reads them in),
 	 * which a stamp taken here, before the parsing and framing, did not
 	 * ensure.  It is later than tc's start by that work (docs/attach.md). */
-	__u32 ifindex = skb->ifindex, l2, l2v;
+	__u32 ifindex = skb->ifindex, l2, l2v, fi;
 	struct gs_tap_fstate *st;
+	struct gs_tap_fcache *fc;
 	struct gs_tap_watch *w = NULL;
 	struct gs_tap_seg_fold fold;
 	__u64 was = 0, left = 0;
@@ -830,32 +1052,14 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	if (r == 0 || (r < 0 && !parse(skb, l2, &p)))
 		return TCX_NEXT;
 
-	st = bpf_map_lookup_elem(&flows, &p.flow);
-	if (!st) {
-		struct gs_tap_fstate init = {};
-		if (!watch_ports || !(port_watched(p.flow.sport) || port_watched(p.flow.dport)))
-			return TCX_NEXT;
-		if (p.flags & TCP_RST)
-			return TCX_NEXT;
-		if (p.flags & TCP_SYN) {
-			init.mode = GS_FS_SYNC;
-			init.next_hdr = p.seq + 1;
-		} else {
-			count(GS_CNT_FLOWS_MIDSTREAM);
-		}
-		if (bpf_map_update_elem(&flows, &p.flow, &init, BPF_NOEXIST) == 0)
-			count(GS_CNT_FLOWS_NEW);
-		st = bpf_map_lookup_elem(&flows, &p.flow);
-		if (!st) {
-			count(GS_CNT_FLOW_MAP_FULL);
-			return TCX_NEXT;
-		}
-	} else if (p.flags & TCP_SYN) {
-		/* a new connection on the 4-tuple: frame from its first byte */
-		__builtin_memset(st, 0, sizeof *st);
-		st->mode = GS_FS_SYNC;
-		st->next_hdr = p.seq + 1;
-	}
+	r = fc_get(&p.flow, p.seq, p.flags);
+	if (r < 0)
+		return TCX_NEXT;
+	fi = (__u32)r;
+	fc = bpf_map_lookup_elem(&fcache, &fi);
+	if (!fc)
+		return TCX_NEXT;
+	st = &fc->st;
 	c.n = 0;
 	c.used = 0;
 	c.flags = egress ? GS_SEG_EGRESS : 0;
@@ -866,6 +1070,7 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		c.poff = p.poff;
 		c.plen = p.plen;
 		frame(&c);
+		fc_put_back(&p.flow, fi, st);
 	}
 	/* the syscalls of a followed process waiting for this segment (its
 	 * socket sends it: it leaves here, or comes back in on loopback): their
@@ -1006,8 +1211,10 @@ static __always_inline void reverse(const struct gs_tap_flow *fl, struct gs_tap_
 static __always_inline void watch(const struct gs_tap_flow *out, bool giop_at, __u32 seq)
 {
 	struct gs_tap_fstate init = {};
-	struct gs_tap_fstate *st = bpf_map_lookup_elem(&flows, out);
+	struct gs_tap_fstate *st = fstate_find(out);
 	struct gs_tap_flow in;
+	__u32 idx;
+	__u64 now;
 	if (st) {
 		if (giop_at && st->mode == GS_FS_UNSYNC) {
 			st->mode = GS_FS_SYNC;
@@ -1019,13 +1226,12 @@ static __always_inline void watch(const struct gs_tap_flow *out, bool giop_at, _
 		init.mode = GS_FS_SYNC;
 		init.next_hdr = seq;
 	}
-	if (bpf_map_update_elem(&flows, out, &init, BPF_NOEXIST) == 0)
-		count(GS_CNT_FLOWS_NEW);
+	now = bpf_ktime_get_ns();
+	fstate_new(out, &init, now, &idx);
 	reverse(out, &in);
-	if (!bpf_map_lookup_elem(&flows, &in)) {
+	if (!fstate_find(&in)) {
 		__builtin_memset(&init, 0, sizeof init);
-		if (bpf_map_update_elem(&flows, &in, &init, BPF_NOEXIST) == 0)
-			count(GS_CNT_FLOWS_NEW);
+		fstate_new(&in, &init, now, &idx);
 	}
 }
 

@@ -59,6 +59,8 @@ enum gs_tap_counter {
 	GS_CNT_HEADS_LOST,       /* message heads not shipped (GS_TAP_HEADS per segment) */
 	GS_CNT_RESYNC,           /* framing lost (hole, not GIOP) */
 	GS_CNT_FLOW_MAP_FULL,    /* framing state could not be stored */
+	GS_CNT_FCACHE_HASHED,    /* framing states put in `flows`: their fcache slot was held */
+	GS_CNT_FCACHE_EVICTED,   /* fcache slots taken from an idle direction (its state moved to `flows`) */
 	GS_CNT__MAX
 };
 
@@ -79,7 +81,8 @@ struct gs_tap_flow {
 };
 _Static_assert(sizeof(struct gs_tap_flow) == 40, "gs_tap_flow layout");
 
-/* Per direction: where the next GIOP header starts (LRU hash `flows`). */
+/* Per direction: where the next GIOP header starts (its `fcache` slot, or the
+ * LRU hash `flows`: giop_tap.bpf.c). */
 enum { GS_FS_UNSYNC = 0, GS_FS_SYNC = 1, GS_FS_PARTIAL = 2 };
 
 struct gs_tap_fstate {
@@ -93,6 +96,18 @@ struct gs_tap_fstate {
 	__u8 pad[2];
 };
 _Static_assert(sizeof(struct gs_tap_fstate) == 32, "gs_tap_fstate layout");
+
+/* A framing state direct-mapped by its connection direction (`fcache` in the
+ * object's .bss, GS_TAP_FCACHE_SLOTS of them; giop_tap.bpf.c says how a slot
+ * is taken and given back).  Only the kernel side uses it. */
+struct gs_tap_fcache {
+	__u64 use;               /* 0 free, 1 being written, else: idle after this (ns) */
+	struct gs_tap_flow key;
+	struct gs_tap_fstate st;
+	__u8 pad[48];
+};
+_Static_assert(sizeof(struct gs_tap_fcache) == 128, "gs_tap_fcache layout: two cache lines");
+#define GS_TAP_FCACHE_SLOTS 4096
 
 struct gs_tap_head {
 	__u32 off;               /* offset in the segment's payload */

@@ -151,6 +151,7 @@ static void set_rodata(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg
 	/* wake the reader when a quarter of the ring is waiting */
 	ro->wake_bytes = cfg->ring_bytes / 4;
 	ro->netns_ino = cfg->netns_ino;
+	ro->fc_slots = cfg->fcache_slots;
 	if (cfg->n_pids <= GS_TAP_RODATA_PIDS) {
 		ro->n_target_pids = cfg->n_pids;
 		for (uint32_t i = 0; i < cfg->n_pids; i++) {

@@ -51,6 +51,7 @@ struct gs_attach_bpf_cfg {
 				   * socket-layer tracepoints are there (--syscall-hooks) */
 	uint32_t ring_bytes;      /* a power of two, at least a page */
 	uint32_t max_flows;       /* framing states (directions) kept */
+	uint32_t fcache_slots;    /* ... of them direct-mapped first: 0 or a power of two <= GS_TAP_FCACHE_SLOTS */
 	uint32_t max_message;
 	uint32_t netns_ino;       /* sockets of this netns only (0: any; --pid: any) */
 };

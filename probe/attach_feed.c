@@ -66,14 +66,19 @@ static bool instants(const struct gs_feed *f, const struct gs_call *c, struct gs
 }
 
 /* `whole`: instants() has just said so (nothing came since) */
+static void emit_call(struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t, bool late, bool whole)
+{
+	if (!whole && !instants(f, c, t) && late)
+		f->instants_missing++;
+	t->cols = f->cols;
+	if (f->enrich)
+		f->enrich(f->enrich_arg, f, c, t);
+	gs_session_emit(f->s, c, t);
+}
+
 static void emit(struct gs_feed *f, struct gs_pending *p, bool late, bool whole)
 {
-	if (!whole && !instants(f, &p->c, &p->t) && late)
-		f->instants_missing++;
-	p->t.cols = f->cols;
-	if (f->enrich)
-		f->enrich(f->enrich_arg, f, &p->c, &p->t);
-	gs_session_emit(f->s, &p->c, &p->t);
+	emit_call(f, &p->c, &p->t, late, whole);
 }
 
 void gs_feed_settle(struct gs_feed *f, bool all)
@@ -100,6 +105,28 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	struct timespec ts;
 	struct gs_pending *p;
 	(void)e;
+	if (!f->q_n) {
+		/* nothing waits (the common case): a call whose instants are all
+		 * there is written from the engine's own copy, not copied into the
+		 * queue first; one that has to wait goes to the queue's first slot
+		 * (warm: not a walk through megabytes of the queue's memory, which
+		 * would push the followed processes' lines out of the shared
+		 * cache) with what was found */
+		struct gs_call_times t;
+		memset(&t, 0, sizeof t);
+		if (instants(f, c, &t) && (!f->ready || f->ready(f->enrich_arg, f, c, &t))) {
+			emit_call(f, c, &t, false, true);
+			return;
+		}
+		f->q_head = 0;
+		p = &f->q[0];
+		p->c = *c;
+		p->t = t;
+		f->q_n = 1;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		p->deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + f->wait_ns;
+		return;
+	}
 	if (f->q_n == f->q_cap) {
 		/* full: the oldest goes out with what it has */
 		f->queue_full++;
@@ -107,12 +134,6 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 		f->q_head = (f->q_head + 1) % f->q_cap;
 		f->q_n--;
 	}
-	/* an empty queue starts again at its first slot: a call written at once
-	 * (the common case) reuses one warm slot instead of walking through
-	 * megabytes of the queue's memory, which would push the followed
-	 * processes' lines out of the shared cache */
-	if (!f->q_n)
-		f->q_head = 0;
 	p = &f->q[(f->q_head + f->q_n) % f->q_cap];
 	p->c = *c;
 	memset(&p->t, 0, sizeof p->t);

@@ -29,8 +29,19 @@ void gs_times_free(struct gs_times *t)
 
 static bool same_ep(const struct gs_endpoint *a, const struct gs_endpoint *b)
 {
-	return a->family == b->family && a->port == b->port &&
-	       memcmp(a->addr, b->addr, a->family == 6 ? 16 : 4) == 0;
+	uint64_t x[2], y[2];
+	if (a->family != b->family || a->port != b->port)
+		return false;
+	/* the family's bytes, compared as words (no call to memcmp) */
+	if (a->family != 6) {
+		uint32_t u, v;
+		memcpy(&u, a->addr, 4);
+		memcpy(&v, b->addr, 4);
+		return u == v;
+	}
+	memcpy(x, a->addr, 16);
+	memcpy(y, b->addr, 16);
+	return ((x[0] ^ y[0]) | (x[1] ^ y[1])) == 0;
 }
 
 static uint32_t hash(const struct gs_endpoint *s, const struct gs_endpoint *d)
@@ -143,10 +154,17 @@ struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoin
 		d->dst = *dst;
 	}
 	d->last_use = ts;
-	if (send)
-		ev = &d->send[d->n_send++ % GS_TIMES_RING];
-	else
-		ev = &d->recv[d->n_recv++ % GS_TIMES_RING];
+	if (send) {
+		uint32_t i = d->n_send++ % GS_TIMES_RING;
+		ev = &d->send[i];
+		d->send_key[i] = (struct gs_times_key){ seq, len, ts };
+		d->send_rid[i] = id ? id->rid : 0;
+		d->send_idt[i] = id && id->has_id ? (uint16_t)(0x100 | id->type) : 0;
+	} else {
+		uint32_t i = d->n_recv++ % GS_TIMES_RING;
+		ev = &d->recv[i];
+		d->recv_key[i] = (struct gs_times_key){ seq, len, ts };
+	}
 	ev->seq = seq;
 	ev->len = len;
 	ev->ts = ts;
@@ -163,15 +181,16 @@ int64_t gs_times_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_af
 		      uint32_t rid)
 {
 	uint32_t n = d->n_send < GS_TIMES_RING ? d->n_send : GS_TIMES_RING, best = UINT32_MAX;
+	uint16_t idt = (uint16_t)(0x100 | type);
 	int64_t ts = 0, ts_id = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct gs_times_ev *ev = &d->send[i];
+		const struct gs_times_key *ev = &d->send_key[i];
 		uint32_t into = seq - ev->seq; /* sequence space: wraps */
 		if (into >= UNKNOWN_SPAN || ev->ts > not_after)
 			continue;
 		/* a concurrent send entered before this one queued its bytes: its
 		 * sequence number is too low, its buffer tells the truth */
-		if (ev->has_id && ev->type == type && ev->rid == rid && ev->ts > ts_id)
+		if (d->send_idt[i] == idt && d->send_rid[i] == rid && ev->ts > ts_id)
 			ts_id = ev->ts;
 		if (ev->len && into >= ev->len)
 			continue;
@@ -188,7 +207,7 @@ int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq)
 	uint32_t n = d->n_recv < GS_TIMES_RING ? d->n_recv : GS_TIMES_RING;
 	int64_t ts = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct gs_times_ev *ev = &d->recv[i];
+		const struct gs_times_key *ev = &d->recv_key[i];
 		if (seq - ev->seq < ev->len && (!ts || ev->ts < ts))
 			ts = ev->ts;
 	}

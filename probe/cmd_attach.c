@@ -46,6 +46,7 @@ struct attach_opts {
 	bool syscall_hooks;
 	uint64_t ring_bytes;
 	uint64_t map_flows;
+	uint64_t map_fcache;
 	struct gs_privdrop user;     /* -Z */
 	bool sched;                  /* --sched */
 	const char *orb;             /* --orb PROFILE */
@@ -126,6 +127,7 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 	 * ~25k calls/s on a saturated machine 8 MiB overflowed; docs/attach.md) */
 	a->ring_bytes = 64u << 20;
 	a->map_flows = 32768;
+	a->map_fcache = GS_TAP_FCACHE_SLOTS;
 	/* no ':' and getopt_long's own messages, then the usage */
 	gs_options_getopt(&g, GS_CMD_ATTACH, false);
 	optind = 1;
@@ -179,6 +181,11 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		case GS_O_MAP_FLOWS:
 			if (!gs_parse_u64(optarg, 16, 1u << 24, false, &a->map_flows))
 				return bad("--map-flows wants 16..16777216");
+			break;
+		case GS_O_MAP_FCACHE:
+			if (!gs_parse_u64(optarg, 0, GS_TAP_FCACHE_SLOTS, false, &a->map_fcache) ||
+			    (a->map_fcache & (a->map_fcache - 1)))
+				return bad("--map-fcache wants 0 or a power of two up to 4096");
 			break;
 		case 'h':
 			usage(stdout);
@@ -285,6 +292,7 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	cfg->syscall_hooks = a->syscall_hooks;
 	cfg->ring_bytes = (uint32_t)a->ring_bytes;
 	cfg->max_flows = (uint32_t)a->map_flows;
+	cfg->fcache_slots = (uint32_t)a->map_fcache;
 	/* --port, --comm: the syscalls on this namespace's sockets, the ones the
 	 * packet tap sees (--pid: whatever namespace those processes use) */
 	if (!a->n_pids && stat("/proc/self/ns/net", &st) == 0)
@@ -649,11 +657,13 @@ static void report(const struct attach_ctx *x)
 	const uint64_t *c = x->cnt;
 	fprintf(stderr, "giopscope attach: kernel: %llu segments, %llu syscalls, %llu records lost (ring full), "
 		"%llu connection directions framed (%llu joined running), %llu framing resyncs, %llu message "
-		"heads not shipped, %llu flow map full\n",
+		"heads not shipped, %llu flow map full (framing state: %llu in the flow map, its fcache slot "
+		"held; %llu fcache slots taken from an idle direction)\n",
 		(unsigned long long)c[GS_CNT_SEGMENTS], (unsigned long long)c[GS_CNT_SYSCALLS],
 		(unsigned long long)c[GS_CNT_RB_LOST], (unsigned long long)c[GS_CNT_FLOWS_NEW],
 		(unsigned long long)c[GS_CNT_FLOWS_MIDSTREAM], (unsigned long long)c[GS_CNT_RESYNC],
-		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL]);
+		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL],
+		(unsigned long long)c[GS_CNT_FCACHE_HASHED], (unsigned long long)c[GS_CNT_FCACHE_EVICTED]);
 	if (x->feed.instants_missing || x->feed.queue_full || x->feed.bad_records || x->feed.times.replaced)
 		fprintf(stderr, "giopscope attach: %llu calls written without a syscall instant they waited "
 			"for, %llu written early (queue full), %llu bad records, %llu connection directions "

@@ -67,6 +67,9 @@ const struct gs_option gs_options[] = {
 	  { { A, "BYTES", "the kernel-to-user ring buffer (default 64m; power of two, 8k..1g)", 23 } } },
 	{ "map-flows", 0, required_argument, GS_O_MAP_FLOWS, A,
 	  { { A, "N", "connection directions the kernel frames at once (default 32768)", 23 } } },
+	{ "map-fcache", 0, required_argument, GS_O_MAP_FCACHE, A,
+	  { { A, "N", "slots of the direct-mapped framing table before that hash (default\n"
+		      "4096; a power of two, or 0: every direction in the hash)", 23 } } },
 	{ "relinquish-privileges", 'Z', required_argument, 0, L | A,
 	  { { L, "USER", "once the capture is open, become USER (its groups, gid, uid; no\n"
 			 "capabilities left); -w, -o, --trace and --report files are then\n"

@@ -15,6 +15,12 @@
 #             has two segments less than GAP_SWAP_US apart in the capture, by at most the number
 #             of such pairs: two segments of one connection can reach the veth on two CPUs at
 #             once, and AF_PACKET and tc then may see them in other orders (gap_swaps.py).
+#             With FCACHE=N, attach runs with --map-fcache N (0: every framing state in the
+#             LRU hash, framed in the per-CPU spare copy; 1: one direct-mapped slot, the other
+#             directions hashed) and its closing report must show that path taken (N=0: no
+#             state in a slot, i.e. none hashed "with its slot held" and none taken; N=1: some
+#             hashed with their slot held, and the slot taken from a closed connection (the
+#             clients run one after another; a slot is free 10 ms after a FIN) at least once).
 #   loopback  server and clients in one namespace over 127.0.0.1, `attach --port PORT
 #             --idle-reader` (so both processes are followed; attach's process SCHED_IDLE once
 #             attached, chrt -p): every answered call has all four instants and
@@ -45,7 +51,7 @@
 #
 # usage: tests/integration/attach_ebpf.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), BOUND_US (1000), TOL_NS (1000000), GAP_SWAP_US (20),
-#   GAP_SWAP_MAX (1),
+#   GAP_SWAP_MAX (1), FCACHE (unset: attach's default direct-mapped framing table),
 #   HOOKS (socket, the default, or syscalls),
 #   KEEP_DIR (keep every scenario's files there), FAIL_DIR (default /tmp/gs-failing)
 # Prints "PASS name" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a failure,
@@ -72,6 +78,10 @@ GAP_SWAP_US=${GAP_SWAP_US:-20}
 GAP_SWAP_MAX=${GAP_SWAP_MAX:-1}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
+FC_ARGS=()
+if [ -n "${FCACHE:-}" ]; then
+    FC_ARGS=(--map-fcache "$FCACHE")
+fi
 ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user"
 HOOKS=${HOOKS:-socket}
 case "$HOOKS" in
@@ -237,6 +247,25 @@ client() {
     fi
 }
 
+# check_fcache LOG: with FCACHE set, the closing report's framing-table counts show the path
+# the framing states took (see the header)
+check_fcache() {
+    [ -n "${FCACHE:-}" ] || return 0
+    local line hashed taken framed
+    line=$(grep -m1 "^giopscope attach: kernel:" "$1")
+    framed=$(sed -n 's/.* \([0-9]*\) connection directions framed.*/\1/p' <<<"$line")
+    hashed=$(sed -n 's/.*framing state: \([0-9]*\) in the flow map.*/\1/p' <<<"$line")
+    taken=$(sed -n 's/.* \([0-9]*\) fcache slots taken.*/\1/p' <<<"$line")
+    if [ -z "$framed" ] || [ -z "$hashed" ] || [ -z "$taken" ] || [ "$framed" -lt 2 ]; then
+        err "FCACHE=$FCACHE: no framing-table counts in the report" "$line"
+    elif [ "$FCACHE" = 0 ] && { [ "$hashed" != 0 ] || [ "$taken" != 0 ]; }; then
+        err "FCACHE=0: a framing state was in a slot" "$line"
+    elif [ "$FCACHE" = 1 ] && { [ "$hashed" -lt 1 ] || [ "$taken" -lt 1 ]; }; then
+        err "FCACHE=1: no direction went to the hash with its slot held, or none took it" "$line"
+    fi
+    echo "    fcache ($FCACHE): $framed directions framed, $hashed hashed with their slot held, $taken slots taken"
+}
+
 # ------------------------------------------------------------------ netns
 scenario_netns() {
     sc_begin netns
@@ -246,7 +275,7 @@ scenario_netns() {
             --time-stamp-precision=nano -U -i "$NS_VETH_SRV" -w "$SC_DIR/cap.pcap" "tcp port $PORT"
         TD_PID=$NS_LAST_PID
         ns_wait_grep "$SC_DIR/tcpdump.log" "listening on" 15 || err "tcpdump did not start"
-        if start_attach "$SC_DIR/attach.log" --pid "$SRV_PID" --pairs -o "$SC_DIR/attach.csv" -q; then
+        if start_attach "$SC_DIR/attach.log" --pid "$SRV_PID" "${FC_ARGS[@]}" --pairs -o "$SC_DIR/attach.csv" -q; then
             # one connection per sleep time: the order of the connections tells the sleep
             for us in $sleeps; do
                 client "$NS_CLI" -op slow -size "$us" -n 40
@@ -257,6 +286,7 @@ scenario_netns() {
             sleep 0.5
             stop_attach INT
             [ "$ATT_RC" = 0 ] || err "attach exit status $ATT_RC after SIGINT" "$(tail -3 "$SC_DIR/attach.log")"
+            check_fcache "$SC_DIR/attach.log"
         fi
         sleep 0.3
         ns_stop "$TD_PID" INT 15

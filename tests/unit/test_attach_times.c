@@ -1,0 +1,178 @@
+/* probe/attach_times.c: attach's send/recv instants per connection direction.
+ * The lookups scan dense copies of the events' keys (gs_times_key); checked
+ * here against the events themselves: a reference written over the rings of
+ * struct gs_times_ev (the lookups as they were before the dense keys), on
+ * pseudo-random streams of sends and recvs (known seed, several directions,
+ * rings wrapped many times, threads entering sends out of order, sends of
+ * unknown length, GIOP ids repeated), and on hand-made cases. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "../../probe/attach_times.h"
+
+#define UNKNOWN_SPAN (16u << 20)
+
+static int64_t ref_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_after, uint8_t type, uint32_t rid)
+{
+	uint32_t n = d->n_send < GS_TIMES_RING ? d->n_send : GS_TIMES_RING, best = UINT32_MAX;
+	int64_t ts = 0, ts_id = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct gs_times_ev *ev = &d->send[i];
+		uint32_t into = seq - ev->seq;
+		if (into >= UNKNOWN_SPAN || ev->ts > not_after)
+			continue;
+		if (ev->has_id && ev->type == type && ev->rid == rid && ev->ts > ts_id)
+			ts_id = ev->ts;
+		if (ev->len && into >= ev->len)
+			continue;
+		if (into < best || (into == best && ev->ts > ts)) {
+			best = into;
+			ts = ev->ts;
+		}
+	}
+	return ts_id ? ts_id : ts;
+}
+
+static int64_t ref_recv(const struct gs_times_dir *d, uint32_t seq)
+{
+	uint32_t n = d->n_recv < GS_TIMES_RING ? d->n_recv : GS_TIMES_RING;
+	int64_t ts = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct gs_times_ev *ev = &d->recv[i];
+		if (seq - ev->seq < ev->len && (!ts || ev->ts < ts))
+			ts = ev->ts;
+	}
+	return ts;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+	/* xorshift64* */
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+static void ep(struct gs_endpoint *e, uint8_t family, uint32_t a, uint16_t port)
+{
+	memset(e, 0, sizeof *e);
+	e->family = family;
+	e->port = port;
+	memcpy(e->addr, &a, 4);
+	if (family == 6)
+		memcpy(e->addr + 12, &a, 4);
+}
+
+static void matches_reference(void **state)
+{
+	struct gs_times t;
+	struct gs_endpoint src[6], dst[6];
+	uint32_t next_seq[6], sseq[6];
+	uint64_t rng = 0x6b38u;
+	int64_t now = 1000000;
+	uint32_t checked = 0, found = 0;
+	(void)state;
+	assert_int_equal(gs_times_init(&t, 64), 0);
+	for (int k = 0; k < 6; k++) {
+		/* IPv4 and IPv6; two directions differ only in the port */
+		ep(&src[k], k % 2 ? 6 : 4, 0x0a000001u + (uint32_t)(k / 2), (uint16_t)(40000 + k));
+		ep(&dst[k], k % 2 ? 6 : 4, 0x0a000002u, 2809);
+		/* near the wrap of sequence space for some */
+		next_seq[k] = sseq[k] = k < 3 ? 0xffff0000u + (uint32_t)k * 1000 : (uint32_t)rng_next(&rng);
+	}
+	for (int step = 0; step < 20000; step++) {
+		int k = (int)(rng_next(&rng) % 6);
+		uint64_t r = rng_next(&rng);
+		struct gs_times_id id = { (r & 3) != 0, (uint8_t)((r >> 2) % 3), (uint32_t)((r >> 8) % 40) };
+		uint32_t len = 12 + (uint32_t)((r >> 16) % 300);
+		now += 1 + (int64_t)((r >> 32) % 5000);
+		if (r & 0x10000000u) {
+			/* a send: now and then of unknown length, or entered early
+			 * (a lower sequence number than its bytes get) */
+			uint32_t at = next_seq[k] - ((r >> 40) % 8 == 0 ? len : 0);
+			gs_times_add(&t, &src[k], &dst[k], true, at, (r >> 44) % 10 == 0 ? 0 : len, now, &id);
+			next_seq[k] += len;
+		} else {
+			gs_times_add(&t, &dst[k], &src[k], false, sseq[k], len, now, NULL);
+			sseq[k] += len;
+		}
+		/* look up bytes around what was sent and received */
+		for (int q = 0; q < 4; q++) {
+			int j = (int)(rng_next(&rng) % 6);
+			const struct gs_times_dir *ds = gs_times_dir(&t, &src[j], &dst[j]);
+			const struct gs_times_dir *dr = gs_times_dir(&t, &dst[j], &src[j]);
+			uint64_t u = rng_next(&rng);
+			uint32_t seq = next_seq[j] - (uint32_t)(u % 20000);
+			int64_t na = now - (int64_t)((u >> 20) % 100000);
+			uint8_t type = (uint8_t)((u >> 40) % 3);
+			uint32_t rid = (uint32_t)((u >> 44) % 40);
+			if (ds) {
+				int64_t a = gs_times_send(ds, seq, na, type, rid);
+				assert_int_equal(a, ref_send(ds, seq, na, type, rid));
+				found += a != 0;
+				checked++;
+			}
+			if (dr) {
+				uint32_t rs = sseq[j] - (uint32_t)(u % 20000);
+				int64_t b = gs_times_recv(dr, rs);
+				assert_int_equal(b, ref_recv(dr, rs));
+				found += b != 0;
+				checked++;
+			}
+		}
+	}
+	/* the lookups did find instants, not only agree on none */
+	assert_true(checked > 50000);
+	assert_true(found > checked / 4);
+	gs_times_free(&t);
+}
+
+static void by_id_and_span(void **state)
+{
+	struct gs_times t;
+	struct gs_endpoint a, b, a6;
+	struct gs_times_id req7 = { true, 0, 7 }, req8 = { true, 0, 8 };
+	const struct gs_times_dir *d;
+	(void)state;
+	assert_int_equal(gs_times_init(&t, 16), 0);
+	ep(&a, 4, 0x0a000001u, 1234);
+	ep(&b, 4, 0x0a000002u, 2809);
+	ep(&a6, 6, 0x0a000001u, 1234);
+	/* two threads: request 8 enters first with seq 100, request 7 second
+	 * with seq 100 too (both read write_seq before either queued) */
+	gs_times_add(&t, &a, &b, true, 100, 50, 1000, &req8);
+	gs_times_add(&t, &a, &b, true, 100, 50, 1100, &req7);
+	d = gs_times_dir(&t, &a, &b);
+	assert_non_null(d);
+	/* the buffer names the message: each gets its own entry time */
+	assert_int_equal(gs_times_send(d, 150, 5000, 0, 8), 1000);
+	assert_int_equal(gs_times_send(d, 100, 5000, 0, 7), 1100);
+	/* by sequence alone (a reply type): the latest of equals */
+	assert_int_equal(gs_times_send(d, 120, 5000, 1, 7), 1100);
+	/* not after not_after */
+	assert_int_equal(gs_times_send(d, 120, 1050, 1, 7), 1000);
+	/* the IPv6 direction with the same bytes in its address is another one */
+	assert_null(gs_times_dir(&t, &a6, &b));
+	/* recv: the earliest that returned the byte */
+	gs_times_add(&t, &b, &a, false, 500, 10, 2000, NULL);
+	gs_times_add(&t, &b, &a, false, 505, 10, 1900, NULL);
+	d = gs_times_dir(&t, &b, &a);
+	assert_int_equal(gs_times_recv(d, 507), 1900);
+	assert_int_equal(gs_times_recv(d, 502), 2000);
+	assert_int_equal(gs_times_recv(d, 515), 0);
+	gs_times_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(matches_reference),
+		cmocka_unit_test(by_id_and_span),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -87,23 +87,38 @@ bool gs_call_is_error(const struct gs_call *c)
 	return c->status == GIOP_UNKNOWN_OBJECT || c->status == GIOP_LOC_SYSTEM_EXCEPTION;
 }
 
-static void account(struct gs_group *g, const struct gs_call *c)
+/* Counts a call in its group (g, NULL when none) and in the whole (all): the
+ * call's facts read once, each latency's bucket found once for both. */
+static void account(struct gs_group *g, struct gs_group *all, const struct gs_call *c)
 {
-	g->calls++;
-	if (gs_call_is_error(c))
-		g->errors++;
-	if (c->outcome == GS_OUT_ONEWAY)
-		g->oneways++;
-	if (c->outcome == GS_OUT_NO_REPLY)
-		g->no_reply++;
-	if (c->flags & GS_CF_CAPTURE_LOSS)
-		g->capture_loss++;
-	else if (gs_call_gap_filled(c))
-		g->gap_filled++;
-	if ((c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY) {
-		g->answered++;
-		gs_hist_record(&g->total, c->t_reply_last - c->t_request_first);
-		gs_hist_record(&g->server, c->t_reply_first - c->t_request_last);
+	bool err = gs_call_is_error(c);
+	bool oneway = c->outcome == GS_OUT_ONEWAY, no_reply = c->outcome == GS_OUT_NO_REPLY;
+	bool loss = (c->flags & GS_CF_CAPTURE_LOSS) != 0, filled = !loss && gs_call_gap_filled(c);
+	bool answered = (c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY;
+	all->calls++;
+	all->errors += err;
+	all->oneways += oneway;
+	all->no_reply += no_reply;
+	all->capture_loss += loss;
+	all->gap_filled += filled;
+	all->answered += answered;
+	if (g) {
+		g->calls++;
+		g->errors += err;
+		g->oneways += oneway;
+		g->no_reply += no_reply;
+		g->capture_loss += loss;
+		g->gap_filled += filled;
+		g->answered += answered;
+	}
+	if (!answered)
+		return;
+	if (g) {
+		gs_hist_record2(&g->total, &all->total, c->t_reply_last - c->t_request_first);
+		gs_hist_record2(&g->server, &all->server, c->t_reply_first - c->t_request_last);
+	} else {
+		gs_hist_record(&all->total, c->t_reply_last - c->t_request_first);
+		gs_hist_record(&all->server, c->t_reply_first - c->t_request_last);
 	}
 }
 
@@ -133,9 +148,7 @@ static struct gs_group *group_for(struct gs_stats *s, uint32_t key, uint8_t kind
 void gs_stats_add(struct gs_stats *s, const struct gs_call *c)
 {
 	struct gs_group *g = group_for(s, c->op, c->kind);
-	if (g)
-		account(g, c);
-	account(&s->all, c);
+	account(g, &s->all, c);
 }
 
 int gs_group_by_parse(const char *s)
@@ -236,9 +249,7 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 	struct gs_group *g;
 	if (s->by == GS_BY_OP || !s->has_labels) {
 		g = group_for(s, c->op, c->kind);
-		if (g)
-			account(g, c);
-		account(&s->all, c);
+		account(g, &s->all, c);
 		goto parts;
 	}
 	switch (s->by) {
@@ -267,9 +278,7 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 		n = sizeof label - 1;
 	id = gs_intern(&s->labels, label, n);
 	g = group_for(s, id == GS_INTERN_FULL ? GS_NONE : id, GS_KIND_REQUEST);
-	if (g)
-		account(g, c);
-	account(&s->all, c);
+	account(g, &s->all, c);
 parts:
 	if (!p || !s->parts || (!p->sched && !p->orb))
 		return;

@@ -236,6 +236,12 @@ static void add_parts(struct gs_stats *s, struct gs_group *g, const struct gs_ca
 
 void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c)
 {
+	/* by operation, no parts: what gs_stats_add_call_parts does then, without
+	 * the frame its labels need */
+	if (s->by == GS_BY_OP || !s->has_labels) {
+		account(group_for(s, c->op, c->kind), &s->all, c);
+		return;
+	}
 	gs_stats_add_call_parts(s, strings, c, NULL);
 }
 

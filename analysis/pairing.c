@@ -34,8 +34,8 @@ static uint32_t intern_span(struct gs_engine *e, struct gs_span s)
 	return id;
 }
 
-/* Most requests of a connection repeat the last operation and object key:
- * compare with it before hashing. */
+/* Most requests of a connection repeat the last operation: compare with it
+ * before interning. */
 static uint32_t intern_cached(struct gs_engine *e, struct gs_span s, uint32_t *last)
 {
 	size_t n;
@@ -68,7 +68,9 @@ static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const 
 		c->flags |= GS_CF_OP_KNOWN;
 	}
 	if ((m->have & GIOP_HAVE_TARGET) && m->object_key.p)
-		c->object_key = intern_cached(e, m->object_key, &dr->last_key);
+		/* a connection's object keys rotate (several objects a client): the
+		 * intern table's quick lookup, not the last key */
+		c->object_key = intern_span(e, m->object_key);
 	if (m->has_priority) {
 		c->priority = m->priority;
 		c->flags |= GS_CF_HAS_PRIORITY;

@@ -89,31 +89,36 @@ bool gs_call_is_error(const struct gs_call *c)
 
 /* Counts a call in its group (g, NULL when none) and in the whole (all): the
  * call's facts read once, each latency's bucket found once for both. */
+/* A rare count of a call: in the whole and in its group. */
+static inline void count_rare(uint64_t *all, uint64_t *g)
+{
+	(*all)++;
+	if (g)
+		(*g)++;
+}
+
 static void account(struct gs_group *g, struct gs_group *all, const struct gs_call *c)
 {
-	bool err = gs_call_is_error(c);
-	bool oneway = c->outcome == GS_OUT_ONEWAY, no_reply = c->outcome == GS_OUT_NO_REPLY;
-	bool loss = (c->flags & GS_CF_CAPTURE_LOSS) != 0, filled = !loss && gs_call_gap_filled(c);
 	bool answered = (c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY;
 	all->calls++;
-	all->errors += err;
-	all->oneways += oneway;
-	all->no_reply += no_reply;
-	all->capture_loss += loss;
-	all->gap_filled += filled;
-	all->answered += answered;
-	if (g) {
+	if (g)
 		g->calls++;
-		g->errors += err;
-		g->oneways += oneway;
-		g->no_reply += no_reply;
-		g->capture_loss += loss;
-		g->gap_filled += filled;
-		g->answered += answered;
-	}
+	/* most calls are answered without an error, a loss or a gap fill */
+	if (gs_call_is_error(c))
+		count_rare(&all->errors, g ? &g->errors : NULL);
+	if (c->outcome == GS_OUT_ONEWAY)
+		count_rare(&all->oneways, g ? &g->oneways : NULL);
+	if (c->outcome == GS_OUT_NO_REPLY)
+		count_rare(&all->no_reply, g ? &g->no_reply : NULL);
+	if (c->flags & GS_CF_CAPTURE_LOSS)
+		count_rare(&all->capture_loss, g ? &g->capture_loss : NULL);
+	else if (gs_call_gap_filled(c))
+		count_rare(&all->gap_filled, g ? &g->gap_filled : NULL);
 	if (!answered)
 		return;
+	all->answered++;
 	if (g) {
+		g->answered++;
 		gs_hist_record2(&g->total, &all->total, c->t_reply_last - c->t_request_first);
 		gs_hist_record2(&g->server, &all->server, c->t_reply_first - c->t_request_last);
 	} else {

@@ -373,8 +373,10 @@ static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, 
 
 /* The instants of the message that just ended (or was cut short) go to its
  * call: the earliest packet of its own bytes may lower t_*_first, the one
- * that completed it raises t_*_last; its gap fills are added. */
-static void message_times(struct gs_engine *e, struct gs_dir *dr, struct gs_ocall *c, uint32_t idx)
+ * that completed it raises t_*_last; its gap fills are added.  Inline: once a
+ * message, with the call's records at hand. */
+static inline __attribute__((always_inline)) void message_times(struct gs_engine *e, struct gs_dir *dr,
+								 struct gs_ocall *c, uint32_t idx)
 {
 	uint32_t fills = dr->msg_fills;
 	if (dr->msg_t_max == INT64_MIN) /* no packet of its own: nothing to say */

@@ -417,7 +417,7 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 	wm_push(e, idx);
 }
 
-static void open_remove(struct gs_engine *e, uint32_t idx)
+static inline __attribute__((always_inline)) void open_remove(struct gs_engine *e, uint32_t idx)
 {
 	const struct gs_ocall *c = &e->calls[idx];
 	e->open_count--;

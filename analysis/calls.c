@@ -334,23 +334,10 @@ static void out_remove(struct gs_engine *e, uint32_t idx)
 
 /* ---- open index (linear probing, backward-shift deletion) ------------------ */
 
-struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
+/* The index part of gs_call_open_find (engine_impl.h). */
+struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 {
-	uint32_t i;
-	const struct gs_dir *dr = &e->flows[flow].dir[dir];
-	/* the common cases without touching the index: nothing open this way,
-	 * or the reply to the latest request */
-	if (e->flows[flow].gen == gen) {
-		if (dr->open_n == 0)
-			return NULL;
-		if (dr->last_call < e->n_calls) {
-			struct gs_ocall *c = &e->calls[dr->last_call];
-			if (c->where == GS_CALL_OPEN && c->request_id == rid && c->flow == flow &&
-			    c->flow_gen == gen && c->dir == dir)
-				return c;
-		}
-	}
-	i = open_hash(flow, gen, dir, rid) & e->open_mask;
+	uint32_t i = open_hash(flow, gen, dir, rid) & e->open_mask;
 	for (; e->open_index[i]; i = (i + 1) & e->open_mask) {
 		struct gs_ocall *c = &e->calls[e->open_index[i] - 1];
 		if (c->request_id == rid && c->flow == flow && c->flow_gen == gen && c->dir == dir)

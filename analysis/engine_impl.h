@@ -467,7 +467,26 @@ static inline const struct gs_cext *gs_cx_peek(const struct gs_engine *e, const 
 {
 	return c->ext != GS_NONE ? &e->cext[c->ext] : NULL;
 }
-struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
+/* The open call of (connection, direction, request id), or NULL.  The common
+ * cases inline, without touching the index: nothing open this way, or the
+ * latest request's call (a reply to it); else the index (calls.c). */
+struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
+static inline struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir,
+						 uint32_t rid)
+{
+	const struct gs_dir *dr = &e->flows[flow].dir[dir];
+	if (e->flows[flow].gen == gen) {
+		if (dr->open_n == 0)
+			return NULL;
+		if (dr->last_call < e->n_calls) {
+			struct gs_ocall *c = &e->calls[dr->last_call];
+			if (c->where == GS_CALL_OPEN && c->request_id == rid && c->flow == flow &&
+			    c->flow_gen == gen && c->dir == dir)
+				return c;
+		}
+	}
+	return gs_call_open_probe(e, flow, gen, dir, rid);
+}
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);
 void gs_calls_drain(struct gs_engine *e, bool all);

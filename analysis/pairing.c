@@ -47,8 +47,8 @@ static uint32_t intern_cached(struct gs_engine *e, struct gs_span s, uint32_t *l
 }
 
 /* The request half of a call, from its decoded header. */
-static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
-			   struct gs_ocall *c)
+static inline __attribute__((always_inline)) void request_fields(struct gs_engine *e, struct gs_flow *f, int d,
+								  const struct giop_msg *m, struct gs_ocall *c)
 {
 	struct gs_dir *dr = &f->dir[d];
 	c->major = m->major;

@@ -1,7 +1,7 @@
 /* The call table: a fixed pool of call records, an index of open calls by
  * (connection, direction, request id), a min-heap of open calls by start time
- * (the output watermark) and a min-heap of ended calls waiting to be written in
- * (t_request_first, client, request_id) order.
+ * (the output watermark) and the ended calls waiting to be written in
+ * (t_request_first, client, request_id) order (a few sorted runs and a min-heap).
  *
  * A call slot is free, open (waiting for its reply) or queued (ended, waiting
  * for output).  When the pool is full the oldest queued call is written early,
@@ -195,41 +195,149 @@ static void wm_keep(struct gs_engine *e)
 			wm_push(e, i);
 }
 
-/* The ended calls in output order. */
+/* The ended calls in output order: GS_OUT_RUNS runs, each of calls in that
+ * order (most calls end about in the order they began: a call joins the run
+ * whose last call comes latest before it, without a heap step), and the heap
+ * for the rest.  The next call out is the first of all: the order is total,
+ * so the calls come out as from one heap.  A queued call's keys stay as they
+ * were (only an open call's start moves: gs_call_rekey_time), so the runs
+ * read them from the call records; a queued call's heap_pos (the open calls'
+ * heap's, free once it ended) links its run.  out_src caches where the next
+ * call out is: the drain asks at every packet. */
 static struct gs_heap_ent *out_base(struct gs_engine *e)
 {
 	return e->heap_mem + e->n_calls - 1;
 }
 
-static void out_push(struct gs_engine *e, uint32_t idx)
+static struct gs_heap_ent out_ent(const struct gs_engine *e, uint32_t idx)
 {
-	heap_push(e, out_base(e), &e->out_n, idx, out_before, false);
+	const struct gs_ocall *c = &e->calls[idx];
+	struct gs_heap_ent v = { .t = c->t_request_first, .serial = c->serial, .idx = idx };
+	return v;
 }
 
-static void out_remove_at(struct gs_engine *e, uint32_t pos)
+/* The next call out (out_n > 0). */
+static const struct gs_heap_ent *out_top(const struct gs_engine *e)
 {
-	heap_remove(e, out_base(e), &e->out_n, pos, out_before, false);
+	return e->out_src < 0 ? &e->heap_mem[e->n_calls - 1] : &e->run_first[e->out_src];
+}
+
+/* Finds where the next call out is, after it left or when any queued call did. */
+static void out_find_top(struct gs_engine *e)
+{
+	const struct gs_heap_ent *top = e->out_hn ? &e->heap_mem[e->n_calls - 1] : NULL;
+	e->out_src = -1;
+	for (int r = 0; r < GS_OUT_RUNS; r++) {
+		if (e->run_n[r] && (!top || out_before(e, &e->run_first[r], top))) {
+			top = &e->run_first[r];
+			e->out_src = r;
+		}
+	}
+}
+
+static void out_push(struct gs_engine *e, uint32_t idx)
+{
+	struct gs_heap_ent v = out_ent(e, idx), top;
+	int best = -1, empty = -1;
+	bool first;
+	if (e->out_n == 0) { /* the queue is empty: the first run takes it */
+		e->out_n = 1;
+		e->out_src = 0;
+		e->calls[idx].heap_pos = GS_NONE;
+		e->run_first[0] = e->run_tail[0] = v;
+		e->run_last[0] = idx;
+		e->run_n[0] = 1;
+		return;
+	}
+	top = *out_top(e);
+	first = out_before(e, &v, &top);
+	e->out_n++;
+	/* the run whose last call is the latest before this one */
+	for (int r = 0; r < GS_OUT_RUNS; r++) {
+		if (e->run_n[r] == 0) {
+			if (empty < 0)
+				empty = r;
+		} else if (out_before(e, &e->run_tail[r], &v) &&
+			   (best < 0 || out_before(e, &e->run_tail[best], &e->run_tail[r]))) {
+			best = r;
+		}
+	}
+	if (best < 0)
+		best = empty;
+	if (first)
+		e->out_src = best;
+	if (best < 0) {
+		heap_push(e, out_base(e), &e->out_hn, idx, out_before, false);
+		return;
+	}
+	e->calls[idx].heap_pos = GS_NONE;
+	if (e->run_n[best] == 0)
+		e->run_first[best] = v;
+	else
+		e->calls[e->run_last[best]].heap_pos = idx;
+	e->run_tail[best] = v;
+	e->run_last[best] = idx;
+	e->run_n[best]++;
+}
+
+/* Takes the next call out of the queue. */
+static uint32_t out_pop(struct gs_engine *e)
+{
+	int r = e->out_src;
+	uint32_t idx = out_top(e)->idx;
+	e->out_n--;
+	if (r >= 0) {
+		if (--e->run_n[r])
+			e->run_first[r] = out_ent(e, e->calls[idx].heap_pos);
+	} else {
+		heap_remove(e, out_base(e), &e->out_hn, 0, out_before, false);
+	}
+	if (e->out_n)
+		out_find_top(e);
+	return idx;
+}
+
+/* Takes a queued call out from anywhere (rare: a walk). */
+static void out_remove(struct gs_engine *e, uint32_t idx)
+{
+	for (uint32_t pos = 0; pos < e->out_hn; pos++) {
+		if (out_base(e)[-(ptrdiff_t)pos].idx == idx) {
+			heap_remove(e, out_base(e), &e->out_hn, pos, out_before, false);
+			e->out_n--;
+			out_find_top(e);
+			return;
+		}
+	}
+	for (int r = 0; r < GS_OUT_RUNS; r++) {
+		uint32_t prev = GS_NONE, k;
+		for (k = e->run_n[r] ? e->run_first[r].idx : GS_NONE; k != GS_NONE && k != idx;
+		     k = e->calls[k].heap_pos)
+			prev = k;
+		if (k == GS_NONE)
+			continue;
+		e->out_n--;
+		e->run_n[r]--;
+		if (prev == GS_NONE) {
+			if (e->run_n[r])
+				e->run_first[r] = out_ent(e, e->calls[idx].heap_pos);
+		} else {
+			e->calls[prev].heap_pos = e->calls[idx].heap_pos;
+		}
+		if (e->run_last[r] == idx && prev != GS_NONE) {
+			e->run_last[r] = prev;
+			e->run_tail[r] = out_ent(e, prev);
+		}
+		out_find_top(e);
+		return;
+	}
 }
 
 /* ---- open index (linear probing, backward-shift deletion) ------------------ */
 
-struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
+/* The index part of gs_call_open_find (engine_impl.h). */
+struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 {
-	uint32_t i;
-	const struct gs_dir *dr = &e->flows[flow].dir[dir];
-	/* the common cases without touching the index: nothing open this way,
-	 * or the reply to the latest request */
-	if (e->flows[flow].gen == gen) {
-		if (dr->open_n == 0)
-			return NULL;
-		if (dr->last_call < e->n_calls) {
-			struct gs_ocall *c = &e->calls[dr->last_call];
-			if (c->where == GS_CALL_OPEN && c->request_id == rid && c->flow == flow &&
-			    c->flow_gen == gen && c->dir == dir)
-				return c;
-		}
-	}
-	i = open_hash(flow, gen, dir, rid) & e->open_mask;
+	uint32_t i = open_hash(flow, gen, dir, rid) & e->open_mask;
 	for (; e->open_index[i]; i = (i + 1) & e->open_mask) {
 		struct gs_ocall *c = &e->calls[e->open_index[i] - 1];
 		if (c->request_id == rid && c->flow == flow && c->flow_gen == gen && c->dir == dir)
@@ -296,7 +404,7 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 	wm_push(e, idx);
 }
 
-static void open_remove(struct gs_engine *e, uint32_t idx)
+static inline __attribute__((always_inline)) void open_remove(struct gs_engine *e, uint32_t idx)
 {
 	const struct gs_ocall *c = &e->calls[idx];
 	e->open_count--;
@@ -412,7 +520,8 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 	c->rtx_mark = x->rtx_mark;
 }
 
-void gs_call_release(struct gs_engine *e, uint32_t idx)
+/* Frees a call's slot (and side record); inline where each written call goes. */
+static inline __attribute__((always_inline)) void release(struct gs_engine *e, uint32_t idx)
 {
 	struct gs_ocall *c = &e->calls[idx];
 	if (c->attached) {
@@ -432,6 +541,11 @@ void gs_call_release(struct gs_engine *e, uint32_t idx)
 	e->call_free = idx;
 }
 
+void gs_call_release(struct gs_engine *e, uint32_t idx)
+{
+	release(e, idx);
+}
+
 /* Drops an open call without writing it (a parked reply that found no request). */
 void gs_call_discard(struct gs_engine *e, uint32_t idx)
 {
@@ -440,12 +554,7 @@ void gs_call_discard(struct gs_engine *e, uint32_t idx)
 	} else if (e->calls[idx].where == GS_CALL_QUEUED) {
 		/* the queue does not track positions: look for it (no caller drops a
 		 * queued call today; this stays correct if one does) */
-		for (uint32_t pos = 0; pos < e->out_n; pos++) {
-			if (out_base(e)[-(ptrdiff_t)pos].idx == idx) {
-				out_remove_at(e, pos);
-				break;
-			}
-		}
+		out_remove(e, idx);
 	}
 	gs_call_release(e, idx);
 }
@@ -461,10 +570,9 @@ void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t)
 
 static void emit_top(struct gs_engine *e)
 {
-	uint32_t idx = out_base(e)->idx;
+	uint32_t idx = out_pop(e);
 	struct gs_call rec, *c = &rec;
 	assemble(e, &e->calls[idx], c);
-	out_remove_at(e, 0);
 	e->hold.serial = 0; /* a hold is for the top until it changes: serials wrap */
 	if (e->cfg.ordered && c->t_request_first < e->last_emitted_t)
 		e->cnt.rows_out_of_order++; /* only an ordered output can be out of order */
@@ -495,7 +603,7 @@ static void emit_top(struct gs_engine *e)
 	}
 	if (e->emit)
 		e->emit(e->emit_arg, e, c);
-	gs_call_release(e, idx);
+	release(e, idx);
 }
 
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
@@ -537,7 +645,7 @@ static bool still_held(const struct gs_engine *e)
 {
 	const struct gs_drain_hold *h = &e->hold;
 	const struct gs_flow *f;
-	if (e->heap_mem[e->n_calls - 1].serial != h->serial || h->serial == 0)
+	if (h->serial == 0 || out_top(e)->serial != h->serial)
 		return false;
 	if (e->now - h->t_done >= e->cfg.linger_ns)
 		return false;
@@ -567,7 +675,7 @@ void gs_calls_drain(struct gs_engine *e, bool all)
 		const struct gs_ocall *top;
 		if (!all && still_held(e))
 			break;
-		top = &e->calls[out_base(e)->idx];
+		top = &e->calls[out_top(e)->idx];
 		if (!all) {
 			const struct gs_cext *x = gs_cx_peek(e, top);
 			int64_t t_done = x ? x->t_done : e->now;

@@ -178,7 +178,8 @@ struct gs_ocall {
 	 * (its connection ended) `flow` still names it, for the record's conn_flow */
 	uint32_t flow, flow_gen;
 	uint32_t flow_prev, flow_next;
-	uint32_t heap_pos;     /* place in the open calls' heap (open calls only) */
+	uint32_t heap_pos;     /* place in the open calls' heap (open calls only); once
+	                        * queued, the next call of its run (calls.c) */
 	uint32_t serial;       /* creation order: stable tie-break */
 	uint32_t req_seq_base; /* TCP sequence number of stream offset 0 of the request's direction */
 	uint32_t ext;          /* side record (e->cext), GS_NONE when none */
@@ -303,11 +304,34 @@ struct gs_engine {
 	 * it until the pool fills, and a call then costs no heap entry. */
 	bool wm_kept;
 	uint32_t out_n;                /* ended calls waiting for output order */
+	/* The ended calls are a few sorted runs and a heap (calls.c): a call
+	 * joins the run whose last call comes just before it (most do: calls end
+	 * about in the order they began), linked through their heap_pos in that
+	 * order; the others go to the heap (out_hn entries from the end of
+	 * heap_mem).  The next call out is the first of them all. */
+#define GS_OUT_RUNS 2
+	uint32_t out_hn;
+	uint32_t run_n[GS_OUT_RUNS];
+	uint32_t run_last[GS_OUT_RUNS];  /* call index of each run's last call */
+	struct gs_heap_ent run_first[GS_OUT_RUNS], run_tail[GS_OUT_RUNS];
+	int out_src;                     /* where the next call out is: run, or -1 the heap */
 	struct gs_drain_hold hold;
 	uint32_t serial;
 	int64_t last_emitted_t;
 	bool finishing;
 };
+
+/* The earliest start among the ended calls waiting for output (out_n > 0). */
+static inline int64_t gs_out_min_t(const struct gs_engine *e)
+{
+	int64_t t = INT64_MAX;
+	for (int r = 0; r < GS_OUT_RUNS; r++)
+		if (e->run_n[r] && e->run_first[r].t < t)
+			t = e->run_first[r].t;
+	if (e->out_hn && e->heap_mem[e->n_calls - 1].t < t)
+		t = e->heap_mem[e->n_calls - 1].t;
+	return t;
+}
 
 /* flows.c */
 struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
@@ -443,7 +467,26 @@ static inline const struct gs_cext *gs_cx_peek(const struct gs_engine *e, const 
 {
 	return c->ext != GS_NONE ? &e->cext[c->ext] : NULL;
 }
-struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
+/* The open call of (connection, direction, request id), or NULL.  The common
+ * cases inline, without touching the index: nothing open this way, or the
+ * latest request's call (a reply to it); else the index (calls.c). */
+struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
+static inline struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir,
+						 uint32_t rid)
+{
+	const struct gs_dir *dr = &e->flows[flow].dir[dir];
+	if (e->flows[flow].gen == gen) {
+		if (dr->open_n == 0)
+			return NULL;
+		if (dr->last_call < e->n_calls) {
+			struct gs_ocall *c = &e->calls[dr->last_call];
+			if (c->where == GS_CALL_OPEN && c->request_id == rid && c->flow == flow &&
+			    c->flow_gen == gen && c->dir == dir)
+				return c;
+		}
+	}
+	return gs_call_open_probe(e, flow, gen, dir, rid);
+}
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);
 void gs_calls_drain(struct gs_engine *e, bool all);

@@ -16,9 +16,8 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
 	int64_t f = e->now;
 	if (e->wm_n > 0 && e->wm_heap[0].t < f)
 		f = e->wm_heap[0].t;
-	/* the ended calls' queue runs down from the last entry of heap_mem (calls.c) */
-	if (e->out_n > 0 && e->heap_mem[e->n_calls - 1].t < f)
-		f = e->heap_mem[e->n_calls - 1].t;
+	if (e->out_n > 0 && gs_out_min_t(e) < f)
+		f = gs_out_min_t(e);
 	if (e->pend_count) {
 		int64_t p = gs_pending_min(e);
 		if (p < f)

@@ -72,4 +72,40 @@ static inline bool gs_hist_record(struct gs_hist *h, int64_t v)
 	return ok;
 }
 
+/* The counters of a record past the bucket: both records of a value share them. */
+static inline void gs_hist_note(struct gs_hist *h, uint32_t idx, int64_t v)
+{
+	h->counts[idx]++;
+	h->total++;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	h->sum = (uint64_t)v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + (uint64_t)v;
+}
+
+/* Records one value into two histograms (a group's and the whole's): the same
+ * as gs_hist_record on each, with the bucket found once when their ranges match. */
+static inline void gs_hist_record2(struct gs_hist *a, struct gs_hist *b, int64_t v)
+{
+	uint64_t u;
+	uint32_t idx;
+	if (a->top_bits != b->top_bits) {
+		gs_hist_record(a, v);
+		gs_hist_record(b, v);
+		return;
+	}
+	if (v < 0)
+		v = 0;
+	u = (uint64_t)v;
+	if (u >> a->top_bits) {
+		u = ((uint64_t)1 << a->top_bits) - 1;
+		a->saturated++;
+		b->saturated++;
+	}
+	idx = gs_hist_index(a, u);
+	gs_hist_note(a, idx, v);
+	gs_hist_note(b, idx, v);
+}
+
 #endif

@@ -19,6 +19,15 @@ static uint32_t hash_bytes(const uint8_t *p, size_t n)
 	}
 	if (i < n) {
 		uint64_t w = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		if (n >= 8) {
+			/* the last 8 bytes, those before i shifted out: the same word
+			 * as the loop below gathers, in one load */
+			memcpy(&w, p + n - 8, 8);
+			w >>= 8 * (8 - (n - i));
+			i = n;
+		}
+#endif
 		for (unsigned k = 0; i < n; i++, k += 8)
 			w |= (uint64_t)p[i] << k;
 		h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
@@ -65,7 +74,31 @@ void gs_intern_free(struct gs_intern *t)
 	memset(t, 0, sizeof *t);
 }
 
+static uint32_t intern_hashed(struct gs_intern *t, const void *p, size_t len);
+
+_Static_assert(GS_INTERN_QUICK == 1 << 6, "the quick key takes the top 6 bits");
+
+/* Strings of 8 bytes or more: the quick table first (a string has one id, so
+ * an entry whose bytes match is the answer), else the hash table. */
 uint32_t gs_intern(struct gs_intern *t, const void *p, size_t len)
+{
+	uint64_t a, b;
+	uint32_t q, id;
+	if (len < 8)
+		return intern_hashed(t, p, len);
+	memcpy(&a, p, 8);
+	memcpy(&b, (const uint8_t *)p + len - 8, 8);
+	q = (uint32_t)(((a ^ (b * 0x9e3779b97f4a7c15ULL) ^ len) * 0xbf58476d1ce4e5b9ULL) >> 58);
+	id = t->quick[q];
+	if (id && t->length[id - 1] == len && memcmp(t->chars + t->offset[id - 1], p, len) == 0)
+		return id - 1;
+	id = intern_hashed(t, p, len);
+	if (id != GS_INTERN_FULL)
+		t->quick[q] = id + 1;
+	return id;
+}
+
+static uint32_t intern_hashed(struct gs_intern *t, const void *p, size_t len)
 {
 	uint32_t h = hash_bytes(p, len), i, id;
 	if (len == 0)
@@ -104,12 +137,3 @@ uint32_t gs_intern(struct gs_intern *t, const void *p, size_t len)
 	return id;
 }
 
-const char *gs_intern_get(const struct gs_intern *t, uint32_t id, size_t *len)
-{
-	if (id >= t->count) {
-		*len = 0;
-		return "";
-	}
-	*len = t->length[id];
-	return t->chars + t->offset[id];
-}

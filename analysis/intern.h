@@ -27,13 +27,26 @@ struct gs_intern {
 	 * which is too large to stay in cache (8 bytes a string allowed) */
 #define GS_INTERN_FRONT 256
 	uint32_t front[GS_INTERN_FRONT];
+	/* id + 1 by a cheap key of a string of 8 bytes or more (its length, first
+	 * and last 8 bytes): checked before the hash, which reads every byte */
+#define GS_INTERN_QUICK 64
+	uint32_t quick[GS_INTERN_QUICK];
 };
 
 /* Returns 0 or an errno value. */
 int gs_intern_init(struct gs_intern *t, uint32_t max_count, size_t max_bytes);
 void gs_intern_free(struct gs_intern *t);
 uint32_t gs_intern(struct gs_intern *t, const void *p, size_t len);
-/* Bytes of an id (not NUL-terminated); GS_INTERN_FULL reads as empty. */
-const char *gs_intern_get(const struct gs_intern *t, uint32_t id, size_t *len);
+/* Bytes of an id (not NUL-terminated); GS_INTERN_FULL reads as empty.  Inline:
+ * each request's operation and object key are compared with the last ones. */
+static inline const char *gs_intern_get(const struct gs_intern *t, uint32_t id, size_t *len)
+{
+	if (id >= t->count) {
+		*len = 0;
+		return "";
+	}
+	*len = t->length[id];
+	return t->chars + t->offset[id];
+}
 
 #endif

@@ -34,8 +34,8 @@ static uint32_t intern_span(struct gs_engine *e, struct gs_span s)
 	return id;
 }
 
-/* Most requests of a connection repeat the last operation and object key:
- * compare with it before hashing. */
+/* Most requests of a connection repeat the last operation: compare with it
+ * before interning. */
 static uint32_t intern_cached(struct gs_engine *e, struct gs_span s, uint32_t *last)
 {
 	size_t n;
@@ -47,8 +47,8 @@ static uint32_t intern_cached(struct gs_engine *e, struct gs_span s, uint32_t *l
 }
 
 /* The request half of a call, from its decoded header. */
-static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
-			   struct gs_ocall *c)
+static inline __attribute__((always_inline)) void request_fields(struct gs_engine *e, struct gs_flow *f, int d,
+								  const struct giop_msg *m, struct gs_ocall *c)
 {
 	struct gs_dir *dr = &f->dir[d];
 	c->major = m->major;
@@ -68,7 +68,9 @@ static void request_fields(struct gs_engine *e, struct gs_flow *f, int d, const 
 		c->flags |= GS_CF_OP_KNOWN;
 	}
 	if ((m->have & GIOP_HAVE_TARGET) && m->object_key.p)
-		c->object_key = intern_cached(e, m->object_key, &dr->last_key);
+		/* a connection's object keys rotate (several objects a client): the
+		 * intern table's quick lookup, not the last key */
+		c->object_key = intern_span(e, m->object_key);
 	if (m->has_priority) {
 		c->priority = m->priority;
 		c->flags |= GS_CF_HAS_PRIORITY;
@@ -371,8 +373,10 @@ static void gs_pair_message_kind(struct gs_engine *e, struct gs_flow *f, int d, 
 
 /* The instants of the message that just ended (or was cut short) go to its
  * call: the earliest packet of its own bytes may lower t_*_first, the one
- * that completed it raises t_*_last; its gap fills are added. */
-static void message_times(struct gs_engine *e, struct gs_dir *dr, struct gs_ocall *c, uint32_t idx)
+ * that completed it raises t_*_last; its gap fills are added.  Inline: once a
+ * message, with the call's records at hand. */
+static inline __attribute__((always_inline)) void message_times(struct gs_engine *e, struct gs_dir *dr,
+								 struct gs_ocall *c, uint32_t idx)
 {
 	uint32_t fills = dr->msg_fills;
 	if (dr->msg_t_max == INT64_MIN) /* no packet of its own: nothing to say */

@@ -325,6 +325,25 @@ static char *w_csv_field(char *p, const char *s, size_t n)
 	return p;
 }
 
+/* The operation's field: w_csv_field, but the name written last without
+ * quotes is not scanned again. */
+static char *w_csv_op(char *p, const char *s, size_t n, struct gs_pairs_cache *cache)
+{
+	size_t i;
+	if (cache && s == cache->plain_op && n == cache->plain_op_len)
+		return w_str(p, s, n);
+	for (i = 0; i < n; i++)
+		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
+			break;
+	if (i < n)
+		return w_csv_field(p, s, n);
+	if (cache) {
+		cache->plain_op = s;
+		cache->plain_op_len = n;
+	}
+	return w_str(p, s, n);
+}
+
 INLINE char *w_csv_instant(char *p, struct gs_pairs_sec *m, int64_t t)
 {
 	*p++ = ',';
@@ -386,7 +405,7 @@ static void csv_row(struct line *l, const char *op, size_t oplen, const char *st
 	p = w_u64(p + 3, c->minor);
 	if (c->kind == GS_KIND_REQUEST) {
 		p = w_str(p, ",Request,", 9);
-		p = w_csv_field(p, op, oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen);
+		p = w_csv_op(p, op, oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen, cache);
 	} else {
 		p = w_str(p, ",LocateRequest,", 15);
 	}
@@ -599,8 +618,16 @@ void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_i
 	if (fmt == GS_PAIRS_CSV) {
 		size_t oplen = 0, stlen;
 		const char *op = c->kind == GS_KIND_REQUEST ? gs_intern_get(strings, c->op, &oplen) : "";
-		const char *st = gs_call_status(c);
-		stlen = strlen(st);
+		const char *st;
+		if (c->outcome == GS_OUT_REPLY && (c->flags & GS_CF_STATUS_KNOWN) && c->reply_type == GIOP_REPLY &&
+		    c->status == GIOP_NO_EXCEPTION) {
+			/* most rows: gs_call_status's name for them, without looking it up */
+			st = "NO_EXCEPTION";
+			stlen = sizeof "NO_EXCEPTION" - 1;
+		} else {
+			st = gs_call_status(c);
+			stlen = strlen(st);
+		}
 		/* the GIOP status names are far shorter: the bound only keeps the row's room true */
 		if (stlen > CSV_STATUS_MAX)
 			stlen = CSV_STATUS_MAX;

@@ -39,6 +39,11 @@ struct gs_pairs_cache {
 	struct gs_pairs_ep_text slot[GS_PAIRS_CACHE_SETS][2];
 	uint8_t recent[GS_PAIRS_CACHE_SETS];   /* the way used last: the other one goes */
 	struct gs_pairs_sec sec;
+	/* the last operation name written that needs no CSV quotes, by address and
+	 * length: the bytes of an interned string stay where they are, unchanged,
+	 * while its table lives (the table a writer is given lives as long as its cache) */
+	const char *plain_op;
+	size_t plain_op_len;
 };
 
 void gs_pairs_header(FILE *out, enum gs_pairs_format fmt);

@@ -87,23 +87,43 @@ bool gs_call_is_error(const struct gs_call *c)
 	return c->status == GIOP_UNKNOWN_OBJECT || c->status == GIOP_LOC_SYSTEM_EXCEPTION;
 }
 
-static void account(struct gs_group *g, const struct gs_call *c)
+/* Counts a call in its group (g, NULL when none) and in the whole (all): the
+ * call's facts read once, each latency's bucket found once for both. */
+/* A rare count of a call: in the whole and in its group. */
+static inline void count_rare(uint64_t *all, uint64_t *g)
 {
-	g->calls++;
+	(*all)++;
+	if (g)
+		(*g)++;
+}
+
+static void account(struct gs_group *g, struct gs_group *all, const struct gs_call *c)
+{
+	bool answered = (c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY;
+	all->calls++;
+	if (g)
+		g->calls++;
+	/* most calls are answered without an error, a loss or a gap fill */
 	if (gs_call_is_error(c))
-		g->errors++;
+		count_rare(&all->errors, g ? &g->errors : NULL);
 	if (c->outcome == GS_OUT_ONEWAY)
-		g->oneways++;
+		count_rare(&all->oneways, g ? &g->oneways : NULL);
 	if (c->outcome == GS_OUT_NO_REPLY)
-		g->no_reply++;
+		count_rare(&all->no_reply, g ? &g->no_reply : NULL);
 	if (c->flags & GS_CF_CAPTURE_LOSS)
-		g->capture_loss++;
+		count_rare(&all->capture_loss, g ? &g->capture_loss : NULL);
 	else if (gs_call_gap_filled(c))
-		g->gap_filled++;
-	if ((c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY) {
+		count_rare(&all->gap_filled, g ? &g->gap_filled : NULL);
+	if (!answered)
+		return;
+	all->answered++;
+	if (g) {
 		g->answered++;
-		gs_hist_record(&g->total, c->t_reply_last - c->t_request_first);
-		gs_hist_record(&g->server, c->t_reply_first - c->t_request_last);
+		gs_hist_record2(&g->total, &all->total, c->t_reply_last - c->t_request_first);
+		gs_hist_record2(&g->server, &all->server, c->t_reply_first - c->t_request_last);
+	} else {
+		gs_hist_record(&all->total, c->t_reply_last - c->t_request_first);
+		gs_hist_record(&all->server, c->t_reply_first - c->t_request_last);
 	}
 }
 
@@ -133,9 +153,7 @@ static struct gs_group *group_for(struct gs_stats *s, uint32_t key, uint8_t kind
 void gs_stats_add(struct gs_stats *s, const struct gs_call *c)
 {
 	struct gs_group *g = group_for(s, c->op, c->kind);
-	if (g)
-		account(g, c);
-	account(&s->all, c);
+	account(g, &s->all, c);
 }
 
 int gs_group_by_parse(const char *s)
@@ -223,6 +241,12 @@ static void add_parts(struct gs_stats *s, struct gs_group *g, const struct gs_ca
 
 void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c)
 {
+	/* by operation, no parts: what gs_stats_add_call_parts does then, without
+	 * the frame its labels need */
+	if (s->by == GS_BY_OP || !s->has_labels) {
+		account(group_for(s, c->op, c->kind), &s->all, c);
+		return;
+	}
 	gs_stats_add_call_parts(s, strings, c, NULL);
 }
 
@@ -236,9 +260,7 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 	struct gs_group *g;
 	if (s->by == GS_BY_OP || !s->has_labels) {
 		g = group_for(s, c->op, c->kind);
-		if (g)
-			account(g, c);
-		account(&s->all, c);
+		account(g, &s->all, c);
 		goto parts;
 	}
 	switch (s->by) {
@@ -267,9 +289,7 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 		n = sizeof label - 1;
 	id = gs_intern(&s->labels, label, n);
 	g = group_for(s, id == GS_INTERN_FULL ? GS_NONE : id, GS_KIND_REQUEST);
-	if (g)
-		account(g, c);
-	account(&s->all, c);
+	account(g, &s->all, c);
 parts:
 	if (!p || !s->parts || (!p->sched && !p->orb))
 		return;

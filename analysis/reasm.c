@@ -195,6 +195,21 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 
 	window(e, f, d, pk);
 
+	/* The common segment: bytes, in order exactly where the stream stands,
+	 * nothing held, no byte above seen before (so it fills no gap), no SYN or
+	 * FIN to note.  What the general path below does for it, without its tests
+	 * for the other cases. */
+	if (!(flags & (GS_TCP_SYN | GS_TCP_FIN)) && pk->payload_len && dr->started && !dr->ooo &&
+	    dr->high <= dr->next && pk->tcp.seq == dr->base_seq + (uint32_t)dr->next) {
+		struct gs_src src = { pk->ts_ns, e->packet_no, -1 };
+		uint32_t cap = pk->payload_cap < pk->payload_len ? pk->payload_cap : pk->payload_len;
+		e->cnt.segments++;
+		deliver(e, f, d, pk->payload, cap, pk->payload_len, &src);
+		if (f->in_use)
+			check_fin(e, f, d);
+		return;
+	}
+
 	if (flags & GS_TCP_SYN) {
 		dr->base_seq = pk->tcp.seq + 1;
 		dr->started = true;

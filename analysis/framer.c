@@ -266,7 +266,7 @@ static void message_packet(struct gs_dir *dr, const struct gs_src *src)
  * set-up, message_packet, head's GIOP_OK branch, the end), without the tests
  * for the rare cases those steps cannot meet here.  Returns how far it got:
  * the state machine takes the rest (it decodes again a head this left). */
-static uint32_t whole_messages(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
+static inline __attribute__((always_inline)) uint32_t whole_messages(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
 			       const uint8_t *data, uint32_t len, int64_t ts)
 {
 	struct gs_dir *dr = &f->dir[d];

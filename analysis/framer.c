@@ -108,7 +108,7 @@ static void header_lost(struct gs_engine *e, struct gs_flow *f, int d, bool gap)
 /* Why a head was decoded only in part. */
 enum cut { CUT_SNAPLEN, CUT_GAP, CUT_LIMIT };
 
-static void head_done(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
+static inline __attribute__((always_inline)) void head_done(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
 		      enum giop_res r, enum cut why)
 {
 	struct gs_dir *dr = &f->dir[d];

@@ -367,7 +367,45 @@ static inline void gs_flow_touch(struct gs_engine *e, struct gs_flow *f)
 void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk);
 void gs_reasm_pieces(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk,
 		     const struct gs_piece *pc, uint32_t n);
-void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack);
+/* The stream offset of sequence number `seq` (64-bit: wrap-around is handled here). */
+static inline int64_t gs_stream_off(const struct gs_dir *dr, uint32_t seq)
+{
+	uint32_t expect = dr->base_seq + (uint32_t)dr->next;
+	return (int64_t)dr->next + (int32_t)(seq - expect);
+}
+
+/* An ACK from direction d acknowledges the bytes of the other direction.  Past
+ * what we have, it is evidence the capture missed bytes; the hole is declared
+ * only after a grace period (gs_reasm_expire), as a capture may list a segment
+ * after the ACK that covers it.  Inline: every packet but a few carries an ACK. */
+static inline void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack)
+{
+	struct gs_dir *rd = &f->dir[!d];
+	int64_t acked;
+	if (!rd->started)
+		return;
+	acked = gs_stream_off(rd, ack);
+	if (acked > (int64_t)rd->ack_max && acked <= (int64_t)rd->next + 1) {
+		rd->ack_max = (uint64_t)acked;
+		rd->peer_ack_ts = e->now;
+	}
+	if (acked <= (int64_t)rd->next)
+		return;
+	if (rd->fin_seen && (uint64_t)acked > rd->fin_off)
+		acked = (int64_t)rd->fin_off;
+	if ((uint64_t)acked <= rd->next)
+		return;
+	/* one past everything we have, nothing held: the ACK of a FIN we missed */
+	if ((uint64_t)acked == rd->next + 1 && !rd->ooo && !rd->fin_seen)
+		return;
+	if (rd->acked_ts == 0 || (uint64_t)acked > rd->acked) {
+		if (rd->acked_ts == 0)
+			rd->acked_ts = e->now;
+		if ((uint64_t)acked > rd->acked)
+			rd->acked = (uint64_t)acked;
+	}
+}
+
 void gs_reasm_flush(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr);
 void gs_reasm_expire(struct gs_engine *e, struct gs_flow *f, int d);

@@ -181,29 +181,14 @@ static void window(struct gs_engine *e, struct gs_flow *f, int d, const struct g
 	}
 }
 
-void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk)
+/* Any segment (gs_reasm_segment takes the common ones itself). */
+static __attribute__((noinline)) void segment_general(struct gs_engine *e, struct gs_flow *f, int d,
+						      const struct gs_packet *pk)
 {
 	struct gs_dir *dr = &f->dir[d];
 	uint8_t flags = pk->tcp.flags;
 	int64_t off;
 	uint64_t end;
-
-	window(e, f, d, pk);
-
-	/* The common segment: bytes, in order exactly where the stream stands,
-	 * nothing held, no byte above seen before (so it fills no gap), no SYN or
-	 * FIN to note.  What the general path below does for it, without its tests
-	 * for the other cases. */
-	if (!(flags & (GS_TCP_SYN | GS_TCP_FIN)) && pk->payload_len && dr->started && !dr->ooo &&
-	    dr->high <= dr->next && pk->tcp.seq == dr->base_seq + (uint32_t)dr->next) {
-		struct gs_src src = { pk->ts_ns, e->packet_no, -1 };
-		uint32_t cap = pk->payload_cap < pk->payload_len ? pk->payload_cap : pk->payload_len;
-		e->cnt.segments++;
-		deliver(e, f, d, pk->payload, cap, pk->payload_len, &src);
-		if (f->in_use)
-			check_fin(e, f, d);
-		return;
-	}
 
 	if (flags & GS_TCP_SYN) {
 		dr->base_seq = pk->tcp.seq + 1;
@@ -302,6 +287,41 @@ fin:
 		dr->fin_off = fo < 0 ? 0 : (uint64_t)fo;
 	}
 	check_fin(e, f, d);
+}
+
+/* The common segments in few tests, the rest through segment_general: an
+ * ACK without bytes, SYN or FIN (it may complete a FIN seen before); bytes in
+ * order exactly where the stream stands, nothing held, no byte above seen
+ * before (so they fill no gap), no SYN or FIN to note.  For those this does
+ * what segment_general and deliver do, without their tests for other cases. */
+void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk)
+{
+	struct gs_dir *dr = &f->dir[d];
+
+	window(e, f, d, pk);
+	if (!(pk->tcp.flags & (GS_TCP_SYN | GS_TCP_FIN))) {
+		if (!pk->payload_len) {
+			check_fin(e, f, d);
+			return;
+		}
+		if (dr->started && !dr->ooo && dr->high <= dr->next &&
+		    pk->tcp.seq == dr->base_seq + (uint32_t)dr->next) {
+			struct gs_src src = { pk->ts_ns, e->packet_no, -1 };
+			uint32_t cap = pk->payload_cap < pk->payload_len ? pk->payload_cap : pk->payload_len;
+			uint64_t off = dr->next;
+			e->cnt.segments++;
+			/* deliver(): `high` was at most `next`, so it becomes the new `next` */
+			dr->next += pk->payload_len;
+			dr->high = dr->next;
+			if (dr->acked_ts && dr->acked <= dr->next)
+				dr->acked_ts = 0;
+			gs_framer_bytes(e, f, d, off, pk->payload, cap, pk->payload_len, &src);
+			if (f->in_use)
+				check_fin(e, f, d);
+			return;
+		}
+	}
+	segment_general(e, f, d, pk);
 }
 
 /* Gives up on holes: acknowledged by the peer for longer than the grace, or

@@ -304,6 +304,7 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 	struct gs_flow *f;
 	int d;
 	bool created;
+	uint32_t h;
 	int64_t ts = pk->ts_ns;
 
 	if (e->cfg.port_bitmap && !port_wanted(e, pk->tcp.sport) && !port_wanted(e, pk->tcp.dport)) {
@@ -311,9 +312,14 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 			e->cnt.ignored_segments++;
 		return;
 	}
-	f = gs_flow_lookup(e, pk, &d, pk->payload_len > 0 || (pk->tcp.flags & GS_TCP_SYN), &created);
-	if (!f)
-		return;
+	h = gs_flow_hash(pk->ip.src, pk->tcp.sport, pk->ip.dst, pk->tcp.dport, pk->ip.family);
+	f = gs_flow_front(e, pk, h, &d);
+	created = false;
+	if (!f) {
+		f = gs_flow_lookup(e, pk, h, &d, pk->payload_len > 0 || (pk->tcp.flags & GS_TCP_SYN), &created);
+		if (!f)
+			return;
+	}
 	if (created && e->cfg.port_bitmap)
 		f->flags |= GS_FLOW_FORCED;
 	/* A new SYN on a known 4-tuple with another sequence number: a new connection. */
@@ -321,7 +327,7 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 	    pk->tcp.seq + 1 != f->dir[d].base_seq) {
 		e->cnt.flows_reused++;
 		gs_flow_end(e, f, false);
-		f = gs_flow_lookup(e, pk, &d, true, &created);
+		f = gs_flow_lookup(e, pk, h, &d, true, &created);
 		if (e->cfg.port_bitmap)
 			f->flags |= GS_FLOW_FORCED;
 	}

@@ -4,6 +4,7 @@
 #define GS_ENGINE_IMPL_H
 
 #include "engine.h"
+#include "flow_hash.h"
 #include "../decoders/giop/giop.h"
 
 /* An out-of-order segment held until the bytes before it arrive. */
@@ -309,9 +310,44 @@ struct gs_engine {
 	bool finishing;
 };
 
-/* flows.c */
-struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
-			       bool *created);
+/* flows.c: the connection of a packet whose connection hash (flow_hash.h) is
+ * h, and the packet's direction in it; created when there is none and `create`
+ * (the least recently active gives way when the table is full), else NULL. */
+struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir,
+			       bool create, bool *created);
+
+/* Word compares: this runs for every packet, a memcmp call costs more. */
+static inline bool gs_ep_is(const struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, uint8_t family)
+{
+	return ep->port == port && ep->family == family &&
+	       gs_load64(ep->addr) == gs_load64(addr) && gs_load64(ep->addr + 8) == gs_load64(addr + 8);
+}
+
+/* The front hint's connection if it is the packet's (the one connection in use
+ * with these ends: what the index finds), else NULL; inline, as most packets
+ * stop here (gs_flow_lookup starts with it). */
+static inline struct gs_flow *gs_flow_front(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir)
+{
+	const struct gs_ip *ip = &pk->ip;
+	uint32_t n = e->flow_front[h & (GS_FLOW_FRONT - 1)];
+	struct gs_flow *f;
+	if (!n)
+		return NULL;
+	f = &e->flows[n - 1];
+	if (!f->in_use || f->hash != h)
+		return NULL;
+	if (gs_ep_is(&f->ep[0], ip->src, pk->tcp.sport, ip->family) &&
+	    gs_ep_is(&f->ep[1], ip->dst, pk->tcp.dport, ip->family)) {
+		*dir = 0;
+		return f;
+	}
+	if (gs_ep_is(&f->ep[1], ip->src, pk->tcp.sport, ip->family) &&
+	    gs_ep_is(&f->ep[0], ip->dst, pk->tcp.dport, ip->family)) {
+		*dir = 1;
+		return f;
+	}
+	return NULL;
+}
 void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted);
 /* How many directions may hold a side table at once (a message log, a list of
  * retransmitted ranges): like the head pool, an eighth of the flow table, at

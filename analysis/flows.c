@@ -17,12 +17,6 @@ static void endpoint_of(struct gs_endpoint *ep, const struct gs_ip *ip, bool src
 	ep->family = ip->family;
 }
 
-/* Word compares: this runs for every packet, a memcmp call costs more. */
-static inline bool ep_is(const struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, uint8_t family)
-{
-	return ep->port == port && ep->family == family &&
-	       gs_load64(ep->addr) == gs_load64(addr) && gs_load64(ep->addr + 8) == gs_load64(addr + 8);
-}
 
 static void index_remove(struct gs_engine *e, uint32_t n)
 {
@@ -81,41 +75,28 @@ void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted)
 	e->active_flows--;
 }
 
-struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
-			       bool *created)
+struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir,
+			       bool create, bool *created)
 {
 	const struct gs_ip *ip = &pk->ip;
 	uint16_t sport = pk->tcp.sport, dport = pk->tcp.dport;
-	uint32_t h, i, n;
+	uint32_t i, n;
 	struct gs_flow *f;
 
 	*created = false;
-	h = gs_flow_hash(ip->src, sport, ip->dst, dport, ip->family);
-	n = e->flow_front[h & (GS_FLOW_FRONT - 1)];
-	if (n) {
-		/* the one connection in use with these ends: what the index finds */
-		f = &e->flows[n - 1];
-		if (f->in_use && f->hash == h) {
-			if (ep_is(&f->ep[0], ip->src, sport, ip->family) && ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
-				*dir = 0;
-				return f;
-			}
-			if (ep_is(&f->ep[1], ip->src, sport, ip->family) && ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
-				*dir = 1;
-				return f;
-			}
-		}
-	}
+	f = gs_flow_front(e, pk, h, dir);
+	if (f)
+		return f;
 	for (i = h & e->flow_mask; e->flow_index[i]; i = (i + 1) & e->flow_mask) {
 		f = &e->flows[e->flow_index[i] - 1];
 		if (f->hash != h)
 			continue;
-		if (ep_is(&f->ep[0], ip->src, sport, ip->family) && ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
+		if (gs_ep_is(&f->ep[0], ip->src, sport, ip->family) && gs_ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
 			*dir = 0;
 			e->flow_front[h & (GS_FLOW_FRONT - 1)] = e->flow_index[i];
 			return f;
 		}
-		if (ep_is(&f->ep[1], ip->src, sport, ip->family) && ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
+		if (gs_ep_is(&f->ep[1], ip->src, sport, ip->family) && gs_ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
 			*dir = 1;
 			e->flow_front[h & (GS_FLOW_FRONT - 1)] = e->flow_index[i];
 			return f;

@@ -304,7 +304,7 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 	struct gs_flow *f;
 	int d;
 	bool created;
-	uint32_t h;
+	uint32_t h, fno;
 	int64_t ts = pk->ts_ns;
 
 	if (e->cfg.port_bitmap && !port_wanted(e, pk->tcp.sport) && !port_wanted(e, pk->tcp.dport)) {
@@ -313,12 +313,15 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 		return;
 	}
 	h = gs_flow_hash(pk->ip.src, pk->tcp.sport, pk->ip.dst, pk->tcp.dport, pk->ip.family);
-	f = gs_flow_front(e, pk, h, &d);
+	fno = gs_flow_front(e, pk, h, &d);
 	created = false;
-	if (!f) {
+	if (fno) {
+		f = &e->flows[--fno];
+	} else {
 		f = gs_flow_lookup(e, pk, h, &d, pk->payload_len > 0 || (pk->tcp.flags & GS_TCP_SYN), &created);
 		if (!f)
 			return;
+		fno = gs_flow_no(e, f);
 	}
 	if (created && e->cfg.port_bitmap)
 		f->flags |= GS_FLOW_FORCED;
@@ -328,10 +331,11 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 		e->cnt.flows_reused++;
 		gs_flow_end(e, f, false);
 		f = gs_flow_lookup(e, pk, h, &d, true, &created);
+		fno = gs_flow_no(e, f);
 		if (e->cfg.port_bitmap)
 			f->flags |= GS_FLOW_FORCED;
 	}
-	gs_flow_touch(e, f);
+	gs_flow_touch(e, fno);
 	f->t_last = ts;
 	if (f->flags & GS_FLOW_IGNORED) {
 		if (pk->payload_len)

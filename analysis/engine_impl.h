@@ -323,30 +323,30 @@ static inline bool gs_ep_is(const struct gs_endpoint *ep, const uint8_t *addr, u
 	       gs_load64(ep->addr) == gs_load64(addr) && gs_load64(ep->addr + 8) == gs_load64(addr + 8);
 }
 
-/* The front hint's connection if it is the packet's (the one connection in use
- * with these ends: what the index finds), else NULL; inline, as most packets
- * stop here (gs_flow_lookup starts with it). */
-static inline struct gs_flow *gs_flow_front(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir)
+/* The front hint's connection, flow number + 1, if it is the packet's (the one
+ * connection in use with these ends: what the index finds), else 0; inline, as
+ * most packets stop here (gs_flow_lookup starts with it). */
+static inline uint32_t gs_flow_front(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir)
 {
 	const struct gs_ip *ip = &pk->ip;
 	uint32_t n = e->flow_front[h & (GS_FLOW_FRONT - 1)];
 	struct gs_flow *f;
 	if (!n)
-		return NULL;
+		return 0;
 	f = &e->flows[n - 1];
 	if (!f->in_use || f->hash != h)
-		return NULL;
+		return 0;
 	if (gs_ep_is(&f->ep[0], ip->src, pk->tcp.sport, ip->family) &&
 	    gs_ep_is(&f->ep[1], ip->dst, pk->tcp.dport, ip->family)) {
 		*dir = 0;
-		return f;
+		return n;
 	}
 	if (gs_ep_is(&f->ep[1], ip->src, pk->tcp.sport, ip->family) &&
 	    gs_ep_is(&f->ep[0], ip->dst, pk->tcp.dport, ip->family)) {
 		*dir = 1;
-		return f;
+		return n;
 	}
-	return NULL;
+	return 0;
 }
 void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted);
 /* How many directions may hold a side table at once (a message log, a list of
@@ -389,10 +389,9 @@ static inline void gs_lru_append(struct gs_engine *e, uint32_t n)
 	e->lru_tail = n;
 }
 
-/* The connection was active: last in the LRU order. */
-static inline void gs_flow_touch(struct gs_engine *e, struct gs_flow *f)
+/* Connection n was active: last in the LRU order. */
+static inline void gs_flow_touch(struct gs_engine *e, uint32_t n)
 {
-	uint32_t n = gs_flow_no(e, f);
 	if (e->lru_tail == n)
 		return;
 	gs_lru_unlink(e, n);

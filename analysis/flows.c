@@ -84,9 +84,9 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	struct gs_flow *f;
 
 	*created = false;
-	f = gs_flow_front(e, pk, h, dir);
-	if (f)
-		return f;
+	n = gs_flow_front(e, pk, h, dir);
+	if (n)
+		return &e->flows[n - 1];
 	for (i = h & e->flow_mask; e->flow_index[i]; i = (i + 1) & e->flow_mask) {
 		f = &e->flows[e->flow_index[i] - 1];
 		if (f->hash != h)

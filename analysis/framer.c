@@ -335,7 +335,7 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 
 	if (data == NULL)
 		cap = 0;
-	else if (cap == len && src->fill_wait < 0 && (f->flags & GS_FLOW_GIOP))
+	else if (cap == len && src->fill_wait < 0 && (f->flags & GS_FLOW_GIOP) && f->in_use)
 		pos = whole_messages(e, f, d, off, data, len, ts);
 	while (pos < len && f->in_use) {
 		switch (dr->fstate) {

@@ -44,7 +44,7 @@ static uint64_t pow2_u64(uint64_t n)
 static uint64_t flows_bytes(const struct gs_config *c)
 {
 	uint64_t f = c->max_flows, slots = f / 8 < 256 ? 256 : f / 8;
-	return f * sizeof(struct gs_flow) + pow2_u64(f * 2) * sizeof(uint32_t) +
+	return f * (sizeof(struct gs_flow) + sizeof(struct gs_lru)) + pow2_u64(f * 2) * sizeof(uint32_t) +
 	       slots * (c->head_max + sizeof(uint32_t)) + slots * sizeof(struct gs_msglog) +
 	       slots * GS_RTX_PENDING * sizeof(struct gs_range);
 }
@@ -87,7 +87,7 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 	c->max_strings = (uint32_t)(v < 256 ? 256 : v > d.max_strings ? d.max_strings : v);
 	c->max_ooo_total = bytes / 8 * 64 / (64 + sizeof(struct gs_ooo));
 	c->max_ooo_bytes = c->max_ooo_total < d.max_ooo_bytes ? (uint32_t)c->max_ooo_total : d.max_ooo_bytes;
-	per_flow = sizeof(struct gs_flow) + 16 +
+	per_flow = sizeof(struct gs_flow) + sizeof(struct gs_lru) + 16 +
 		   (c->head_max + sizeof(uint32_t) + sizeof(struct gs_msglog) + GS_RTX_PENDING * sizeof(struct gs_range)) / 8;
 	v = bytes / 8 / per_flow;
 	c->max_flows = (uint32_t)(v < 2 ? 2 : v > GS_MAX_FLOWS_LIMIT ? GS_MAX_FLOWS_LIMIT : v);
@@ -132,6 +132,7 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	}
 	/* Sized once.  calloc'd memory is only made resident as it is used. */
 	e->flows = calloc(cfg->max_flows, sizeof *e->flows);
+	e->lru = calloc(cfg->max_flows, sizeof *e->lru);
 	e->flow_mask = pow2_at_least((uint64_t)cfg->max_flows * 2) - 1;
 	e->flow_index = calloc((size_t)e->flow_mask + 1, sizeof *e->flow_index);
 	e->head_slots = cfg->max_flows / 8 < 256 ? 256 : cfg->max_flows / 8;
@@ -146,7 +147,7 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
 	e->wm_heap = e->heap_mem;
 	e->wm_kept = cfg->ordered || cfg->reply_timeout_ns > 0;
-	if (!e->flows || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
+	if (!e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
 	    !e->open_index || !e->heap_mem) {
 		gs_engine_free(e);
 		return ENOMEM;
@@ -174,6 +175,7 @@ void gs_engine_free(struct gs_engine *e)
 				for (int d = 0; d < 2; d++)
 					gs_reasm_free(e, &e->flows[i].dir[d]);
 	free(e->flows);
+	free(e->lru);
 	free(e->flow_index);
 	free(e->head_pool);
 	free(e->head_free);

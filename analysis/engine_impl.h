@@ -143,13 +143,19 @@ struct gs_dir {
 	uint32_t frag_open;
 };
 
+/* A connection's place in the LRU order (e->lru[n], parallel to the flows):
+ * 8 bytes a connection, so that moving one to the end writes to its
+ * neighbours' links in this compact array, not into their gs_flow lines. */
+struct gs_lru {
+	uint32_t prev, next;
+};
+
 enum { GS_FLOW_IGNORED = 1, GS_FLOW_FORCED = 2, GS_FLOW_GIOP = 4, GS_FLOW_CLOSED = 8, GS_FLOW_TLS = 16 };
 
 struct gs_flow {
 	struct gs_endpoint ep[2];   /* ep[d] sends direction d */
 	uint32_t hash;
 	uint32_t gen;
-	uint32_t lru_prev, lru_next;
 	uint32_t calls;             /* live calls (open or queued), linked by flow_next */
 	uint8_t flags;
 	bool in_use;
@@ -248,7 +254,8 @@ struct gs_engine {
 	struct gs_flow *flows;
 	uint32_t *flow_index;       /* open addressing: flow number + 1, 0 = free */
 	uint32_t flow_mask;
-	uint32_t flow_free;         /* free list through lru_next */
+	struct gs_lru *lru;         /* LRU links, max_flows entries */
+	uint32_t flow_free;         /* free list through lru[].next */
 	uint32_t flow_hwm;          /* slots ever used: the rest was never touched */
 	uint32_t lru_head, lru_tail;/* least recently active first */
 	/* flow number + 1 by the low bits of the hash, a hint checked before the
@@ -365,25 +372,25 @@ static inline uint32_t gs_flow_no(const struct gs_engine *e, const struct gs_flo
 /* The LRU list of flows (flows.c), inline: every packet moves its flow last. */
 static inline void gs_lru_unlink(struct gs_engine *e, uint32_t n)
 {
-	struct gs_flow *f = &e->flows[n];
-	if (f->lru_prev != GS_NONE)
-		e->flows[f->lru_prev].lru_next = f->lru_next;
+	struct gs_lru *l = &e->lru[n];
+	if (l->prev != GS_NONE)
+		e->lru[l->prev].next = l->next;
 	else
-		e->lru_head = f->lru_next;
-	if (f->lru_next != GS_NONE)
-		e->flows[f->lru_next].lru_prev = f->lru_prev;
+		e->lru_head = l->next;
+	if (l->next != GS_NONE)
+		e->lru[l->next].prev = l->prev;
 	else
-		e->lru_tail = f->lru_prev;
-	f->lru_prev = f->lru_next = GS_NONE;
+		e->lru_tail = l->prev;
+	l->prev = l->next = GS_NONE;
 }
 
 static inline void gs_lru_append(struct gs_engine *e, uint32_t n)
 {
-	struct gs_flow *f = &e->flows[n];
-	f->lru_next = GS_NONE;
-	f->lru_prev = e->lru_tail;
+	struct gs_lru *l = &e->lru[n];
+	l->next = GS_NONE;
+	l->prev = e->lru_tail;
 	if (e->lru_tail != GS_NONE)
-		e->flows[e->lru_tail].lru_next = n;
+		e->lru[e->lru_tail].next = n;
 	else
 		e->lru_head = n;
 	e->lru_tail = n;

@@ -70,7 +70,7 @@ void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted)
 	gs_lru_unlink(e, n);
 	f->in_use = false;
 	f->gen++;
-	f->lru_next = e->flow_free;
+	e->lru[n].next = e->flow_free;
 	e->flow_free = n;
 	e->active_flows--;
 }
@@ -105,7 +105,7 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	if (!create)
 		return NULL;
 	if (e->flow_free == GS_NONE && e->flow_hwm < e->cfg.max_flows) {
-		e->flows[e->flow_hwm].lru_next = GS_NONE;
+		e->lru[e->flow_hwm].next = GS_NONE;
 		e->flow_free = e->flow_hwm++;
 	}
 	if (e->flow_free == GS_NONE) {
@@ -117,7 +117,7 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	}
 	n = e->flow_free;
 	f = &e->flows[n];
-	e->flow_free = f->lru_next;
+	e->flow_free = e->lru[n].next;
 	{
 		uint32_t gen = f->gen;
 		memset(f, 0, sizeof *f);

@@ -3,6 +3,8 @@
 #ifndef GS_ENGINE_IMPL_H
 #define GS_ENGINE_IMPL_H
 
+#include <stddef.h>
+
 #include "engine.h"
 #include "flow_hash.h"
 #include "../decoders/giop/giop.h"
@@ -67,24 +69,75 @@ enum gs_frame_state {
 	GS_FR_NOT_GIOP,  /* this connection does not carry GIOP */
 };
 
-/* One direction of a TCP connection. */
+/* One direction of a TCP connection.  Laid out by use, in 64-byte lines (a
+ * flow starts on a line, its header takes one, each direction five): the
+ * first line is what every packet reads or writes (reassembly's offsets, the
+ * peer's ACK, the held/awaited test), the second to fourth what each GIOP
+ * message of the whole-message pass and pairing's common steps use; the rest
+ * is for the rare cases. */
 struct gs_dir {
-	/* reassembly */
-	uint32_t base_seq;       /* sequence number of stream offset 0 */
-	uint64_t next;           /* stream offset of the next byte expected */
-	uint64_t fin_off;
-	uint64_t high;           /* stream offset one past the highest byte seen (held included) */
+	/* line 1: reassembly, the peer's ACK, the pending test */
+	_Alignas(64) uint32_t base_seq;       /* sequence number of stream offset 0 */
 	bool started;            /* base_seq is known */
 	bool syn_seen;
 	bool fin_seen;
 	bool fin_done;           /* every byte before the FIN was delivered */
-	bool pending;            /* on the engine's pending list (pend_prev, pend_next below;
-	                          * here it fills a hole) */
-	struct gs_ooo *ooo;
-	uint32_t ooo_bytes;
-	uint64_t acked;          /* highest offset the peer acknowledged, when past `next` */
+	bool pending;            /* on the engine's pending list (pend_prev, pend_next below) */
+	uint8_t fstate;          /* framer: enum gs_frame_state */
+	bool decoded;            /* current message's head decoded (or given up) */
+	bool missing;            /* current message lost bytes in the capture */
+	bool more_frags;         /* current message continues in a Fragment */
+	uint8_t mtype, mminor;
+	bool open_solo;          /* last_call (below) is the only open call this way, and not in
+	                          * the open index */
+	uint64_t next;           /* stream offset of the next byte expected */
+	uint64_t high;           /* stream offset one past the highest byte seen (held included) */
 	uint64_t ack_max;        /* highest offset the peer acknowledged at all */
+	uint64_t acked;          /* highest offset the peer acknowledged, when past `next` */
 	int64_t acked_ts;        /* when the peer first acknowledged bytes we lack; 0: none */
+	struct gs_ooo *ooo;
+
+	/* line 2: the current message (framer) */
+	int64_t peer_ack_ts;     /* when the peer last acknowledged new bytes of this direction */
+	uint64_t msg_start, msg_end; /* msg_end valid once the 12-byte header is known */
+	int64_t msg_t_first;
+	/* the current message's own packets: the earliest and the latest that
+	 * brought a byte of it first (its t_first and completion), the gap fills
+	 * among them and the longest wait for one; a gap (bytes the capture never
+	 * had) moves none of these */
+	int64_t msg_t_min, msg_t_max;
+	int64_t msg_prev_seg_ts; /* time of the previous segment of the current message */
+	int64_t msg_last_seg_ts; /* time of its latest segment */
+
+	/* line 3: the current message's fills and call, the open calls this way */
+	int64_t msg_fill_wait;
+	uint64_t msg_fill_first, msg_fill_last; /* packet numbers of its first and last fill */
+	uint32_t head_len;       /* bytes gathered in head[] */
+	uint32_t head_slot;      /* pool slot, GS_NONE when none */
+	uint32_t msg_call;       /* call the current message belongs to, GS_NONE if none */
+	uint32_t msg_serial;     /* ... and that call's serial, in case the slot was reused */
+	uint32_t msg_fills;
+	uint32_t last_op;        /* interned operation of the last request: most repeat it */
+	uint32_t last_key;       /* ... and object key */
+	uint32_t open_n;         /* open calls whose request went this way */
+	uint32_t last_call;      /* the latest of them: most lookups want it */
+	uint8_t msg_half;        /* 0 request side, 1 reply side */
+	uint8_t frag_half;
+
+	/* line 4: what pairing tests at each message, the last answered call */
+	/* messages of calls begun with the more-fragments flag whose last Fragment
+	 * has not come: while there are any, every message goes to the log */
+	uint32_t frag_open;
+	uint16_t rtx_n;
+	bool done_valid;
+	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
+	/* the call answered last among requests sent this way, for `queued` */
+	uint32_t done_rid, done_op;
+	int64_t done_t_req_first, done_t_rep_last;
+
+	/* the rest */
+	uint32_t ooo_bytes;
+	uint64_t fin_off;
 	uint32_t pend_prev, pend_next; /* on the engine's pending list (flow*2+dir) */
 	uint64_t scanned;        /* bytes searched for a header without finding one */
 	/* retransmitted ranges whose messages are not decoded yet (bytes held out
@@ -92,66 +145,28 @@ struct gs_dir {
 	 * messages they overlap once a decoded message reaches their end */
 	struct gs_range *rtx;    /* allocated on first use, at most GS_RTX_PENDING */
 	struct gs_msglog *mlog;  /* allocated at the first fragmented message, or NULL */
-	uint16_t rtx_n;
-
-	/* framer */
-	uint8_t fstate;          /* enum gs_frame_state */
-	bool decoded;            /* current message's head decoded (or given up) */
-	bool missing;            /* current message lost bytes in the capture */
-	bool more_frags;         /* current message continues in a Fragment */
-	uint8_t mtype, mminor;
-	uint64_t msg_start, msg_end; /* msg_end valid once the 12-byte header is known */
-	int64_t msg_t_first;
-	uint32_t head_len;       /* bytes gathered in head[] */
-	uint32_t head_slot;      /* pool slot, GS_NONE when none */
-	/* the current message's own packets: the earliest and the latest that
-	 * brought a byte of it first (its t_first and completion), the gap fills
-	 * among them and the longest wait for one; a gap (bytes the capture never
-	 * had) moves none of these */
-	int64_t msg_t_min, msg_t_max;
-	int64_t msg_fill_wait;
-	uint32_t msg_fills;
-	uint64_t msg_fill_first, msg_fill_last; /* packet numbers of its first and last fill */
 	/* the call and last fill packet of the previous message: a packet that
 	 * fills bytes of two Fragments of one call counts once */
 	uint32_t prev_fill_call, prev_fill_serial;
 	uint64_t prev_fill_pkt;
-	uint32_t msg_call;       /* call the current message belongs to, GS_NONE if none */
-	uint32_t msg_serial;     /* ... and that call's serial, in case the slot was reused */
-	uint8_t msg_half;        /* 0 request side, 1 reply side */
-	uint8_t frag_half;
 	uint32_t frag_call;      /* GIOP 1.1: message that continues in the next Fragment */
 	uint32_t frag_serial;
-	int64_t msg_prev_seg_ts; /* time of the previous segment of the current message */
-	int64_t msg_last_seg_ts; /* time of its latest segment */
-	int64_t peer_ack_ts;     /* when the peer last acknowledged new bytes of this direction */
 	int64_t zero_window_ts;  /* this direction's receiver advertised 0 since then; 0: not */
-	/* the call answered last among requests sent this way, for `queued` */
-	uint32_t done_rid, done_op;
-	int64_t done_t_req_first, done_t_rep_last;
-	bool done_valid;
-	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
-	bool open_solo;          /* last_call (below) is the only open call this way, and not in
-	                          * the open index (in padding here: the size of a flow, which
-	                          * --max-memory budgets, stays) */
-	uint32_t last_op;        /* interned operation of the last request: most repeat it */
-	uint32_t last_key;       /* ... and object key */
-	uint32_t open_n;         /* open calls whose request went this way */
-	uint32_t last_call;      /* the latest of them: most lookups want it */
-	/* messages of calls begun with the more-fragments flag whose last Fragment
-	 * has not come: while there are any, every message goes to the log */
-	uint32_t frag_open;
 };
 
-/* A connection's place in the LRU order (e->lru[n], parallel to the flows):
- * 8 bytes a connection, so that moving one to the end writes to its
- * neighbours' links in this compact array, not into their gs_flow lines. */
+/* A connection's place in the LRU order and its last activity (e->lru[n],
+ * parallel to the flows): 16 bytes a connection, so that moving one to the end
+ * writes to its neighbours' links in this compact array, not into their
+ * gs_flow lines. */
 struct gs_lru {
 	uint32_t prev, next;
+	int64_t t_last;
 };
 
 enum { GS_FLOW_IGNORED = 1, GS_FLOW_FORCED = 2, GS_FLOW_GIOP = 4, GS_FLOW_CLOSED = 8, GS_FLOW_TLS = 16 };
 
+/* Eleven 64-byte lines, the array line-aligned (gs_engine_new): the header
+ * (what the lookup compares, the flags) in the first, then the directions. */
 struct gs_flow {
 	struct gs_endpoint ep[2];   /* ep[d] sends direction d */
 	uint32_t hash;
@@ -159,9 +174,11 @@ struct gs_flow {
 	uint32_t calls;             /* live calls (open or queued), linked by flow_next */
 	uint8_t flags;
 	bool in_use;
-	int64_t t_first, t_last;
+	int64_t t_first;            /* the last activity is in e->lru[] */
 	struct gs_dir dir[2];
 };
+_Static_assert(sizeof(struct gs_flow) % 64 == 0 && offsetof(struct gs_flow, dir) % 64 == 0 &&
+	       sizeof(struct gs_dir) % 64 == 0, "struct gs_flow: whole 64-byte lines");
 
 /* A call while the engine holds it.  Split so that a call waiting for its
  * reply costs little (issue 19: at most 128 bytes an open call with its index
@@ -251,7 +268,8 @@ struct gs_engine {
 	struct gs_problem first_malformed, first_truncated;
 
 	/* flows */
-	struct gs_flow *flows;
+	struct gs_flow *flows;      /* 64-byte aligned within flows_mem */
+	void *flows_mem;
 	uint32_t *flow_index;       /* open addressing: flow number + 1, 0 = free */
 	uint32_t flow_mask;
 	struct gs_lru *lru;         /* LRU links, max_flows entries */

@@ -128,7 +128,7 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	endpoint_of(&f->ep[0], ip, true, sport);
 	endpoint_of(&f->ep[1], ip, false, dport);
 	f->calls = GS_NONE;
-	f->t_first = f->t_last = pk->ts_ns;
+	f->t_first = e->lru[n].t_last = pk->ts_ns;
 	for (int d = 0; d < 2; d++) {
 		f->dir[d].head_slot = GS_NONE;
 		f->dir[d].msg_call = GS_NONE;

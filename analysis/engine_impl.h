@@ -91,14 +91,15 @@ struct gs_dir {
 	bool open_solo;          /* last_call (below) is the only open call this way, and not in
 	                          * the open index */
 	uint64_t next;           /* stream offset of the next byte expected */
-	uint64_t high;           /* stream offset one past the highest byte seen (held included) */
 	uint64_t ack_max;        /* highest offset the peer acknowledged at all */
-	uint64_t acked;          /* highest offset the peer acknowledged, when past `next` */
 	int64_t acked_ts;        /* when the peer first acknowledged bytes we lack; 0: none */
 	struct gs_ooo *ooo;
-
-	/* line 2: the current message (framer) */
 	int64_t peer_ack_ts;     /* when the peer last acknowledged new bytes of this direction */
+	int64_t zero_window_ts;  /* this direction's receiver advertised 0 since then; 0: not
+	                          * (read at every packet the other way) */
+
+	/* line 2: the bytes seen, the current message (framer) */
+	uint64_t high;           /* stream offset one past the highest byte seen (held included) */
 	uint64_t msg_start, msg_end; /* msg_end valid once the 12-byte header is known */
 	int64_t msg_t_first;
 	/* the current message's own packets: the earliest and the latest that
@@ -118,17 +119,17 @@ struct gs_dir {
 	uint32_t msg_serial;     /* ... and that call's serial, in case the slot was reused */
 	uint32_t msg_fills;
 	uint32_t last_op;        /* interned operation of the last request: most repeat it */
-	uint32_t last_key;       /* ... and object key */
 	uint32_t open_n;         /* open calls whose request went this way */
 	uint32_t last_call;      /* the latest of them: most lookups want it */
-	uint8_t msg_half;        /* 0 request side, 1 reply side */
-	uint8_t frag_half;
-
-	/* line 4: what pairing tests at each message, the last answered call */
 	/* messages of calls begun with the more-fragments flag whose last Fragment
 	 * has not come: while there are any, every message goes to the log */
 	uint32_t frag_open;
 	uint16_t rtx_n;
+	uint8_t msg_half;        /* 0 request side, 1 reply side */
+
+	/* line 4: a request's object key, the last answered call */
+	uint32_t last_key;       /* interned object key of the last request */
+	uint8_t frag_half;
 	bool done_valid;
 	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
 	/* the call answered last among requests sent this way, for `queued` */
@@ -136,6 +137,8 @@ struct gs_dir {
 	int64_t done_t_req_first, done_t_rep_last;
 
 	/* the rest */
+	uint64_t acked;          /* highest offset the peer acknowledged, when past `next`
+	                          * (read only while acked_ts is set) */
 	uint32_t ooo_bytes;
 	uint64_t fin_off;
 	uint32_t pend_prev, pend_next; /* on the engine's pending list (flow*2+dir) */
@@ -151,7 +154,6 @@ struct gs_dir {
 	uint64_t prev_fill_pkt;
 	uint32_t frag_call;      /* GIOP 1.1: message that continues in the next Fragment */
 	uint32_t frag_serial;
-	int64_t zero_window_ts;  /* this direction's receiver advertised 0 since then; 0: not */
 };
 
 /* A connection's place in the LRU order and its last activity (e->lru[n],

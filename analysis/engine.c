@@ -44,7 +44,7 @@ static uint64_t pow2_u64(uint64_t n)
 static uint64_t flows_bytes(const struct gs_config *c)
 {
 	uint64_t f = c->max_flows, slots = f / 8 < 256 ? 256 : f / 8;
-	return f * sizeof(struct gs_flow) + pow2_u64(f * 2) * sizeof(uint32_t) +
+	return f * (sizeof(struct gs_flow) + sizeof(struct gs_lru)) + pow2_u64(f * 2) * sizeof(uint32_t) +
 	       slots * (c->head_max + sizeof(uint32_t)) + slots * sizeof(struct gs_msglog) +
 	       slots * GS_RTX_PENDING * sizeof(struct gs_range);
 }
@@ -87,7 +87,7 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 	c->max_strings = (uint32_t)(v < 256 ? 256 : v > d.max_strings ? d.max_strings : v);
 	c->max_ooo_total = bytes / 8 * 64 / (64 + sizeof(struct gs_ooo));
 	c->max_ooo_bytes = c->max_ooo_total < d.max_ooo_bytes ? (uint32_t)c->max_ooo_total : d.max_ooo_bytes;
-	per_flow = sizeof(struct gs_flow) + 16 +
+	per_flow = sizeof(struct gs_flow) + sizeof(struct gs_lru) + 16 +
 		   (c->head_max + sizeof(uint32_t) + sizeof(struct gs_msglog) + GS_RTX_PENDING * sizeof(struct gs_range)) / 8;
 	v = bytes / 8 / per_flow;
 	c->max_flows = (uint32_t)(v < 2 ? 2 : v > GS_MAX_FLOWS_LIMIT ? GS_MAX_FLOWS_LIMIT : v);
@@ -131,7 +131,11 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 		return err;
 	}
 	/* Sized once.  calloc'd memory is only made resident as it is used. */
-	e->flows = calloc(cfg->max_flows, sizeof *e->flows);
+	/* on a 64-byte line each (struct gs_flow is whole lines): the hot fields
+	 * of a flow (engine_impl.h) then share the fewest lines */
+	e->flows_mem = calloc((size_t)cfg->max_flows * sizeof *e->flows + 63, 1);
+	e->flows = e->flows_mem ? (struct gs_flow *)(((uintptr_t)e->flows_mem + 63) & ~(uintptr_t)63) : NULL;
+	e->lru = calloc(cfg->max_flows, sizeof *e->lru);
 	e->flow_mask = pow2_at_least((uint64_t)cfg->max_flows * 2) - 1;
 	e->flow_index = calloc((size_t)e->flow_mask + 1, sizeof *e->flow_index);
 	e->head_slots = cfg->max_flows / 8 < 256 ? 256 : cfg->max_flows / 8;
@@ -146,7 +150,7 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
 	e->wm_heap = e->heap_mem;
 	e->wm_kept = cfg->ordered || cfg->reply_timeout_ns > 0;
-	if (!e->flows || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
+	if (!e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
 	    !e->open_index || !e->heap_mem) {
 		gs_engine_free(e);
 		return ENOMEM;
@@ -173,7 +177,8 @@ void gs_engine_free(struct gs_engine *e)
 			if (e->flows[i].in_use)
 				for (int d = 0; d < 2; d++)
 					gs_reasm_free(e, &e->flows[i].dir[d]);
-	free(e->flows);
+	free(e->flows_mem);
+	free(e->lru);
 	free(e->flow_index);
 	free(e->head_pool);
 	free(e->head_free);
@@ -254,6 +259,13 @@ static inline void expire_due(struct gs_engine *e)
 	}
 }
 
+/* Nothing for the per-packet loop of packet() to do on this direction: no
+ * hole acknowledged, nothing held, not pending and not about to be. */
+static inline bool dir_quiet(const struct gs_dir *x)
+{
+	return !x->acked_ts && !x->ooo && !x->pending && !(x->fstate == GS_FR_MSG && !x->decoded);
+}
+
 /* Inlined into both callers: one call less per packet, and the decoded
  * packet stays on gs_engine_frame's stack without being passed by pointer. */
 static inline __attribute__((always_inline)) void packet(struct gs_engine *e, const struct gs_packet *pk,
@@ -297,6 +309,7 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 	struct gs_flow *f;
 	int d;
 	bool created;
+	uint32_t h, fno;
 	int64_t ts = pk->ts_ns;
 
 	if (e->cfg.port_bitmap && !port_wanted(e, pk->tcp.sport) && !port_wanted(e, pk->tcp.dport)) {
@@ -304,9 +317,17 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 			e->cnt.ignored_segments++;
 		return;
 	}
-	f = gs_flow_lookup(e, pk, &d, pk->payload_len > 0 || (pk->tcp.flags & GS_TCP_SYN), &created);
-	if (!f)
-		return;
+	h = gs_flow_hash(pk->ip.src, pk->tcp.sport, pk->ip.dst, pk->tcp.dport, pk->ip.family);
+	fno = gs_flow_front(e, pk, h, &d);
+	created = false;
+	if (fno) {
+		f = &e->flows[--fno];
+	} else {
+		f = gs_flow_lookup(e, pk, h, &d, pk->payload_len > 0 || (pk->tcp.flags & GS_TCP_SYN), &created);
+		if (!f)
+			return;
+		fno = gs_flow_no(e, f);
+	}
 	if (created && e->cfg.port_bitmap)
 		f->flags |= GS_FLOW_FORCED;
 	/* A new SYN on a known 4-tuple with another sequence number: a new connection. */
@@ -314,12 +335,13 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 	    pk->tcp.seq + 1 != f->dir[d].base_seq) {
 		e->cnt.flows_reused++;
 		gs_flow_end(e, f, false);
-		f = gs_flow_lookup(e, pk, &d, true, &created);
+		f = gs_flow_lookup(e, pk, h, &d, true, &created);
+		fno = gs_flow_no(e, f);
 		if (e->cfg.port_bitmap)
 			f->flags |= GS_FLOW_FORCED;
 	}
-	gs_flow_touch(e, f);
-	f->t_last = ts;
+	gs_flow_touch(e, fno);
+	e->lru[fno].t_last = ts;
 	if (f->flags & GS_FLOW_IGNORED) {
 		if (pk->payload_len)
 			e->cnt.ignored_segments++;
@@ -341,14 +363,18 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 		gs_reasm_pieces(e, f, d, pk, pc, npc);
 	else
 		gs_reasm_segment(e, f, d, pk);
+	/* the common case, nothing held or awaited in either direction, costs one
+	 * test of each direction's fields (what the loop below would look at) */
+	if (f->in_use && dir_quiet(&f->dir[0]) && dir_quiet(&f->dir[1]))
+		goto settled;
 	for (int k = 0; k < 2 && f->in_use; k++) {
-		/* the common case, nothing held or awaited, costs two tests */
 		struct gs_dir *x = &f->dir[k];
 		if (x->acked_ts || x->ooo)
 			gs_reasm_expire(e, f, k);
 		if (f->in_use && (x->pending || gs_dir_pending(x)))
 			pending_update(e, f, k);
 	}
+settled:
 	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
 		gs_flow_end(e, f, false);
 	expire_due(e);

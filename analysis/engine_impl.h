@@ -3,7 +3,10 @@
 #ifndef GS_ENGINE_IMPL_H
 #define GS_ENGINE_IMPL_H
 
+#include <stddef.h>
+
 #include "engine.h"
+#include "flow_hash.h"
 #include "../decoders/giop/giop.h"
 
 /* An out-of-order segment held until the bytes before it arrive. */
@@ -66,24 +69,78 @@ enum gs_frame_state {
 	GS_FR_NOT_GIOP,  /* this connection does not carry GIOP */
 };
 
-/* One direction of a TCP connection. */
+/* One direction of a TCP connection.  Laid out by use, in 64-byte lines (a
+ * flow starts on a line, its header takes one, each direction five): the
+ * first line is what every packet reads or writes (reassembly's offsets, the
+ * peer's ACK, the held/awaited test), the second to fourth what each GIOP
+ * message of the whole-message pass and pairing's common steps use; the rest
+ * is for the rare cases. */
 struct gs_dir {
-	/* reassembly */
-	uint32_t base_seq;       /* sequence number of stream offset 0 */
-	uint64_t next;           /* stream offset of the next byte expected */
-	uint64_t fin_off;
-	uint64_t high;           /* stream offset one past the highest byte seen (held included) */
+	/* line 1: reassembly, the peer's ACK, the pending test */
+	_Alignas(64) uint32_t base_seq;       /* sequence number of stream offset 0 */
 	bool started;            /* base_seq is known */
 	bool syn_seen;
 	bool fin_seen;
 	bool fin_done;           /* every byte before the FIN was delivered */
-	bool pending;            /* on the engine's pending list (pend_prev, pend_next below;
-	                          * here it fills a hole) */
-	struct gs_ooo *ooo;
-	uint32_t ooo_bytes;
-	uint64_t acked;          /* highest offset the peer acknowledged, when past `next` */
+	bool pending;            /* on the engine's pending list (pend_prev, pend_next below) */
+	uint8_t fstate;          /* framer: enum gs_frame_state */
+	bool decoded;            /* current message's head decoded (or given up) */
+	bool missing;            /* current message lost bytes in the capture */
+	bool more_frags;         /* current message continues in a Fragment */
+	uint8_t mtype, mminor;
+	bool open_solo;          /* last_call (below) is the only open call this way, and not in
+	                          * the open index */
+	uint64_t next;           /* stream offset of the next byte expected */
 	uint64_t ack_max;        /* highest offset the peer acknowledged at all */
 	int64_t acked_ts;        /* when the peer first acknowledged bytes we lack; 0: none */
+	struct gs_ooo *ooo;
+	int64_t peer_ack_ts;     /* when the peer last acknowledged new bytes of this direction */
+	int64_t zero_window_ts;  /* this direction's receiver advertised 0 since then; 0: not
+	                          * (read at every packet the other way) */
+
+	/* line 2: the bytes seen, the current message (framer) */
+	uint64_t high;           /* stream offset one past the highest byte seen (held included) */
+	uint64_t msg_start, msg_end; /* msg_end valid once the 12-byte header is known */
+	int64_t msg_t_first;
+	/* the current message's own packets: the earliest and the latest that
+	 * brought a byte of it first (its t_first and completion), the gap fills
+	 * among them and the longest wait for one; a gap (bytes the capture never
+	 * had) moves none of these */
+	int64_t msg_t_min, msg_t_max;
+	int64_t msg_prev_seg_ts; /* time of the previous segment of the current message */
+	int64_t msg_last_seg_ts; /* time of its latest segment */
+
+	/* line 3: the current message's fills and call, the open calls this way */
+	int64_t msg_fill_wait;
+	uint64_t msg_fill_first, msg_fill_last; /* packet numbers of its first and last fill */
+	uint32_t head_len;       /* bytes gathered in head[] */
+	uint32_t head_slot;      /* pool slot, GS_NONE when none */
+	uint32_t msg_call;       /* call the current message belongs to, GS_NONE if none */
+	uint32_t msg_serial;     /* ... and that call's serial, in case the slot was reused */
+	uint32_t msg_fills;
+	uint32_t last_op;        /* interned operation of the last request: most repeat it */
+	uint32_t open_n;         /* open calls whose request went this way */
+	uint32_t last_call;      /* the latest of them: most lookups want it */
+	/* messages of calls begun with the more-fragments flag whose last Fragment
+	 * has not come: while there are any, every message goes to the log */
+	uint32_t frag_open;
+	uint16_t rtx_n;
+	uint8_t msg_half;        /* 0 request side, 1 reply side */
+
+	/* line 4: a request's object key, the last answered call */
+	uint32_t last_key;       /* interned object key of the last request */
+	uint8_t frag_half;
+	bool done_valid;
+	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
+	/* the call answered last among requests sent this way, for `queued` */
+	uint32_t done_rid, done_op;
+	int64_t done_t_req_first, done_t_rep_last;
+
+	/* the rest */
+	uint64_t acked;          /* highest offset the peer acknowledged, when past `next`
+	                          * (read only while acked_ts is set) */
+	uint32_t ooo_bytes;
+	uint64_t fin_off;
 	uint32_t pend_prev, pend_next; /* on the engine's pending list (flow*2+dir) */
 	uint64_t scanned;        /* bytes searched for a header without finding one */
 	/* retransmitted ranges whose messages are not decoded yet (bytes held out
@@ -91,70 +148,39 @@ struct gs_dir {
 	 * messages they overlap once a decoded message reaches their end */
 	struct gs_range *rtx;    /* allocated on first use, at most GS_RTX_PENDING */
 	struct gs_msglog *mlog;  /* allocated at the first fragmented message, or NULL */
-	uint16_t rtx_n;
-
-	/* framer */
-	uint8_t fstate;          /* enum gs_frame_state */
-	bool decoded;            /* current message's head decoded (or given up) */
-	bool missing;            /* current message lost bytes in the capture */
-	bool more_frags;         /* current message continues in a Fragment */
-	uint8_t mtype, mminor;
-	uint64_t msg_start, msg_end; /* msg_end valid once the 12-byte header is known */
-	int64_t msg_t_first;
-	uint32_t head_len;       /* bytes gathered in head[] */
-	uint32_t head_slot;      /* pool slot, GS_NONE when none */
-	/* the current message's own packets: the earliest and the latest that
-	 * brought a byte of it first (its t_first and completion), the gap fills
-	 * among them and the longest wait for one; a gap (bytes the capture never
-	 * had) moves none of these */
-	int64_t msg_t_min, msg_t_max;
-	int64_t msg_fill_wait;
-	uint32_t msg_fills;
-	uint64_t msg_fill_first, msg_fill_last; /* packet numbers of its first and last fill */
 	/* the call and last fill packet of the previous message: a packet that
 	 * fills bytes of two Fragments of one call counts once */
 	uint32_t prev_fill_call, prev_fill_serial;
 	uint64_t prev_fill_pkt;
-	uint32_t msg_call;       /* call the current message belongs to, GS_NONE if none */
-	uint32_t msg_serial;     /* ... and that call's serial, in case the slot was reused */
-	uint8_t msg_half;        /* 0 request side, 1 reply side */
-	uint8_t frag_half;
 	uint32_t frag_call;      /* GIOP 1.1: message that continues in the next Fragment */
 	uint32_t frag_serial;
-	int64_t msg_prev_seg_ts; /* time of the previous segment of the current message */
-	int64_t msg_last_seg_ts; /* time of its latest segment */
-	int64_t peer_ack_ts;     /* when the peer last acknowledged new bytes of this direction */
-	int64_t zero_window_ts;  /* this direction's receiver advertised 0 since then; 0: not */
-	/* the call answered last among requests sent this way, for `queued` */
-	uint32_t done_rid, done_op;
-	int64_t done_t_req_first, done_t_rep_last;
-	bool done_valid;
-	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
-	bool open_solo;          /* last_call (below) is the only open call this way, and not in
-	                          * the open index (in padding here: the size of a flow, which
-	                          * --max-memory budgets, stays) */
-	uint32_t last_op;        /* interned operation of the last request: most repeat it */
-	uint32_t last_key;       /* ... and object key */
-	uint32_t open_n;         /* open calls whose request went this way */
-	uint32_t last_call;      /* the latest of them: most lookups want it */
-	/* messages of calls begun with the more-fragments flag whose last Fragment
-	 * has not come: while there are any, every message goes to the log */
-	uint32_t frag_open;
+};
+
+/* A connection's place in the LRU order and its last activity (e->lru[n],
+ * parallel to the flows): 16 bytes a connection, so that moving one to the end
+ * writes to its neighbours' links in this compact array, not into their
+ * gs_flow lines. */
+struct gs_lru {
+	uint32_t prev, next;
+	int64_t t_last;
 };
 
 enum { GS_FLOW_IGNORED = 1, GS_FLOW_FORCED = 2, GS_FLOW_GIOP = 4, GS_FLOW_CLOSED = 8, GS_FLOW_TLS = 16 };
 
+/* Eleven 64-byte lines, the array line-aligned (gs_engine_new): the header
+ * (what the lookup compares, the flags) in the first, then the directions. */
 struct gs_flow {
 	struct gs_endpoint ep[2];   /* ep[d] sends direction d */
 	uint32_t hash;
 	uint32_t gen;
-	uint32_t lru_prev, lru_next;
 	uint32_t calls;             /* live calls (open or queued), linked by flow_next */
 	uint8_t flags;
 	bool in_use;
-	int64_t t_first, t_last;
+	int64_t t_first;            /* the last activity is in e->lru[] */
 	struct gs_dir dir[2];
 };
+_Static_assert(sizeof(struct gs_flow) % 64 == 0 && offsetof(struct gs_flow, dir) % 64 == 0 &&
+	       sizeof(struct gs_dir) % 64 == 0, "struct gs_flow: whole 64-byte lines");
 
 /* A call while the engine holds it.  Split so that a call waiting for its
  * reply costs little (issue 19: at most 128 bytes an open call with its index
@@ -245,10 +271,12 @@ struct gs_engine {
 	struct gs_problem first_malformed, first_truncated;
 
 	/* flows */
-	struct gs_flow *flows;
+	struct gs_flow *flows;      /* 64-byte aligned within flows_mem */
+	void *flows_mem;
 	uint32_t *flow_index;       /* open addressing: flow number + 1, 0 = free */
 	uint32_t flow_mask;
-	uint32_t flow_free;         /* free list through lru_next */
+	struct gs_lru *lru;         /* LRU links, max_flows entries */
+	uint32_t flow_free;         /* free list through lru[].next */
 	uint32_t flow_hwm;          /* slots ever used: the rest was never touched */
 	uint32_t lru_head, lru_tail;/* least recently active first */
 	/* flow number + 1 by the low bits of the hash, a hint checked before the
@@ -333,9 +361,44 @@ static inline int64_t gs_out_min_t(const struct gs_engine *e)
 	return t;
 }
 
-/* flows.c */
-struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
-			       bool *created);
+/* flows.c: the connection of a packet whose connection hash (flow_hash.h) is
+ * h, and the packet's direction in it; created when there is none and `create`
+ * (the least recently active gives way when the table is full), else NULL. */
+struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir,
+			       bool create, bool *created);
+
+/* Word compares: this runs for every packet, a memcmp call costs more. */
+static inline bool gs_ep_is(const struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, uint8_t family)
+{
+	return ep->port == port && ep->family == family &&
+	       gs_load64(ep->addr) == gs_load64(addr) && gs_load64(ep->addr + 8) == gs_load64(addr + 8);
+}
+
+/* The front hint's connection, flow number + 1, if it is the packet's (the one
+ * connection in use with these ends: what the index finds), else 0; inline, as
+ * most packets stop here (gs_flow_lookup starts with it). */
+static inline uint32_t gs_flow_front(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir)
+{
+	const struct gs_ip *ip = &pk->ip;
+	uint32_t n = e->flow_front[h & (GS_FLOW_FRONT - 1)];
+	struct gs_flow *f;
+	if (!n)
+		return 0;
+	f = &e->flows[n - 1];
+	if (!f->in_use || f->hash != h)
+		return 0;
+	if (gs_ep_is(&f->ep[0], ip->src, pk->tcp.sport, ip->family) &&
+	    gs_ep_is(&f->ep[1], ip->dst, pk->tcp.dport, ip->family)) {
+		*dir = 0;
+		return n;
+	}
+	if (gs_ep_is(&f->ep[1], ip->src, pk->tcp.sport, ip->family) &&
+	    gs_ep_is(&f->ep[0], ip->dst, pk->tcp.dport, ip->family)) {
+		*dir = 1;
+		return n;
+	}
+	return 0;
+}
 void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted);
 /* How many directions may hold a side table at once (a message log, a list of
  * retransmitted ranges): like the head pool, an eighth of the flow table, at
@@ -353,34 +416,33 @@ static inline uint32_t gs_flow_no(const struct gs_engine *e, const struct gs_flo
 /* The LRU list of flows (flows.c), inline: every packet moves its flow last. */
 static inline void gs_lru_unlink(struct gs_engine *e, uint32_t n)
 {
-	struct gs_flow *f = &e->flows[n];
-	if (f->lru_prev != GS_NONE)
-		e->flows[f->lru_prev].lru_next = f->lru_next;
+	struct gs_lru *l = &e->lru[n];
+	if (l->prev != GS_NONE)
+		e->lru[l->prev].next = l->next;
 	else
-		e->lru_head = f->lru_next;
-	if (f->lru_next != GS_NONE)
-		e->flows[f->lru_next].lru_prev = f->lru_prev;
+		e->lru_head = l->next;
+	if (l->next != GS_NONE)
+		e->lru[l->next].prev = l->prev;
 	else
-		e->lru_tail = f->lru_prev;
-	f->lru_prev = f->lru_next = GS_NONE;
+		e->lru_tail = l->prev;
+	l->prev = l->next = GS_NONE;
 }
 
 static inline void gs_lru_append(struct gs_engine *e, uint32_t n)
 {
-	struct gs_flow *f = &e->flows[n];
-	f->lru_next = GS_NONE;
-	f->lru_prev = e->lru_tail;
+	struct gs_lru *l = &e->lru[n];
+	l->next = GS_NONE;
+	l->prev = e->lru_tail;
 	if (e->lru_tail != GS_NONE)
-		e->flows[e->lru_tail].lru_next = n;
+		e->lru[e->lru_tail].next = n;
 	else
 		e->lru_head = n;
 	e->lru_tail = n;
 }
 
-/* The connection was active: last in the LRU order. */
-static inline void gs_flow_touch(struct gs_engine *e, struct gs_flow *f)
+/* Connection n was active: last in the LRU order. */
+static inline void gs_flow_touch(struct gs_engine *e, uint32_t n)
 {
-	uint32_t n = gs_flow_no(e, f);
 	if (e->lru_tail == n)
 		return;
 	gs_lru_unlink(e, n);
@@ -391,7 +453,45 @@ static inline void gs_flow_touch(struct gs_engine *e, struct gs_flow *f)
 void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk);
 void gs_reasm_pieces(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk,
 		     const struct gs_piece *pc, uint32_t n);
-void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack);
+/* The stream offset of sequence number `seq` (64-bit: wrap-around is handled here). */
+static inline int64_t gs_stream_off(const struct gs_dir *dr, uint32_t seq)
+{
+	uint32_t expect = dr->base_seq + (uint32_t)dr->next;
+	return (int64_t)dr->next + (int32_t)(seq - expect);
+}
+
+/* An ACK from direction d acknowledges the bytes of the other direction.  Past
+ * what we have, it is evidence the capture missed bytes; the hole is declared
+ * only after a grace period (gs_reasm_expire), as a capture may list a segment
+ * after the ACK that covers it.  Inline: every packet but a few carries an ACK. */
+static inline void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack)
+{
+	struct gs_dir *rd = &f->dir[!d];
+	int64_t acked;
+	if (!rd->started)
+		return;
+	acked = gs_stream_off(rd, ack);
+	if (acked > (int64_t)rd->ack_max && acked <= (int64_t)rd->next + 1) {
+		rd->ack_max = (uint64_t)acked;
+		rd->peer_ack_ts = e->now;
+	}
+	if (acked <= (int64_t)rd->next)
+		return;
+	if (rd->fin_seen && (uint64_t)acked > rd->fin_off)
+		acked = (int64_t)rd->fin_off;
+	if ((uint64_t)acked <= rd->next)
+		return;
+	/* one past everything we have, nothing held: the ACK of a FIN we missed */
+	if ((uint64_t)acked == rd->next + 1 && !rd->ooo && !rd->fin_seen)
+		return;
+	if (rd->acked_ts == 0 || (uint64_t)acked > rd->acked) {
+		if (rd->acked_ts == 0)
+			rd->acked_ts = e->now;
+		if ((uint64_t)acked > rd->acked)
+			rd->acked = (uint64_t)acked;
+	}
+}
+
 void gs_reasm_flush(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_reasm_free(struct gs_engine *e, struct gs_dir *dr);
 void gs_reasm_expire(struct gs_engine *e, struct gs_flow *f, int d);

@@ -17,12 +17,6 @@ static void endpoint_of(struct gs_endpoint *ep, const struct gs_ip *ip, bool src
 	ep->family = ip->family;
 }
 
-/* Word compares: this runs for every packet, a memcmp call costs more. */
-static inline bool ep_is(const struct gs_endpoint *ep, const uint8_t *addr, uint16_t port, uint8_t family)
-{
-	return ep->port == port && ep->family == family &&
-	       gs_load64(ep->addr) == gs_load64(addr) && gs_load64(ep->addr + 8) == gs_load64(addr + 8);
-}
 
 static void index_remove(struct gs_engine *e, uint32_t n)
 {
@@ -76,46 +70,33 @@ void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted)
 	gs_lru_unlink(e, n);
 	f->in_use = false;
 	f->gen++;
-	f->lru_next = e->flow_free;
+	e->lru[n].next = e->flow_free;
 	e->flow_free = n;
 	e->active_flows--;
 }
 
-struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, int *dir, bool create,
-			       bool *created)
+struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir,
+			       bool create, bool *created)
 {
 	const struct gs_ip *ip = &pk->ip;
 	uint16_t sport = pk->tcp.sport, dport = pk->tcp.dport;
-	uint32_t h, i, n;
+	uint32_t i, n;
 	struct gs_flow *f;
 
 	*created = false;
-	h = gs_flow_hash(ip->src, sport, ip->dst, dport, ip->family);
-	n = e->flow_front[h & (GS_FLOW_FRONT - 1)];
-	if (n) {
-		/* the one connection in use with these ends: what the index finds */
-		f = &e->flows[n - 1];
-		if (f->in_use && f->hash == h) {
-			if (ep_is(&f->ep[0], ip->src, sport, ip->family) && ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
-				*dir = 0;
-				return f;
-			}
-			if (ep_is(&f->ep[1], ip->src, sport, ip->family) && ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
-				*dir = 1;
-				return f;
-			}
-		}
-	}
+	n = gs_flow_front(e, pk, h, dir);
+	if (n)
+		return &e->flows[n - 1];
 	for (i = h & e->flow_mask; e->flow_index[i]; i = (i + 1) & e->flow_mask) {
 		f = &e->flows[e->flow_index[i] - 1];
 		if (f->hash != h)
 			continue;
-		if (ep_is(&f->ep[0], ip->src, sport, ip->family) && ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
+		if (gs_ep_is(&f->ep[0], ip->src, sport, ip->family) && gs_ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
 			*dir = 0;
 			e->flow_front[h & (GS_FLOW_FRONT - 1)] = e->flow_index[i];
 			return f;
 		}
-		if (ep_is(&f->ep[1], ip->src, sport, ip->family) && ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
+		if (gs_ep_is(&f->ep[1], ip->src, sport, ip->family) && gs_ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
 			*dir = 1;
 			e->flow_front[h & (GS_FLOW_FRONT - 1)] = e->flow_index[i];
 			return f;
@@ -124,7 +105,7 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	if (!create)
 		return NULL;
 	if (e->flow_free == GS_NONE && e->flow_hwm < e->cfg.max_flows) {
-		e->flows[e->flow_hwm].lru_next = GS_NONE;
+		e->lru[e->flow_hwm].next = GS_NONE;
 		e->flow_free = e->flow_hwm++;
 	}
 	if (e->flow_free == GS_NONE) {
@@ -136,7 +117,7 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	}
 	n = e->flow_free;
 	f = &e->flows[n];
-	e->flow_free = f->lru_next;
+	e->flow_free = e->lru[n].next;
 	{
 		uint32_t gen = f->gen;
 		memset(f, 0, sizeof *f);
@@ -147,7 +128,7 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	endpoint_of(&f->ep[0], ip, true, sport);
 	endpoint_of(&f->ep[1], ip, false, dport);
 	f->calls = GS_NONE;
-	f->t_first = f->t_last = pk->ts_ns;
+	f->t_first = e->lru[n].t_last = pk->ts_ns;
 	for (int d = 0; d < 2; d++) {
 		f->dir[d].head_slot = GS_NONE;
 		f->dir[d].msg_call = GS_NONE;

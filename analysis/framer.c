@@ -108,7 +108,7 @@ static void header_lost(struct gs_engine *e, struct gs_flow *f, int d, bool gap)
 /* Why a head was decoded only in part. */
 enum cut { CUT_SNAPLEN, CUT_GAP, CUT_LIMIT };
 
-static void head_done(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
+static inline __attribute__((always_inline)) void head_done(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m,
 		      enum giop_res r, enum cut why)
 {
 	struct gs_dir *dr = &f->dir[d];
@@ -259,6 +259,73 @@ static void message_packet(struct gs_dir *dr, const struct gs_src *src)
 	}
 }
 
+/* The common chunk in one pass: every byte captured, brought by a packet that
+ * fills no gap, on a connection known to carry GIOP, at a message boundary or
+ * inside a message whose head is decoded.  Each message whose head decodes
+ * whole goes through the same steps as in the state machine below (the SYNC
+ * set-up, message_packet, head's GIOP_OK branch, the end), without the tests
+ * for the rare cases those steps cannot meet here.  Returns how far it got:
+ * the state machine takes the rest (it decodes again a head this left). */
+static inline __attribute__((always_inline)) uint32_t whole_messages(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
+			       const uint8_t *data, uint32_t len, int64_t ts)
+{
+	struct gs_dir *dr = &f->dir[d];
+	uint32_t pos = 0;
+
+	if (dr->fstate == GS_FR_MSG) {
+		uint64_t n;
+		if (!dr->decoded || !dr->msg_end)
+			return 0;
+		if (ts < dr->msg_t_min)
+			dr->msg_t_min = ts;
+		if (ts > dr->msg_t_max)
+			dr->msg_t_max = ts;
+		n = dr->msg_end - off < len ? dr->msg_end - off : len;
+		if (n && ts != dr->msg_last_seg_ts) {
+			dr->msg_prev_seg_ts = dr->msg_last_seg_ts;
+			dr->msg_last_seg_ts = ts;
+		}
+		pos = (uint32_t)n;
+		if (off + pos != dr->msg_end)
+			return pos;
+		gs_framer_release(e, dr);
+		gs_pair_message_end(e, f, d, ts);
+		dr->fstate = GS_FR_SYNC;
+		dr->msg_call = GS_NONE;
+	}
+	while (pos < len && f->in_use && dr->fstate == GS_FR_SYNC && len - pos >= GIOP_HEADER_LEN) {
+		struct giop_msg m;
+		uint32_t n;
+		if (giop_decode(data + pos, len - pos, e->cfg.max_message_size, &m) != GIOP_OK)
+			break;
+		dr->fstate = GS_FR_MSG;
+		dr->msg_start = off + pos;
+		dr->msg_end = dr->msg_start + m.msg_len;
+		dr->msg_t_first = ts;
+		dr->msg_t_min = ts;
+		dr->msg_t_max = ts;
+		dr->msg_fills = 0;
+		dr->msg_fill_wait = 0;
+		dr->msg_fill_first = dr->msg_fill_last = 0;
+		dr->msg_prev_seg_ts = 0;
+		dr->msg_last_seg_ts = ts;
+		dr->decoded = false;
+		dr->missing = false;
+		dr->head_len = 0;
+		dr->msg_call = GS_NONE;
+		head_done(e, f, d, &m, GIOP_OK, CUT_SNAPLEN);
+		n = m.msg_len < len - pos ? m.msg_len : len - pos;
+		pos += n;
+		if (off + pos == dr->msg_end) {
+			gs_framer_release(e, dr);
+			gs_pair_message_end(e, f, d, ts);
+			dr->fstate = GS_FR_SYNC;
+			dr->msg_call = GS_NONE;
+		}
+	}
+	return pos;
+}
+
 void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off,
 		     const uint8_t *data, uint32_t cap, uint32_t len, const struct gs_src *src)
 {
@@ -268,6 +335,8 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 
 	if (data == NULL)
 		cap = 0;
+	else if (cap == len && src->fill_wait < 0 && (f->flags & GS_FLOW_GIOP) && f->in_use)
+		pos = whole_messages(e, f, d, off, data, len, ts);
 	while (pos < len && f->in_use) {
 		switch (dr->fstate) {
 		case GS_FR_NOT_GIOP:

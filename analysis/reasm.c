@@ -15,11 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t stream_off(const struct gs_dir *dr, uint32_t seq)
-{
-	uint32_t expect = dr->base_seq + (uint32_t)dr->next;
-	return (int64_t)dr->next + (int32_t)(seq - expect);
-}
 
 static void check_fin(struct gs_engine *e, struct gs_flow *f, int d)
 {
@@ -186,14 +181,14 @@ static void window(struct gs_engine *e, struct gs_flow *f, int d, const struct g
 	}
 }
 
-void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk)
+/* Any segment (gs_reasm_segment takes the common ones itself). */
+static __attribute__((noinline)) void segment_general(struct gs_engine *e, struct gs_flow *f, int d,
+						      const struct gs_packet *pk)
 {
 	struct gs_dir *dr = &f->dir[d];
 	uint8_t flags = pk->tcp.flags;
 	int64_t off;
 	uint64_t end;
-
-	window(e, f, d, pk);
 
 	if (flags & GS_TCP_SYN) {
 		dr->base_seq = pk->tcp.seq + 1;
@@ -212,7 +207,7 @@ void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struc
 		dr->next = 0;
 		dr->high = 0;
 	}
-	off = stream_off(dr, pk->tcp.seq);
+	off = gs_stream_off(dr, pk->tcp.seq);
 	if (flags & GS_TCP_SYN)
 		off = 0;
 	end = (uint64_t)(off + (int64_t)pk->payload_len);
@@ -287,43 +282,46 @@ in_order:
 	}
 fin:
 	if ((flags & GS_TCP_FIN) && dr->started && !dr->fin_seen) {
-		int64_t fo = stream_off(dr, pk->tcp.seq) + pk->payload_len;
+		int64_t fo = gs_stream_off(dr, pk->tcp.seq) + pk->payload_len;
 		dr->fin_seen = true;
 		dr->fin_off = fo < 0 ? 0 : (uint64_t)fo;
 	}
 	check_fin(e, f, d);
 }
 
-/* An ACK from direction d acknowledges the bytes of the other direction.  Past
- * what we have, it is evidence the capture missed bytes; the hole is declared
- * only after a grace period (gs_reasm_expire), as a capture may list a segment
- * after the ACK that covers it. */
-void gs_reasm_ack(struct gs_engine *e, struct gs_flow *f, int d, uint32_t ack)
+/* The common segments in few tests, the rest through segment_general: an
+ * ACK without bytes, SYN or FIN (it may complete a FIN seen before); bytes in
+ * order exactly where the stream stands, nothing held, no byte above seen
+ * before (so they fill no gap), no SYN or FIN to note.  For those this does
+ * what segment_general and deliver do, without their tests for other cases. */
+void gs_reasm_segment(struct gs_engine *e, struct gs_flow *f, int d, const struct gs_packet *pk)
 {
-	struct gs_dir *rd = &f->dir[!d];
-	int64_t acked;
-	if (!rd->started)
-		return;
-	acked = stream_off(rd, ack);
-	if (acked > (int64_t)rd->ack_max && acked <= (int64_t)rd->next + 1) {
-		rd->ack_max = (uint64_t)acked;
-		rd->peer_ack_ts = e->now;
+	struct gs_dir *dr = &f->dir[d];
+
+	window(e, f, d, pk);
+	if (!(pk->tcp.flags & (GS_TCP_SYN | GS_TCP_FIN))) {
+		if (!pk->payload_len) {
+			check_fin(e, f, d);
+			return;
+		}
+		if (dr->started && !dr->ooo && dr->high <= dr->next &&
+		    pk->tcp.seq == dr->base_seq + (uint32_t)dr->next) {
+			struct gs_src src = { pk->ts_ns, e->packet_no, -1 };
+			uint32_t cap = pk->payload_cap < pk->payload_len ? pk->payload_cap : pk->payload_len;
+			uint64_t off = dr->next;
+			e->cnt.segments++;
+			/* deliver(): `high` was at most `next`, so it becomes the new `next` */
+			dr->next += pk->payload_len;
+			dr->high = dr->next;
+			if (dr->acked_ts && dr->acked <= dr->next)
+				dr->acked_ts = 0;
+			gs_framer_bytes(e, f, d, off, pk->payload, cap, pk->payload_len, &src);
+			if (f->in_use)
+				check_fin(e, f, d);
+			return;
+		}
 	}
-	if (acked <= (int64_t)rd->next)
-		return;
-	if (rd->fin_seen && (uint64_t)acked > rd->fin_off)
-		acked = (int64_t)rd->fin_off;
-	if ((uint64_t)acked <= rd->next)
-		return;
-	/* one past everything we have, nothing held: the ACK of a FIN we missed */
-	if ((uint64_t)acked == rd->next + 1 && !rd->ooo && !rd->fin_seen)
-		return;
-	if (rd->acked_ts == 0 || (uint64_t)acked > rd->acked) {
-		if (rd->acked_ts == 0)
-			rd->acked_ts = e->now;
-		if ((uint64_t)acked > rd->acked)
-			rd->acked = (uint64_t)acked;
-	}
+	segment_general(e, f, d, pk);
 }
 
 /* Gives up on holes: acknowledged by the peer for longer than the grace, or
@@ -410,7 +408,7 @@ void gs_reasm_pieces(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		return;
 	}
 	if (dr->started && !syn) {
-		int64_t off = stream_off(dr, pk->tcp.seq);
+		int64_t off = gs_stream_off(dr, pk->tcp.seq);
 		uint64_t end = (uint64_t)(off + (int64_t)pk->payload_len);
 		if ((off < 0 && (int64_t)end <= 0) || end <= dr->next ||
 		    (off > (int64_t)dr->next && held(dr, (uint64_t)off, end))) {
@@ -440,7 +438,7 @@ void gs_reasm_pieces(struct gs_engine *e, struct gs_flow *f, int d, const struct
 			sub.payload_cap = sub.payload_len;
 		/* the old part of a resegmented retransmission is skipped, not counted */
 		if (!dr->started || (sub.tcp.flags & GS_TCP_SYN) ||
-		    stream_off(dr, sub.tcp.seq) + (int64_t)sub.payload_len > (int64_t)dr->next) {
+		    gs_stream_off(dr, sub.tcp.seq) + (int64_t)sub.payload_len > (int64_t)dr->next) {
 			gs_reasm_segment(e, f, d, &sub);
 			fed++;
 		}

@@ -17,19 +17,19 @@ enum giop_res { GIOP_OK = 0, GIOP_NEED_MORE, GIOP_INVALID };
 
 struct cdr {
 	const uint8_t *p;
-	size_t avail;   /* bytes at p we may read */
+	size_t avail;   /* bytes at p we may read; never more than msg_len */
 	size_t msg_len; /* bytes the message has (12 + size) */
 	size_t off;
 	bool le;
 };
 
+/* avail <= msg_len (giop_decode, encap_open): bytes we have lie inside the
+ * message, so the common read is one test. */
 static inline enum giop_res cdr_need(const struct cdr *c, size_t n)
 {
-	if (!gs_has(c->msg_len, c->off, n))
-		return GIOP_INVALID;
-	if (!gs_has(c->avail, c->off, n))
-		return GIOP_NEED_MORE;
-	return GIOP_OK;
+	if (gs_has(c->avail, c->off, n))
+		return GIOP_OK;
+	return gs_has(c->msg_len, c->off, n) ? GIOP_NEED_MORE : GIOP_INVALID;
 }
 
 static inline void cdr_align(struct cdr *c, size_t a)
@@ -90,12 +90,15 @@ static inline enum giop_res cdr_octets(struct cdr *c, struct gs_span *out, bool 
 	enum giop_res r = cdr_ulong(c, &n);
 	if (r != GIOP_OK)
 		return r;
-	if (want && (r = cdr_need(c, n)) != GIOP_OK)
-		return r;
-	if (!gs_has(c->msg_len, c->off, n))
-		return GIOP_INVALID;
-	if (c->msg_len == SIZE_MAX && !gs_has(c->avail, c->off, n))
-		return GIOP_NEED_MORE;
+	if (want) {
+		if ((r = cdr_need(c, n)) != GIOP_OK)
+			return r;
+	} else {
+		if (!gs_has(c->msg_len, c->off, n))
+			return GIOP_INVALID;
+		if (c->msg_len == SIZE_MAX && !gs_has(c->avail, c->off, n))
+			return GIOP_NEED_MORE;
+	}
 	if (out) {
 		out->p = want ? c->p + c->off : NULL;
 		out->len = n;

@@ -90,7 +90,7 @@ enum giop_res giop_decode_header(const uint8_t *p, size_t avail, uint32_t max_si
 	return GIOP_OK;
 }
 
-static enum giop_res string(struct giop_msg *m, struct cdr *c, struct gs_span *out)
+static inline __attribute__((always_inline)) enum giop_res string(struct giop_msg *m, struct cdr *c, struct gs_span *out)
 {
 	uint32_t n;
 	TRY(cdr_ulong(c, &n));
@@ -151,7 +151,7 @@ static void context_decode(struct giop_msg *m, uint32_t id, struct gs_span data)
 	}
 }
 
-static enum giop_res contexts(struct giop_msg *m, struct cdr *c)
+static inline __attribute__((always_inline)) enum giop_res contexts(struct giop_msg *m, struct cdr *c)
 {
 	uint32_t n;
 	TRY(cdr_ulong(c, &n));

@@ -3,8 +3,8 @@
  *   table_bytes MAX_FLOWS MAX_OPEN_CALLS     prints: flows_bytes calls_bytes
  *
  * The same arithmetic as gs_engine_new() (analysis/engine.c), with the sizes of the
- * structures as compiled: the flow table, its index and the message-head pool, and the
- * side tables allocated on demand within the same bound (message logs, lists of
+ * structures as compiled: the flow table, its LRU links, its index and the message-head
+ * pool, and the side tables allocated on demand within the same bound (message logs, lists of
  * retransmitted ranges: gs_side_tables_max() of each); the call pool, its index and
  * its heaps. Built and run by
  * tests/integration/scale_hostile.sh to derive the memory bound its cases assert;
@@ -33,7 +33,7 @@ int main(int argc, char **argv)
 	gs_config_default(&c);
 	unsigned long long f = strtoull(argv[1], NULL, 10), n = strtoull(argv[2], NULL, 10);
 	unsigned long long head_slots = f / 8 < 256 ? 256 : f / 8;
-	unsigned long long flows = f * sizeof(struct gs_flow) + pow2_at_least(f * 2) * sizeof(uint32_t) +
+	unsigned long long flows = f * (sizeof(struct gs_flow) + sizeof(struct gs_lru)) + pow2_at_least(f * 2) * sizeof(uint32_t) +
 				   head_slots * c.head_max + head_slots * sizeof(uint32_t) +
 				   head_slots * sizeof(struct gs_msglog) +
 				   head_slots * GS_RTX_PENDING * sizeof(struct gs_range);

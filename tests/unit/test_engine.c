@@ -373,6 +373,74 @@ static void test_split_at_every_byte(void **state)
 	}
 }
 
+/* On a connection already known to carry GIOP (the framer's one-pass path for
+ * whole messages applies): three requests in a row cut in two at every byte, so
+ * that the first segment ends inside a header, inside a head, inside a body or
+ * on a boundary, and the second goes on inside a decoded message or starts
+ * with a cut header.  Each call keeps its size, operation and the times of the
+ * segments that carried its bytes. */
+static void test_known_giop_stream_split_at_every_byte(void **state)
+{
+	static const char *const ops[3] = { "alpha", "longerOperationBeta", "g" };
+	struct ub w, r;
+	size_t start[4], warm_req, warm_len, len;
+	ub_init(&w, false);
+	ub_init(&r, false);
+	ub_request(&w, 2, false, 100, "warm", 8);
+	warm_req = w.n;
+	ub_reply(&w, 2, false, 100, 4);
+	warm_len = w.n;
+	start[0] = w.n;
+	ub_request(&w, 2, false, 1, ops[0], 5);
+	start[1] = w.n;
+	ub_request(&w, 1, true, 2, ops[1], 40);
+	start[2] = w.n;
+	ub_request(&w, 2, true, 3, ops[2], 0);
+	start[3] = w.n;
+	len = start[3] - start[0];
+	ub_reply(&r, 2, false, 1, 3);
+	ub_reply(&r, 1, true, 2, 0);
+	ub_reply(&r, 2, true, 3, 9);
+	for (size_t k = 1; k < len; k++) {
+		struct sink s;
+		struct conn c;
+		struct gs_engine *e = new_small(&s);
+		conn_init(&c, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+		conn_handshake(e, &c, TS(0));
+		conn_send(e, &c, 0, TS(1), w.b, warm_req);
+		conn_send(e, &c, 1, TS(2), w.b + warm_req, warm_len - warm_req);
+		conn_send(e, &c, 0, TS(3), w.b + start[0], k);
+		conn_send(e, &c, 0, TS(4), w.b + start[0] + k, len - k);
+		conn_send(e, &c, 1, TS(5), r.b, r.n);
+		gs_engine_finish(e);
+		if (s.n != 4)
+			fail_msg("split at %zu: %zu calls", k, s.n);
+		for (uint32_t rid = 1; rid <= 3; rid++) {
+			const struct got *g = NULL;
+			size_t a = start[rid - 1] - start[0], b = start[rid] - start[0];
+			for (size_t i = 0; i < s.n; i++)
+				if (s.v[i].c.request_id == rid)
+					g = &s.v[i];
+			if (!g)
+				fail_msg("split at %zu: no call %u", k, rid);
+			if (g->c.flags != F_ANSWERED)
+				fail_msg("split at %zu: call %u flags 0x%x", k, rid, g->c.flags);
+			check_op(g, ops[rid - 1]);
+			assert_int_equal(g->c.request_bytes, b - a);
+			check_times(&g->c, a < k ? TS(3) : TS(4), b <= k ? TS(3) : TS(4), TS(5), TS(5));
+		}
+		assert_int_equal(gs_engine_counters(e)->giop_messages, 8);
+		assert_int_equal(gs_engine_counters(e)->giop_malformed, 0);
+		assert_int_equal(gs_engine_counters(e)->giop_truncated, 0);
+		assert_int_equal(gs_engine_counters(e)->giop_resync_bytes, 0);
+		engine_free(e);
+		conn_free(&c);
+		sink_free(&s);
+	}
+	ub_free(&w);
+	ub_free(&r);
+}
+
 /* A system exception reply split at every byte: the exception is kept whatever
  * the segmentation (pairs JSONL prints it). */
 static void test_exception_reply_split_at_every_byte(void **state)
@@ -2314,6 +2382,7 @@ int main(void)
 		UT(test_request_reply_every_version),
 		UT(test_several_messages_in_one_segment),
 		UT(test_split_at_every_byte),
+		UT(test_known_giop_stream_split_at_every_byte),
 		UT(test_exception_reply_split_at_every_byte),
 		UT(test_out_of_order_first_seen_times),
 		UT(test_retransmissions_counted_not_timed),

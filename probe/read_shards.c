@@ -38,6 +38,8 @@ enum { STEP = 1024, LAG = 64 * 1024 };
 #define DROP ((size_t)1 << 20)
 #define KEEP ((size_t)1 << 20)
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
+/* The progress line moves every PROGRESS packets, as tap_pcap.c draws it */
+#define PROGRESS ((uint64_t)1 << 16)
 
 struct in_ent {
 	uint64_t no;        /* packet number (1-based, across files); a tick: packets before it */
@@ -85,6 +87,7 @@ struct shard {
 	_Atomic uint32_t queued;        /* gs_engine_queued then */
 	_Atomic int starved;            /* waiting for a batch of calls back */
 	_Atomic uint64_t walked;        /* the walk: packets of the capture walked */
+	_Atomic size_t walked_off;      /* the walk: the file offset reached */
 	_Atomic int lagging;            /* waiting for another engine's walk */
 	_Atomic int walk_done;          /* the walk's result is in `res` */
 	struct walk_res res;
@@ -119,6 +122,7 @@ struct gs_shards {
 	uint64_t ooo;
 	bool ordered, finished;
 	bool window_full;               /* the calls waiting came near the order window */
+	bool progress;                  /* a progress line is drawn: engines ring every PROGRESS records */
 	struct gs_intern final;
 	bool has_final;
 	struct gs_stats *dst_stats;     /* summary only: the engines' statistics go there at the end */
@@ -235,9 +239,13 @@ static uint64_t others_walked(const struct shard *sh)
 	return m;
 }
 
-static void say_walked(struct shard *sh, uint64_t no)
+static void say_walked(struct shard *sh, uint64_t no, size_t off)
 {
+	atomic_store(&sh->walked_off, off);
 	atomic_store(&sh->walked, no);
+	/* the reader draws the progress line (it sleeps while the engines walk) */
+	if (sh->S->progress && (no & (PROGRESS - 1)) == 0)
+		gs_bell_ring(&sh->S->bell);
 	for (unsigned i = 0; i < sh->S->n; i++)
 		if (&sh->S->sh[i] != sh && atomic_load(&sh->S->sh[i].lagging))
 			gs_bell_ring(&sh->S->sh[i].bell);
@@ -271,12 +279,12 @@ static void drop_behind(const struct gs_walk *w, size_t off, size_t *dropped)
 	}
 }
 
-static void walk_step(struct shard *sh, uint64_t no, int64_t now)
+static void walk_step(struct shard *sh, uint64_t no, int64_t now, size_t off)
 {
 	budget(sh);
 	clock_to(sh, now, 2 * no + 1);
 	hand_over(sh);
-	say_walked(sh, no);
+	say_walked(sh, no, off);
 	/* ahead of another engine: wait for it (it never waits for us then) */
 	while (!sh->has_st && !gs_stop_requested && no > others_walked(sh) + LAG) {
 		unsigned seen = gs_bell_seq(&sh->bell);
@@ -322,7 +330,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 		}
 		if ((no & (STEP - 1)) == 0) {
 			drop_behind(w, it.off, &dropped);
-			walk_step(sh, no, now);
+			walk_step(sh, no, now, it.off);
 			if (gs_stop_requested) {
 				rc = -1;
 				at = it.off;
@@ -335,7 +343,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	if (!gs_stop_requested)
 		clock_to(sh, now, 2 * no + 1);
 	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .off = at };
-	say_walked(sh, no);
+	say_walked(sh, no, it.off);
 	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
 }
 
@@ -705,6 +713,29 @@ static bool walks_done(struct gs_shards *S)
 	return true;
 }
 
+/* The progress line while the engines walk, as one thread draws it: the
+ * packets (a multiple of PROGRESS) and the offset the slowest engine reached. */
+static void walk_progress(struct gs_shards *S, struct gs_read_progress *prog, const char *path,
+			  const struct gs_walk *w, uint64_t before)
+{
+	uint64_t no = UINT64_MAX, shown;
+	size_t off = SIZE_MAX;
+	for (unsigned i = 0; i < S->n; i++) {
+		uint64_t k = atomic_load(&S->sh[i].walked);
+		size_t o = atomic_load(&S->sh[i].walked_off);
+		no = k < no ? k : no;
+		off = o < off ? o : off;
+	}
+	if (no <= before)
+		return;
+	shown = (no - before) & ~(PROGRESS - 1);
+	if (shown == 0)
+		return;
+	prog->packets += shown;
+	gs_read_progress_line(prog, path, (off_t)off, (off_t)w->size, false);
+	prog->packets -= shown;
+}
+
 enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, struct gs_read_progress *prog,
 					int *snaplen, char *err, size_t errlen)
 {
@@ -713,9 +744,12 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	uint64_t before = S->packets;
 	if (S->n == 1 || !walk_open(path, &w))
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
+	S->progress = prog->enabled;
 	/* every engine walks the whole file, after the frames it was given */
 	for (unsigned i = 0; i < S->n; i++) {
 		struct shard *sh = &S->sh[i];
+		atomic_store(&sh->walked, S->packets);
+		atomic_store(&sh->walked_off, 0);
 		in_send(sh);
 		sh->cur_in = in_get(S, sh);
 		sh->cur_in->walk = &w;
@@ -727,6 +761,10 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	for (;;) {
 		unsigned seen = gs_bell_seq(&S->bell);
 		merge(S);
+		/* (also at the end: one thread draws the line at its 65536th
+		 * packet, however soon after it the file ends) */
+		if (prog->enabled)
+			walk_progress(S, prog, path, &w, before);
 		if (walks_done(S))
 			break;
 		gs_bell_wait(&S->bell, seen);
@@ -748,11 +786,17 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	if (res.stopped && !gs_stop_requested && res.no == before)
 		/* nothing walked (the first blocks are libpcap's own): all of it */
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
-	if (res.stopped && !gs_stop_requested)
+	if (res.stopped && !gs_stop_requested) {
 		/* a record the walker does not vouch for: libpcap reads on from it,
-		 * its errors as without threads */
+		 * its errors as without threads (it counts the progress line's
+		 * packets on from the walk's last multiple of PROGRESS) */
+		prog->packets += (res.no - before) & ~(PROGRESS - 1);
 		return gs_pcap_read_file_from(path, (off_t)res.off, res.no - before, gs_shards_frame, S, prog, snaplen,
 					      err, errlen);
+	}
+	prog->packets += res.no - before;
+	if (prog->enabled && prog->last_print_ns)
+		gs_read_progress_line(prog, path, -1, 0, true);
 	return GS_READ_OK;
 }
 

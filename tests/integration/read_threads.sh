@@ -242,5 +242,44 @@ if [ -x "$GEN" ]; then
 		fi
 	done
 fi
+# 7. the progress line on a terminal (script(1) gives read a pty; the rows go to a file): the
+# same look as one thread's while the engines walk the file (a percentage and a multiple of
+# 65536 packets), the same closing line with every packet counted, also when libpcap takes a
+# cut file over from the walk; none with -q or when stderr is not a terminal
+if [ -x "$GEN" ] && command -v script > /dev/null; then
+	python3 tests/golden/pcap_forms.py cut-data "$WORK/gen-default.pcap" "$WORK/prog-cut.pcap"
+	for f in "$WORK/gen-default.pcap" "$WORK/prog-cut.pcap"; do
+		for t in 1 2; do
+			timeout -s KILL 120 script -qfec "$GS read --threads $t --pairs -o $WORK/prog$t.csv $f 2>&1" \
+				"$WORK/tty$t.raw" > /dev/null 2>&1
+			tr '\r' '\n' < "$WORK/tty$t.raw" | grep -a 'packets *$' | sed 's/ *$//' > "$WORK/prog$t"
+		done
+		b=$(basename "$f")
+		n=$(python3 -c 'import sys
+d = open(sys.argv[1], "rb").read(); o, n = 24, 0
+le = d[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1")
+while o + 16 <= len(d):
+    o += 16 + int.from_bytes(d[o + 8:o + 12], "little" if le else "big"); n += 1
+print(n - (o > len(d)))' "$f")
+		want_last="giopscope: $f: $n packets"
+		if grep -qE "^giopscope: $f: +[0-9]+%, 65536 packets$" "$WORK/prog2" &&
+		   [ "$(tail -n 1 "$WORK/prog2")" = "$want_last" ] && [ "$(tail -n 1 "$WORK/prog1")" = "$want_last" ] &&
+		   cmp -s "$WORK/prog1.csv" "$WORK/prog2.csv"; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1)); echo "FAIL progress line of --threads 2 ($b, $n packets): $(tr '\n' '|' < "$WORK/prog2")" \
+				"(one thread: $(tr '\n' '|' < "$WORK/prog1"))"
+		fi
+	done
+	timeout -s KILL 120 script -qfec "$GS read -q --threads 2 --pairs -o $WORK/prog2.csv $WORK/gen-default.pcap 2>&1" \
+		"$WORK/tty-q.raw" > /dev/null 2>&1
+	"$GS" read --threads 2 --pairs -o "$WORK/prog2.csv" "$WORK/gen-default.pcap" 2> "$WORK/err"
+	if grep -qa 'packets' "$WORK/tty-q.raw" "$WORK/err"; then
+		fail=$((fail + 1)); echo "FAIL a progress line with -q or off a terminal"
+	else
+		pass=$((pass + 1))
+	fi
+fi
+
 echo "read --threads: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -24,8 +24,16 @@
 #include "tap_pcap.h"
 
 /* Frames go over in batches of IN_BYTES (a larger frame gets a batch of its
- * own size), IN_BATCHES of them an engine; calls come back OUT_CALLS a batch. */
-enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
+ * own size), IN_BATCHES of them an engine; calls come back OUT_CALLS a batch
+ * (their places in the pool). */
+enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 256 };
+/* The calls that ended and wait for their turn are kept in one pool for all
+ * the engines and the merge, in chunks of POOL_CHUNK taken as needed (at most
+ * POOL_CHUNKS), so that the memory follows the most calls waiting at once,
+ * wherever they wait (an engine's order or the merge).  Free places go from
+ * the merge back to the engines FREE_RUN at a time. */
+enum { POOL_SHIFT = 12, POOL_CHUNK = 1 << POOL_SHIFT, POOL_CHUNKS = 1 << 16, FREE_RUN = 256 };
+#define NO_SLOT UINT32_MAX
 /* The walk: every STEP records an engine ticks its clock, hands its calls
  * over and says how far it is; when the output is ordered it waits while it
  * is more than LAG records ahead of another (the calls the merge holds for
@@ -35,8 +43,8 @@ enum { STEP = 1024, LAG = 64 * 1024 };
 /* The mapped pages more than KEEP bytes behind an engine are given back by
  * it, in steps of DROP bytes, so that the mapping does not add the file to
  * the resident memory. */
-#define DROP ((size_t)1 << 20)
-#define KEEP ((size_t)1 << 20)
+#define DROP ((size_t)256 << 10)
+#define KEEP ((size_t)256 << 10)
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 /* The progress line moves every PROGRESS packets, as tap_pcap.c draws it */
 #define PROGRESS ((uint64_t)1 << 16)
@@ -71,7 +79,13 @@ struct in_batch {
 struct out_batch {
 	struct out_batch *next;
 	uint32_t n;
-	struct gs_call c[OUT_CALLS];
+	uint32_t k[OUT_CALLS];
+};
+
+/* A place in the pool: a call, or the next free place. */
+struct held {
+	struct gs_call c;
+	uint32_t next_free;
 };
 
 struct shard {
@@ -83,8 +97,8 @@ struct shard {
 	struct gs_ring out, out_back;   /* calls from the engine, empty batches back */
 	struct gs_bell bell;            /* the engine thread sleeps on it */
 	bool bell_ok;
-	_Atomic int64_t floor;          /* gs_engine_order_floor after the last batch */
-	_Atomic uint32_t queued;        /* gs_engine_queued then */
+	_Atomic int64_t floor;          /* shard_floor after the last batch */
+	_Atomic uint32_t queued;        /* shard_queued then */
 	_Atomic int starved;            /* waiting for a batch of calls back */
 	_Atomic uint64_t walked;        /* the walk: packets of the capture walked */
 	_Atomic size_t walked_off;      /* the walk: the file offset reached */
@@ -96,6 +110,12 @@ struct shard {
 	/* the engine thread's */
 	struct out_batch *cur_out;
 	uint32_t out_alloc, out_max;
+	/* the engine writes each call once settled (an order window of 0); the
+	 * calls it wrote wait here (their places in a heap, by the output
+	 * order) for the moment it would write them in order (release) */
+	uint32_t *heap, heap_n, heap_cap;
+	uint32_t win;                   /* the order window left to this engine (budget) */
+	uint32_t free_head, free_n;     /* free places taken from the pool */
 	uint64_t *id_key;               /* name id -> when it was first interned (see track) */
 	uint32_t id_seen, id_cap;
 	/* the reader's */
@@ -117,6 +137,13 @@ struct gs_shards {
 	uint64_t packets;
 	int64_t now, first_ts;
 	uint64_t buffered, window;      /* calls received not written yet; the order window */
+	/* the pool (see POOL_CHUNK): chunks and runs of free places under pool_mu */
+	pthread_mutex_t pool_mu;
+	bool pool_mu_ok;
+	struct held **pool;
+	uint32_t pool_hwm;
+	uint32_t *runs, n_runs, cap_runs;    /* free runs: their first places */
+	uint32_t mfree_head, mfree_tail, mfree_n;  /* the merge's places freed, not yet a run */
 	_Atomic uint64_t held;          /* `buffered` after the last merge, for the engines */
 	int64_t last_t;
 	uint64_t ooo;
@@ -128,6 +155,69 @@ struct gs_shards {
 	struct gs_stats *dst_stats;     /* summary only: the engines' statistics go there at the end */
 	uint32_t merge_shard;           /* gs_stats_merge's key map: from this shard */
 };
+
+/* ---- the pool of waiting calls (every thread) ------------------------------ */
+
+static struct held *slot(const struct gs_shards *S, uint32_t k)
+{
+	return &S->pool[k >> POOL_SHIFT][k & (POOL_CHUNK - 1)];
+}
+
+/* A run of free places for an engine: one the merge gave back, else new ones
+ * (a chunk taken when the pool grows).  False: no memory. */
+static bool pool_refill(struct shard *sh)
+{
+	struct gs_shards *S = sh->S;
+	bool ok = true;
+	pthread_mutex_lock(&S->pool_mu);
+	if (S->n_runs > 0) {
+		uint32_t k = S->runs[--S->n_runs];
+		sh->free_head = k;
+		sh->free_n = FREE_RUN;
+	} else {
+		uint32_t c = S->pool_hwm >> POOL_SHIFT;
+		if (c >= POOL_CHUNKS || (!S->pool[c] && !(S->pool[c] = malloc(POOL_CHUNK * sizeof **S->pool)))) {
+			ok = false;
+		} else {
+			/* the rest of the chunk (the hwm is a multiple of FREE_RUN) */
+			uint32_t first = S->pool_hwm, n = FREE_RUN;
+			for (uint32_t i = 0; i < n; i++)
+				slot(S, first + i)->next_free = i + 1 < n ? first + i + 1 : NO_SLOT;
+			S->pool_hwm += n;
+			sh->free_head = first;
+			sh->free_n = n;
+		}
+	}
+	pthread_mutex_unlock(&S->pool_mu);
+	return ok;
+}
+
+/* The merge's: a place written, free again (a run back to the pool when full). */
+static void pool_put(struct gs_shards *S, uint32_t k)
+{
+	slot(S, k)->next_free = S->mfree_head;
+	if (S->mfree_n == 0)
+		S->mfree_tail = k;
+	S->mfree_head = k;
+	if (++S->mfree_n < FREE_RUN)
+		return;
+	pthread_mutex_lock(&S->pool_mu);
+	if (S->n_runs == S->cap_runs) {
+		uint32_t cap = S->cap_runs ? S->cap_runs * 2 : 64;
+		uint32_t *nr = realloc(S->runs, cap * sizeof *nr);
+		if (nr) {
+			S->runs = nr;
+			S->cap_runs = cap;
+		}
+	}
+	if (S->n_runs < S->cap_runs) {
+		S->runs[S->n_runs++] = S->mfree_head;
+		S->mfree_head = NO_SLOT;
+		S->mfree_n = 0;
+	}
+	pthread_mutex_unlock(&S->pool_mu);
+	/* (no memory for the list of runs: the merge keeps its places) */
+}
 
 /* ---- the engine threads ------------------------------------------------- */
 
@@ -174,26 +264,110 @@ static struct out_batch *out_get(struct shard *sh)
 	}
 }
 
+/* The engine's order of its calls (calls.c: the output order, then its
+ * serial): <0 when place a comes first. */
+static int held_cmp(const struct gs_shards *S, uint32_t a, uint32_t b)
+{
+	const struct gs_call *x = &slot(S, a)->c, *y = &slot(S, b)->c;
+	int c = gs_call_order_cmp(x, y);
+	if (c)
+		return c;
+	return x->serial < y->serial ? -1 : x->serial > y->serial;
+}
+
+static void heap_pop(struct shard *sh)
+{
+	const struct gs_shards *S = sh->S;
+	uint32_t k = sh->heap[--sh->heap_n], i = 0, n = sh->heap_n;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && held_cmp(S, sh->heap[c + 1], sh->heap[c]) < 0)
+			c++;
+		if (held_cmp(S, k, sh->heap[c]) <= 0)
+			break;
+		sh->heap[i] = sh->heap[c];
+		i = c;
+	}
+	if (n)
+		sh->heap[i] = k;
+}
+
 static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct shard *sh = arg;
+	const struct gs_shards *S = sh->S;
+	uint32_t k, i;
 	if (sh->has_st) {
 		/* the summary alone: no call leaves the thread */
 		gs_stats_add_call(&sh->st, gs_engine_strings(e), c);
 		return;
 	}
-	if (!sh->cur_out)
-		sh->cur_out = out_get(sh);
-	sh->cur_out->c[sh->cur_out->n++] = *c;
-	if (sh->cur_out->n == OUT_CALLS)
-		out_push(sh);
+	if (sh->free_n == 0 && !pool_refill(sh))
+		abort(); /* no memory left for one call */
+	if (sh->heap_n == sh->heap_cap) {
+		uint32_t cap = sh->heap_cap ? sh->heap_cap * 2 : 1024;
+		uint32_t *nh = realloc(sh->heap, cap * sizeof *nh);
+		if (!nh)
+			abort();
+		sh->heap = nh;
+		sh->heap_cap = cap;
+	}
+	k = sh->free_head;
+	sh->free_head = slot(S, k)->next_free;
+	sh->free_n--;
+	slot(S, k)->c = *c;
+	for (i = sh->heap_n++; i > 0; i = (i - 1) / 2) {
+		uint32_t up = (i - 1) / 2;
+		if (held_cmp(S, sh->heap[up], k) <= 0)
+			break;
+		sh->heap[i] = sh->heap[up];
+	}
+	sh->heap[i] = k;
 }
 
-/* The ended calls waiting for an earlier one, in the engines' queues and in
- * the merge, are bounded together as one engine's are (the order window, and
- * the memory it takes): an engine may queue what the others and the merge
- * leave of the window (looked at now and then: near the window the output
- * may differ, and says so). */
+/* The calls the engine would write now if it wrote them in order (after each
+ * frame and tick, where calls.c's drain runs): the first while nothing the
+ * engine holds comes before it; past the window left to it, the first anyway;
+ * all when finishing. */
+static void release(struct shard *sh, bool all)
+{
+	const struct gs_shards *S = sh->S;
+	while (sh->heap_n > 0) {
+		uint32_t k = sh->heap[0];
+		if (!all && S->ordered && sh->heap_n + gs_engine_queued(sh->e) <= sh->win &&
+		    gs_engine_holds_back(sh->e, &slot(S, k)->c))
+			break;
+		heap_pop(sh);
+		if (!sh->cur_out)
+			sh->cur_out = out_get(sh);
+		sh->cur_out->k[sh->cur_out->n++] = k;
+		if (sh->cur_out->n == OUT_CALLS)
+			out_push(sh);
+	}
+}
+
+/* No call this engine hands over from now on starts before it (gs_engine_order_floor). */
+static int64_t shard_floor(struct shard *sh)
+{
+	int64_t f = gs_engine_order_floor(sh->e);
+	if (sh->heap_n > 0 && slot(sh->S, sh->heap[0])->c.t_request_first < f)
+		f = slot(sh->S, sh->heap[0])->c.t_request_first;
+	return f;
+}
+
+/* The ended calls waiting for their turn in this engine. */
+static uint32_t shard_queued(struct shard *sh)
+{
+	return sh->heap_n + gs_engine_queued(sh->e);
+}
+
+/* The ended calls waiting for an earlier one, in the engines and in the
+ * merge, are bounded together as one engine's are (the order window, and the
+ * memory it takes): an engine may queue what the others and the merge leave
+ * of the window (looked at now and then: near the window the output may
+ * differ, and says so). */
 static void budget(struct shard *sh)
 {
 	struct gs_shards *S = sh->S;
@@ -203,7 +377,7 @@ static void budget(struct shard *sh)
 	for (unsigned i = 0; i < S->n; i++)
 		if (&S->sh[i] != sh)
 			used += atomic_load_explicit(&S->sh[i].queued, memory_order_relaxed);
-	gs_engine_set_order_window(sh->e, used + 1 >= S->window ? 1 : (uint32_t)(S->window - used));
+	sh->win = used + 1 >= S->window ? 1 : (uint32_t)(S->window - used);
 }
 
 static void clock_to(struct shard *sh, int64_t t, uint64_t key)
@@ -213,6 +387,7 @@ static void clock_to(struct shard *sh, int64_t t, uint64_t key)
 		 * engine does then (holes given up, calls settled) happens here */
 		gs_engine_tick(sh->e, t);
 		track(sh, key);
+		release(sh, false);
 	}
 }
 
@@ -258,8 +433,8 @@ static void hand_over(struct shard *sh)
 	if (sh->has_st)
 		return;
 	out_push(sh);
-	atomic_store_explicit(&sh->queued, gs_engine_queued(sh->e), memory_order_relaxed);
-	atomic_store_explicit(&sh->floor, gs_engine_order_floor(sh->e), memory_order_release);
+	atomic_store_explicit(&sh->queued, shard_queued(sh), memory_order_relaxed);
+	atomic_store_explicit(&sh->floor, shard_floor(sh), memory_order_release);
 	if (any)
 		gs_bell_ring(&sh->S->bell);
 }
@@ -327,6 +502,8 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			gs_engine_set_packet_no(e, no);
 			gs_engine_frame(e, w->dlt, r.ts, r.data, r.caplen, r.len);
 			track(sh, 2 * no);
+			if (sh->heap_n)
+				release(sh, false);
 		}
 		if ((no & (STEP - 1)) == 0) {
 			drop_behind(w, it.off, &dropped);
@@ -378,6 +555,8 @@ static void *shard_main(void *arg)
 			gs_engine_set_packet_no(e, en->no);
 			gs_engine_frame(e, en->dlt, en->ts, b->buf + off, en->caplen, en->len);
 			track(sh, 2 * en->no);
+			if (sh->heap_n)
+				release(sh, false);
 			off += (en->caplen + 7u) & ~7u;
 		}
 		finish = b->finish;
@@ -386,12 +565,12 @@ static void *shard_main(void *arg)
 			gs_engine_set_packet_no(e, b->total + 1);
 			gs_engine_finish(e);
 			track(sh, UINT64_MAX);
+			release(sh, true);
 		}
 		out_push(sh);
-		atomic_store_explicit(&sh->queued, finish ? 0 : gs_engine_queued(e), memory_order_relaxed);
+		atomic_store_explicit(&sh->queued, finish ? 0 : shard_queued(sh), memory_order_relaxed);
 		/* after the calls: whoever reads this floor finds them */
-		atomic_store_explicit(&sh->floor, finish ? INT64_MAX : gs_engine_order_floor(e),
-				      memory_order_release);
+		atomic_store_explicit(&sh->floor, finish ? INT64_MAX : shard_floor(sh), memory_order_release);
 		gs_ring_push(&sh->in_back, b);
 		/* a reader waiting for room is woken when half the batches are
 		 * free (fewer sleeps and wake-ups than one a batch) */
@@ -420,7 +599,7 @@ static void pull(struct shard *sh)
 
 static const struct gs_call *head(const struct shard *sh)
 {
-	return sh->q_head ? &sh->q_head->c[sh->q_pos] : NULL;
+	return sh->q_head ? &slot(sh->S, sh->q_head->k[sh->q_pos])->c : NULL;
 }
 
 static uint32_t map_id(struct gs_shards *S, struct shard *sh, uint32_t id)
@@ -441,7 +620,8 @@ static uint32_t map_id(struct gs_shards *S, struct shard *sh, uint32_t id)
 
 static void emit(struct gs_shards *S, struct shard *sh)
 {
-	struct gs_call c = sh->q_head->c[sh->q_pos];
+	uint32_t k = sh->q_head->k[sh->q_pos];
+	struct gs_call c = slot(S, k)->c;
 	c.op = map_id(S, sh, c.op);
 	c.object_key = map_id(S, sh, c.object_key);
 	c.exception = map_id(S, sh, c.exception);
@@ -453,6 +633,7 @@ static void emit(struct gs_shards *S, struct shard *sh)
 	if (S->fn)
 		S->fn(S->arg, S->merged, &c);
 	S->buffered--;
+	pool_put(S, k);
 	if (++sh->q_pos == sh->q_head->n) {
 		struct out_batch *b = sh->q_head;
 		sh->q_head = b->next;
@@ -846,10 +1027,19 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 	S->window = cfg->order_window;
 	S->ordered = cfg->ordered;
 	S->last_t = INT64_MIN;
+	S->mfree_head = NO_SLOT;
 	if ((err = gs_bell_init(&S->bell)) != 0) {
 		free(S->sh);
 		free(S);
 		return err;
+	}
+	if ((err = pthread_mutex_init(&S->pool_mu, NULL)) != 0)
+		goto fail;
+	S->pool_mu_ok = true;
+	/* (the chunks' pointers: 512 KiB of address space, touched as taken) */
+	if (!(S->pool = calloc(POOL_CHUNKS, sizeof *S->pool))) {
+		err = ENOMEM;
+		goto fail;
 	}
 	/* the engine the sinks are given: names and totals only */
 	mc.max_flows = 2;
@@ -857,9 +1047,9 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 	mc.order_window = 1;
 	if ((err = gs_engine_new(&S->merged, &mc, NULL, NULL)) != 0)
 		goto fail;
-	/* Each engine writes in order when the output is ordered: the merge
-	 * needs each stream in order.  The bounds are split; each engine sees
-	 * every name, so each has the whole names table. */
+	/* Each engine hands its calls over in order when the output is
+	 * ordered: the merge needs each stream in order.  The bounds are split;
+	 * each engine sees every name, so each has the whole names table. */
 	sc.max_flows = cfg->max_flows / n < 2 ? 2 : cfg->max_flows / n;
 	sc.max_open_calls = cfg->max_open_calls / n < 2 ? 2 : cfg->max_open_calls / n;
 	sc.max_ooo_total = cfg->max_ooo_total / n;
@@ -888,6 +1078,17 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 		    (err = gs_ring_init(&sh->out, ring_cap)) != 0 ||
 		    (err = gs_ring_init(&sh->out_back, ring_cap)) != 0)
 			goto fail;
+		/* The engine writes each call once settled (a window of 0:
+		 * calls.c's drain does not wait for the order) and release()
+		 * hands it over when the engine would have written it in order:
+		 * its table holds no ended call waiting for its turn, those wait
+		 * in the pool, whose memory follows the calls waiting at once in
+		 * all engines and the merge together (the high-water marks of
+		 * each engine's table do not add up) */
+		if (cfg->ordered)
+			gs_engine_set_order_window(sh->e, 0);
+		sh->win = (uint32_t)S->window;
+		sh->free_head = NO_SLOT;
 		sh->id_cap = sc.max_strings + 1;
 		sh->id_key = calloc(sh->id_cap, sizeof *sh->id_key);
 		sh->idmap = calloc(sh->id_cap, sizeof *sh->idmap);
@@ -1079,6 +1280,15 @@ void gs_shards_free(struct gs_shards *S)
 		free(sh->id_key);
 		free(sh->idmap);
 	}
+	for (unsigned i = 0; i < S->n; i++)
+		free(S->sh[i].heap);
+	if (S->pool)
+		for (uint32_t c = 0; c < POOL_CHUNKS && S->pool[c]; c++)
+			free(S->pool[c]);
+	free(S->pool);
+	free(S->runs);
+	if (S->pool_mu_ok)
+		pthread_mutex_destroy(&S->pool_mu);
 	gs_engine_free(S->merged);
 	if (S->has_final)
 		gs_intern_free(&S->final);

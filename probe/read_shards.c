@@ -82,6 +82,14 @@ struct out_batch {
 	uint32_t k[OUT_CALLS];
 };
 
+/* An engine's call waiting in its heap: its start and serial kept with it
+ * (most comparisons end there, without reading two calls). */
+struct hent {
+	int64_t t;
+	uint32_t serial;
+	uint32_t k;          /* its place in the pool */
+};
+
 /* A place in the pool: a call, or the next free place. */
 struct held {
 	struct gs_call c;
@@ -113,7 +121,8 @@ struct shard {
 	/* the engine writes each call once settled (an order window of 0); the
 	 * calls it wrote wait here (their places in a heap, by the output
 	 * order) for the moment it would write them in order (release) */
-	uint32_t *heap, heap_n, heap_cap;
+	struct hent *heap;
+	uint32_t heap_n, heap_cap;
 	uint32_t win;                   /* the order window left to this engine (budget) */
 	uint32_t free_head, free_n;     /* free places taken from the pool */
 	uint64_t *id_key;               /* name id -> when it was first interned (see track) */
@@ -265,27 +274,29 @@ static struct out_batch *out_get(struct shard *sh)
 }
 
 /* The engine's order of its calls (calls.c: the output order, then its
- * serial): <0 when place a comes first. */
-static int held_cmp(const struct gs_shards *S, uint32_t a, uint32_t b)
+ * serial): whether a comes before b. */
+static bool held_before(const struct gs_shards *S, const struct hent *a, const struct hent *b)
 {
-	const struct gs_call *x = &slot(S, a)->c, *y = &slot(S, b)->c;
-	int c = gs_call_order_cmp(x, y);
-	if (c)
-		return c;
-	return x->serial < y->serial ? -1 : x->serial > y->serial;
+	int c;
+	if (a->t != b->t)
+		return a->t < b->t;
+	if ((c = gs_call_order_cmp(&slot(S, a->k)->c, &slot(S, b->k)->c)) != 0)
+		return c < 0;
+	return a->serial < b->serial;
 }
 
 static void heap_pop(struct shard *sh)
 {
 	const struct gs_shards *S = sh->S;
-	uint32_t k = sh->heap[--sh->heap_n], i = 0, n = sh->heap_n;
+	struct hent k = sh->heap[--sh->heap_n];
+	uint32_t i = 0, n = sh->heap_n;
 	for (;;) {
 		uint32_t c = 2 * i + 1;
 		if (c >= n)
 			break;
-		if (c + 1 < n && held_cmp(S, sh->heap[c + 1], sh->heap[c]) < 0)
+		if (c + 1 < n && held_before(S, &sh->heap[c + 1], &sh->heap[c]))
 			c++;
-		if (held_cmp(S, k, sh->heap[c]) <= 0)
+		if (!held_before(S, &sh->heap[c], &k))
 			break;
 		sh->heap[i] = sh->heap[c];
 		i = c;
@@ -298,7 +309,8 @@ static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_
 {
 	struct shard *sh = arg;
 	const struct gs_shards *S = sh->S;
-	uint32_t k, i;
+	struct hent h;
+	uint32_t i;
 	if (sh->has_st) {
 		/* the summary alone: no call leaves the thread */
 		gs_stats_add_call(&sh->st, gs_engine_strings(e), c);
@@ -308,23 +320,23 @@ static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_
 		abort(); /* no memory left for one call */
 	if (sh->heap_n == sh->heap_cap) {
 		uint32_t cap = sh->heap_cap ? sh->heap_cap * 2 : 1024;
-		uint32_t *nh = realloc(sh->heap, cap * sizeof *nh);
+		struct hent *nh = realloc(sh->heap, cap * sizeof *nh);
 		if (!nh)
 			abort();
 		sh->heap = nh;
 		sh->heap_cap = cap;
 	}
-	k = sh->free_head;
-	sh->free_head = slot(S, k)->next_free;
+	h = (struct hent){ .t = c->t_request_first, .serial = c->serial, .k = sh->free_head };
+	sh->free_head = slot(S, h.k)->next_free;
 	sh->free_n--;
-	slot(S, k)->c = *c;
+	slot(S, h.k)->c = *c;
 	for (i = sh->heap_n++; i > 0; i = (i - 1) / 2) {
 		uint32_t up = (i - 1) / 2;
-		if (held_cmp(S, sh->heap[up], k) <= 0)
+		if (!held_before(S, &h, &sh->heap[up]))
 			break;
 		sh->heap[i] = sh->heap[up];
 	}
-	sh->heap[i] = k;
+	sh->heap[i] = h;
 }
 
 /* The calls the engine would write now if it wrote them in order (after each
@@ -335,7 +347,7 @@ static void release(struct shard *sh, bool all)
 {
 	const struct gs_shards *S = sh->S;
 	while (sh->heap_n > 0) {
-		uint32_t k = sh->heap[0];
+		uint32_t k = sh->heap[0].k;
 		if (!all && S->ordered && sh->heap_n + gs_engine_queued(sh->e) <= sh->win &&
 		    gs_engine_holds_back(sh->e, &slot(S, k)->c))
 			break;
@@ -352,8 +364,8 @@ static void release(struct shard *sh, bool all)
 static int64_t shard_floor(struct shard *sh)
 {
 	int64_t f = gs_engine_order_floor(sh->e);
-	if (sh->heap_n > 0 && slot(sh->S, sh->heap[0])->c.t_request_first < f)
-		f = slot(sh->S, sh->heap[0])->c.t_request_first;
+	if (sh->heap_n > 0 && sh->heap[0].t < f)
+		f = sh->heap[0].t;
 	return f;
 }
 
@@ -1051,7 +1063,15 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 	 * ordered: the merge needs each stream in order.  The bounds are split;
 	 * each engine sees every name, so each has the whole names table. */
 	sc.max_flows = cfg->max_flows / n < 2 ? 2 : cfg->max_flows / n;
-	sc.max_open_calls = cfg->max_open_calls / n < 2 ? 2 : cfg->max_open_calls / n;
+	/* One engine keeps the ended calls waiting for their turn (the order
+	 * window at most) in its call table; here they wait in the pool
+	 * (release()), so the tables leave that room to the pool: the calls
+	 * held at once, open or waiting, stay about one engine's
+	 * --max-open-calls (what gs_config_memory_bound counts), give or take
+	 * the batches on their way to the merge */
+	uint64_t room = cfg->ordered ? (cfg->order_window < cfg->max_open_calls / 2 ? cfg->order_window :
+					cfg->max_open_calls / 2) : 0;
+	sc.max_open_calls = (uint32_t)((cfg->max_open_calls - room) / n < 2 ? 2 : (cfg->max_open_calls - room) / n);
 	sc.max_ooo_total = cfg->max_ooo_total / n;
 	/* An engine may have out_max batches of calls out; when they are all in
 	 * the merge, waiting for another engine, the merge holds more than its

@@ -123,6 +123,13 @@ struct shard {
 	 * order) for the moment it would write them in order (release) */
 	struct hent *heap;
 	uint32_t heap_n, heap_cap;
+	/* most calls come in their order: those after the last one in a run (a
+	 * ring, in order), only the others in the heap */
+	struct hent *run;
+	uint32_t run_head, run_n, run_cap;
+	uint32_t n_wait;                /* heap_n + run_n */
+	struct hent top;                /* the first of them, when top_ok (release) */
+	bool top_in_run, top_ok;
 	uint32_t win;                   /* the order window left to this engine (budget) */
 	uint32_t free_head, free_n;     /* free places taken from the pool */
 	uint64_t *id_key;               /* name id -> when it was first interned (see track) */
@@ -305,6 +312,28 @@ static void heap_pop(struct shard *sh)
 		sh->heap[i] = k;
 }
 
+/* The first waiting call: the run's first or the heap's, whichever comes
+ * first (NULL: none); *in_run says which. */
+static const struct hent *wait_top(const struct shard *sh, bool *in_run)
+{
+	const struct hent *r = sh->run_n ? &sh->run[sh->run_head] : NULL;
+	const struct hent *h = sh->heap_n ? &sh->heap[0] : NULL;
+	*in_run = r && (!h || held_before(sh->S, r, h));
+	return *in_run ? r : h;
+}
+
+static void wait_pop(struct shard *sh, bool in_run)
+{
+	sh->top_ok = false;
+	sh->n_wait--;
+	if (in_run) {
+		sh->run_head = (sh->run_head + 1) & (sh->run_cap - 1);
+		sh->run_n--;
+	} else {
+		heap_pop(sh);
+	}
+}
+
 static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct shard *sh = arg;
@@ -318,6 +347,29 @@ static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_
 	}
 	if (sh->free_n == 0 && !pool_refill(sh))
 		abort(); /* no memory left for one call */
+	h = (struct hent){ .t = c->t_request_first, .serial = c->serial, .k = sh->free_head };
+	sh->free_head = slot(S, h.k)->next_free;
+	sh->free_n--;
+	slot(S, h.k)->c = *c;
+	sh->n_wait++;
+	sh->top_ok = false;
+	if (sh->run_n == 0 || !held_before(S, &h, &sh->run[(sh->run_head + sh->run_n - 1) & (sh->run_cap - 1)])) {
+		/* after the run's last: at its end (O(1), and the heap stays small) */
+		if (sh->run_n == sh->run_cap) {
+			uint32_t cap = sh->run_cap ? sh->run_cap * 2 : 1024;
+			struct hent *nr = malloc(cap * sizeof *nr);
+			if (!nr)
+				abort();
+			for (i = 0; i < sh->run_n; i++)
+				nr[i] = sh->run[(sh->run_head + i) & (sh->run_cap - 1)];
+			free(sh->run);
+			sh->run = nr;
+			sh->run_cap = cap;
+			sh->run_head = 0;
+		}
+		sh->run[(sh->run_head + sh->run_n++) & (sh->run_cap - 1)] = h;
+		return;
+	}
 	if (sh->heap_n == sh->heap_cap) {
 		uint32_t cap = sh->heap_cap ? sh->heap_cap * 2 : 1024;
 		struct hent *nh = realloc(sh->heap, cap * sizeof *nh);
@@ -326,10 +378,6 @@ static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_
 		sh->heap = nh;
 		sh->heap_cap = cap;
 	}
-	h = (struct hent){ .t = c->t_request_first, .serial = c->serial, .k = sh->free_head };
-	sh->free_head = slot(S, h.k)->next_free;
-	sh->free_n--;
-	slot(S, h.k)->c = *c;
 	for (i = sh->heap_n++; i > 0; i = (i - 1) / 2) {
 		uint32_t up = (i - 1) / 2;
 		if (!held_before(S, &h, &sh->heap[up]))
@@ -346,12 +394,19 @@ static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_
 static void release(struct shard *sh, bool all)
 {
 	const struct gs_shards *S = sh->S;
-	while (sh->heap_n > 0) {
-		uint32_t k = sh->heap[0].k;
-		if (!all && S->ordered && sh->heap_n + gs_engine_queued(sh->e) <= sh->win &&
+	while (sh->n_wait > 0) {
+		uint32_t k;
+		/* (looked for again only when a call came or went: this runs
+		 * after every frame while calls wait) */
+		if (!sh->top_ok) {
+			sh->top = *wait_top(sh, &sh->top_in_run);
+			sh->top_ok = true;
+		}
+		k = sh->top.k;
+		if (!all && S->ordered && sh->n_wait + gs_engine_queued(sh->e) <= sh->win &&
 		    gs_engine_holds_back(sh->e, &slot(S, k)->c))
 			break;
-		heap_pop(sh);
+		wait_pop(sh, sh->top_in_run);
 		if (!sh->cur_out)
 			sh->cur_out = out_get(sh);
 		sh->cur_out->k[sh->cur_out->n++] = k;
@@ -364,15 +419,16 @@ static void release(struct shard *sh, bool all)
 static int64_t shard_floor(struct shard *sh)
 {
 	int64_t f = gs_engine_order_floor(sh->e);
-	if (sh->heap_n > 0 && sh->heap[0].t < f)
-		f = sh->heap[0].t;
+	bool in_run;
+	if (sh->n_wait > 0 && wait_top(sh, &in_run)->t < f)
+		f = wait_top(sh, &in_run)->t;
 	return f;
 }
 
 /* The ended calls waiting for their turn in this engine. */
 static uint32_t shard_queued(struct shard *sh)
 {
-	return sh->heap_n + gs_engine_queued(sh->e);
+	return sh->n_wait + gs_engine_queued(sh->e);
 }
 
 /* The ended calls waiting for an earlier one, in the engines and in the
@@ -514,7 +570,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			gs_engine_set_packet_no(e, no);
 			gs_engine_frame(e, w->dlt, r.ts, r.data, r.caplen, r.len);
 			track(sh, 2 * no);
-			if (sh->heap_n)
+			if (sh->n_wait)
 				release(sh, false);
 		}
 		if ((no & (STEP - 1)) == 0) {
@@ -567,7 +623,7 @@ static void *shard_main(void *arg)
 			gs_engine_set_packet_no(e, en->no);
 			gs_engine_frame(e, en->dlt, en->ts, b->buf + off, en->caplen, en->len);
 			track(sh, 2 * en->no);
-			if (sh->heap_n)
+			if (sh->n_wait)
 				release(sh, false);
 			off += (en->caplen + 7u) & ~7u;
 		}
@@ -1300,8 +1356,10 @@ void gs_shards_free(struct gs_shards *S)
 		free(sh->id_key);
 		free(sh->idmap);
 	}
-	for (unsigned i = 0; i < S->n; i++)
+	for (unsigned i = 0; i < S->n; i++) {
 		free(S->sh[i].heap);
+		free(S->sh[i].run);
+	}
 	if (S->pool)
 		for (uint32_t c = 0; c < POOL_CHUNKS && S->pool[c]; c++)
 			free(S->pool[c]);

@@ -66,6 +66,11 @@ void gs_engine_set_order_window(struct gs_engine *e, uint32_t n)
 	e->cfg.order_window = n;
 }
 
+int64_t gs_engine_ended_min(const struct gs_engine *e)
+{
+	return e->out_n > 0 ? e->heap_mem[e->n_calls - 1].t : INT64_MAX;
+}
+
 uint32_t gs_engine_queued(const struct gs_engine *e)
 {
 	return e->out_n;

@@ -29,6 +29,10 @@ int64_t gs_engine_order_floor(struct gs_engine *e);
  * ended call of its queue before it in the output order. */
 bool gs_engine_holds_back(struct gs_engine *e, const struct gs_call *c);
 
+/* The earliest start of the ended calls the engine still holds (its queue),
+ * INT64_MAX when none. */
+int64_t gs_engine_ended_min(const struct gs_engine *e);
+
 /* Sets the order window (from the engine's own thread, between frames). */
 void gs_engine_set_order_window(struct gs_engine *e, uint32_t n);
 

@@ -94,6 +94,7 @@ struct hent {
 struct held {
 	struct gs_call c;
 	uint32_t next_free;
+	bool early;          /* handed over past the order window (write_early) */
 };
 
 struct shard {
@@ -106,6 +107,7 @@ struct shard {
 	struct gs_bell bell;            /* the engine thread sleeps on it */
 	bool bell_ok;
 	_Atomic int64_t floor;          /* shard_floor after the last batch */
+	_Atomic int64_t ended;          /* the earliest ended call it holds (say_ended) */
 	_Atomic uint32_t queued;        /* shard_queued then */
 	_Atomic int starved;            /* waiting for a batch of calls back */
 	_Atomic uint64_t walked;        /* the walk: packets of the capture walked */
@@ -132,6 +134,7 @@ struct shard {
 	bool top_in_run, top_ok;
 	uint32_t win;                   /* the order window left to this engine (budget) */
 	uint32_t free_head, free_n;     /* free places taken from the pool */
+	int64_t ended_said;             /* the last `ended` stored */
 	uint64_t *id_key;               /* name id -> when it was first interned (see track) */
 	uint32_t id_seen, id_cap;
 	/* the reader's */
@@ -387,6 +390,44 @@ static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_
 	sh->heap[i] = h;
 }
 
+/* Says the earliest ended call this engine holds (after each frame, a store
+ * when it changed: write_early reads the others'). */
+static void say_ended(struct shard *sh)
+{
+	int64_t t = gs_engine_ended_min(sh->e);
+	if (sh->n_wait > 0) {
+		if (!sh->top_ok) {
+			sh->top = *wait_top(sh, &sh->top_in_run);
+			sh->top_ok = true;
+		}
+		if (sh->top.t < t)
+			t = sh->top.t;
+	}
+	if (t != sh->ended_said) {
+		sh->ended_said = t;
+		atomic_store_explicit(&sh->ended, t, memory_order_relaxed);
+	}
+}
+
+/* Past the order window one engine writes its earliest ended call early:
+ * the earliest of all the engines', so an engine writes its own first early
+ * only while no other said it holds an earlier one (that one writes it), or
+ * once the calls waiting went a quarter of the window past the budget (the
+ * bound holds whatever the others do). */
+static bool write_early(const struct shard *sh, int64_t t)
+{
+	const struct gs_shards *S = sh->S;
+	uint32_t q = sh->n_wait + gs_engine_queued(sh->e);
+	if (q <= sh->win)
+		return false;
+	if (q - sh->win > S->window / 4)
+		return true;
+	for (unsigned i = 0; i < S->n; i++)
+		if (&S->sh[i] != sh && atomic_load_explicit(&S->sh[i].ended, memory_order_relaxed) < t)
+			return false;
+	return true;
+}
+
 /* The calls the engine would write now if it wrote them in order (after each
  * frame and tick, where calls.c's drain runs): the first while nothing the
  * engine holds comes before it; past the window left to it, the first anyway;
@@ -396,6 +437,7 @@ static void release(struct shard *sh, bool all)
 	const struct gs_shards *S = sh->S;
 	while (sh->n_wait > 0) {
 		uint32_t k;
+		bool early;
 		/* (looked for again only when a call came or went: this runs
 		 * after every frame while calls wait) */
 		if (!sh->top_ok) {
@@ -403,9 +445,10 @@ static void release(struct shard *sh, bool all)
 			sh->top_ok = true;
 		}
 		k = sh->top.k;
-		if (!all && S->ordered && sh->n_wait + gs_engine_queued(sh->e) <= sh->win &&
-		    gs_engine_holds_back(sh->e, &slot(S, k)->c))
+		early = !all && S->ordered && gs_engine_holds_back(sh->e, &slot(S, k)->c);
+		if (early && !write_early(sh, sh->top.t))
 			break;
+		slot(S, k)->early = early;
 		wait_pop(sh, sh->top_in_run);
 		if (!sh->cur_out)
 			sh->cur_out = out_get(sh);
@@ -502,6 +545,7 @@ static void hand_over(struct shard *sh)
 		return;
 	out_push(sh);
 	atomic_store_explicit(&sh->queued, shard_queued(sh), memory_order_relaxed);
+	say_ended(sh);
 	atomic_store_explicit(&sh->floor, shard_floor(sh), memory_order_release);
 	if (any)
 		gs_bell_ring(&sh->S->bell);
@@ -524,15 +568,24 @@ static void drop_behind(const struct gs_walk *w, size_t off, size_t *dropped)
 
 static void walk_step(struct shard *sh, uint64_t no, int64_t now, size_t off)
 {
+	const struct gs_shards *S = sh->S;
+	uint64_t lag;
 	budget(sh);
 	clock_to(sh, now, 2 * no + 1);
 	hand_over(sh);
 	say_walked(sh, no, off);
+	/* Near the order window, the engines walk in step: one engine writes
+	 * the earliest call early when the calls waiting at one packet exceed
+	 * the window, and the calls waiting here are counted against the
+	 * others' as they were at their last step (an engine ahead by LAG
+	 * records adds calls the capture had not brought yet at theirs, and
+	 * writes calls early that one engine kept in order) */
+	lag = S->window > 0 && shard_queued(sh) + S->window / 4 > sh->win ? STEP : LAG;
 	/* ahead of another engine: wait for it (it never waits for us then) */
-	while (!sh->has_st && !gs_stop_requested && no > others_walked(sh) + LAG) {
+	while (!sh->has_st && !gs_stop_requested && no > others_walked(sh) + lag) {
 		unsigned seen = gs_bell_seq(&sh->bell);
 		atomic_store(&sh->lagging, 1);
-		if (no > others_walked(sh) + LAG && !gs_stop_requested)
+		if (no > others_walked(sh) + lag && !gs_stop_requested)
 			gs_bell_wait(&sh->bell, seen);
 		atomic_store(&sh->lagging, 0);
 	}
@@ -572,6 +625,8 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			track(sh, 2 * no);
 			if (sh->n_wait)
 				release(sh, false);
+			if (S->ordered)
+				say_ended(sh);
 		}
 		if ((no & (STEP - 1)) == 0) {
 			drop_behind(w, it.off, &dropped);
@@ -625,6 +680,8 @@ static void *shard_main(void *arg)
 			track(sh, 2 * en->no);
 			if (sh->n_wait)
 				release(sh, false);
+			if (sh->S->ordered)
+				say_ended(sh);
 			off += (en->caplen + 7u) & ~7u;
 		}
 		finish = b->finish;
@@ -638,6 +695,10 @@ static void *shard_main(void *arg)
 		out_push(sh);
 		atomic_store_explicit(&sh->queued, finish ? 0 : shard_queued(sh), memory_order_relaxed);
 		/* after the calls: whoever reads this floor finds them */
+		if (finish)
+			atomic_store_explicit(&sh->ended, INT64_MAX, memory_order_relaxed);
+		else
+			say_ended(sh);
 		atomic_store_explicit(&sh->floor, finish ? INT64_MAX : shard_floor(sh), memory_order_release);
 		gs_ring_push(&sh->in_back, b);
 		/* a reader waiting for room is woken when half the batches are
@@ -725,6 +786,17 @@ static void merge(struct gs_shards *S)
 	atomic_store_explicit(&S->held, S->buffered, memory_order_relaxed);
 }
 
+/* Whether an engine handed a call over early (past the order window,
+ * write_early): one engine writes its earliest ended call then, the merge's
+ * first (that one, or an earlier one handed over in order). */
+static bool early_head(const struct gs_shards *S, const struct gs_call *const *heads)
+{
+	for (unsigned k = 0; k < S->n; k++)
+		if (heads[k] && slot(S, S->sh[k].q_head->k[S->sh[k].q_pos])->early)
+			return true;
+	return false;
+}
+
 static void merge_now(struct gs_shards *S)
 {
 	const struct gs_call *heads[GS_MAX_THREADS];
@@ -754,8 +826,10 @@ static void merge_now(struct gs_shards *S)
 		int i = gs_call_merge_pick(heads, floors, S->n, &ready);
 		bool starved = false;
 		/* the calls waiting, in the merge and in the engines' queues, are
-		 * bounded as one engine's are: past the window the earliest goes */
-		bool full = S->buffered + waiting > S->window;
+		 * bounded as one engine's are: past the window the earliest goes
+		 * (an engine handed it over early: write_early), and past it by a
+		 * quarter the merge's first anyway */
+		bool full = i >= 0 && (early_head(S, heads) || S->buffered + waiting > S->window + S->window / 4);
 		if (i >= 0 && !ready && !full) {
 			/* an engine whose batches of calls are all here waits for
 			 * one back: the earliest goes (out of order, said) */
@@ -1146,6 +1220,8 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 		sh->S = S;
 		sh->out_max = (uint32_t)out_max;
 		atomic_init(&sh->floor, INT64_MIN);
+		atomic_init(&sh->ended, INT64_MAX);
+		sh->ended_said = INT64_MAX;
 		atomic_init(&sh->queued, 0);
 		atomic_init(&sh->starved, 0);
 		if ((err = gs_engine_new(&sh->e, &sc, shard_on_call, sh)) != 0 ||

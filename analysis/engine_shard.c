@@ -2,6 +2,7 @@
  * (engine_shard.h). */
 #include "engine_impl.h"
 #include "engine_shard.h"
+#include "endpoint.h"
 
 #include <string.h>
 
@@ -26,9 +27,47 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
 	return f;
 }
 
+/* A call's client, as calls.c reads it: its connection's, or its own once it
+ * outlived it. */
+static const struct gs_endpoint *ocall_client(const struct gs_engine *e, const struct gs_ocall *c)
+{
+	const struct gs_cext *x = gs_cx_peek(e, c);
+	if (x && x->has_ep)
+		return &x->client;
+	return &e->flows[c->flow].ep[c->dir];
+}
+
+bool gs_engine_holds_back(struct gs_engine *e, const struct gs_call *c)
+{
+	int64_t t = c->t_request_first;
+	if (e->wm_n > 0 && e->wm_heap[0].t <= t)
+		return true;
+	if (e->pend_count && gs_pending_min(e) <= t)
+		return true;
+	if (e->out_n > 0) {
+		/* the queue's first (calls.c's output order: out_before) */
+		const struct gs_heap_ent *top = &e->heap_mem[e->n_calls - 1];
+		const struct gs_ocall *a = &e->calls[top->idx];
+		int k;
+		if (top->t != t)
+			return top->t < t;
+		if ((k = gs_endpoint_text_cmp(ocall_client(e, a), &c->client)) != 0)
+			return k < 0;
+		if (a->request_id != c->request_id)
+			return a->request_id < c->request_id;
+		return top->serial < c->serial;
+	}
+	return false;
+}
+
 void gs_engine_set_order_window(struct gs_engine *e, uint32_t n)
 {
 	e->cfg.order_window = n;
+}
+
+int64_t gs_engine_ended_min(const struct gs_engine *e)
+{
+	return e->out_n > 0 ? e->heap_mem[e->n_calls - 1].t : INT64_MAX;
 }
 
 uint32_t gs_engine_queued(const struct gs_engine *e)

@@ -23,6 +23,16 @@ void gs_engine_set_packet_no(struct gs_engine *e, uint64_t no);
  * INT64_MAX when the engine has finished. */
 int64_t gs_engine_order_floor(struct gs_engine *e);
 
+/* Whether an engine writing its calls in order (calls.c's drain) would still
+ * hold `c` back, a settled call it wrote with an order window of 0: an open
+ * call or a message waiting for its start at or before c's start, or an
+ * ended call of its queue before it in the output order. */
+bool gs_engine_holds_back(struct gs_engine *e, const struct gs_call *c);
+
+/* The earliest start of the ended calls the engine still holds (its queue),
+ * INT64_MAX when none. */
+int64_t gs_engine_ended_min(const struct gs_engine *e);
+
 /* Sets the order window (from the engine's own thread, between frames). */
 void gs_engine_set_order_window(struct gs_engine *e, uint32_t n);
 

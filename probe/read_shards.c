@@ -24,8 +24,16 @@
 #include "tap_pcap.h"
 
 /* Frames go over in batches of IN_BYTES (a larger frame gets a batch of its
- * own size), IN_BATCHES of them an engine; calls come back OUT_CALLS a batch. */
-enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 128 };
+ * own size), IN_BATCHES of them an engine; calls come back OUT_CALLS a batch
+ * (their places in the pool). */
+enum { IN_BYTES = 256 << 10, IN_BATCHES = 8, OUT_CALLS = 256 };
+/* The calls that ended and wait for their turn are kept in one pool for all
+ * the engines and the merge, in chunks of POOL_CHUNK taken as needed (at most
+ * POOL_CHUNKS), so that the memory follows the most calls waiting at once,
+ * wherever they wait (an engine's order or the merge).  Free places go from
+ * the merge back to the engines FREE_RUN at a time. */
+enum { POOL_SHIFT = 12, POOL_CHUNK = 1 << POOL_SHIFT, POOL_CHUNKS = 1 << 16, FREE_RUN = 256 };
+#define NO_SLOT UINT32_MAX
 /* The walk: every STEP records an engine ticks its clock, hands its calls
  * over and says how far it is; when the output is ordered it waits while it
  * is more than LAG records ahead of another (the calls the merge holds for
@@ -35,9 +43,11 @@ enum { STEP = 1024, LAG = 64 * 1024 };
 /* The mapped pages more than KEEP bytes behind an engine are given back by
  * it, in steps of DROP bytes, so that the mapping does not add the file to
  * the resident memory. */
-#define DROP ((size_t)1 << 20)
-#define KEEP ((size_t)1 << 20)
+#define DROP ((size_t)256 << 10)
+#define KEEP ((size_t)256 << 10)
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
+/* The progress line moves every PROGRESS packets, as tap_pcap.c draws it */
+#define PROGRESS ((uint64_t)1 << 16)
 
 struct in_ent {
 	uint64_t no;        /* packet number (1-based, across files); a tick: packets before it */
@@ -69,7 +79,22 @@ struct in_batch {
 struct out_batch {
 	struct out_batch *next;
 	uint32_t n;
-	struct gs_call c[OUT_CALLS];
+	uint32_t k[OUT_CALLS];
+};
+
+/* An engine's call waiting in its heap: its start and serial kept with it
+ * (most comparisons end there, without reading two calls). */
+struct hent {
+	int64_t t;
+	uint32_t serial;
+	uint32_t k;          /* its place in the pool */
+};
+
+/* A place in the pool: a call, or the next free place. */
+struct held {
+	struct gs_call c;
+	uint32_t next_free;
+	bool early;          /* handed over past the order window (write_early) */
 };
 
 struct shard {
@@ -81,10 +106,12 @@ struct shard {
 	struct gs_ring out, out_back;   /* calls from the engine, empty batches back */
 	struct gs_bell bell;            /* the engine thread sleeps on it */
 	bool bell_ok;
-	_Atomic int64_t floor;          /* gs_engine_order_floor after the last batch */
-	_Atomic uint32_t queued;        /* gs_engine_queued then */
+	_Atomic int64_t floor;          /* shard_floor after the last batch */
+	_Atomic int64_t ended;          /* the earliest ended call it holds (say_ended) */
+	_Atomic uint32_t queued;        /* shard_queued then */
 	_Atomic int starved;            /* waiting for a batch of calls back */
 	_Atomic uint64_t walked;        /* the walk: packets of the capture walked */
+	_Atomic size_t walked_off;      /* the walk: the file offset reached */
 	_Atomic int lagging;            /* waiting for another engine's walk */
 	_Atomic int walk_done;          /* the walk's result is in `res` */
 	struct walk_res res;
@@ -93,6 +120,21 @@ struct shard {
 	/* the engine thread's */
 	struct out_batch *cur_out;
 	uint32_t out_alloc, out_max;
+	/* the engine writes each call once settled (an order window of 0); the
+	 * calls it wrote wait here (their places in a heap, by the output
+	 * order) for the moment it would write them in order (release) */
+	struct hent *heap;
+	uint32_t heap_n, heap_cap;
+	/* most calls come in their order: those after the last one in a run (a
+	 * ring, in order), only the others in the heap */
+	struct hent *run;
+	uint32_t run_head, run_n, run_cap;
+	uint32_t n_wait;                /* heap_n + run_n */
+	struct hent top;                /* the first of them, when top_ok (release) */
+	bool top_in_run, top_ok;
+	uint32_t win;                   /* the order window left to this engine (budget) */
+	uint32_t free_head, free_n;     /* free places taken from the pool */
+	int64_t ended_said;             /* the last `ended` stored */
 	uint64_t *id_key;               /* name id -> when it was first interned (see track) */
 	uint32_t id_seen, id_cap;
 	/* the reader's */
@@ -114,16 +156,87 @@ struct gs_shards {
 	uint64_t packets;
 	int64_t now, first_ts;
 	uint64_t buffered, window;      /* calls received not written yet; the order window */
+	/* the pool (see POOL_CHUNK): chunks and runs of free places under pool_mu */
+	pthread_mutex_t pool_mu;
+	bool pool_mu_ok;
+	struct held **pool;
+	uint32_t pool_hwm;
+	uint32_t *runs, n_runs, cap_runs;    /* free runs: their first places */
+	uint32_t mfree_head, mfree_tail, mfree_n;  /* the merge's places freed, not yet a run */
 	_Atomic uint64_t held;          /* `buffered` after the last merge, for the engines */
 	int64_t last_t;
 	uint64_t ooo;
 	bool ordered, finished;
 	bool window_full;               /* the calls waiting came near the order window */
+	bool progress;                  /* a progress line is drawn: engines ring every PROGRESS records */
 	struct gs_intern final;
 	bool has_final;
 	struct gs_stats *dst_stats;     /* summary only: the engines' statistics go there at the end */
 	uint32_t merge_shard;           /* gs_stats_merge's key map: from this shard */
 };
+
+/* ---- the pool of waiting calls (every thread) ------------------------------ */
+
+static struct held *slot(const struct gs_shards *S, uint32_t k)
+{
+	return &S->pool[k >> POOL_SHIFT][k & (POOL_CHUNK - 1)];
+}
+
+/* A run of free places for an engine: one the merge gave back, else new ones
+ * (a chunk taken when the pool grows).  False: no memory. */
+static bool pool_refill(struct shard *sh)
+{
+	struct gs_shards *S = sh->S;
+	bool ok = true;
+	pthread_mutex_lock(&S->pool_mu);
+	if (S->n_runs > 0) {
+		uint32_t k = S->runs[--S->n_runs];
+		sh->free_head = k;
+		sh->free_n = FREE_RUN;
+	} else {
+		uint32_t c = S->pool_hwm >> POOL_SHIFT;
+		if (c >= POOL_CHUNKS || (!S->pool[c] && !(S->pool[c] = malloc(POOL_CHUNK * sizeof **S->pool)))) {
+			ok = false;
+		} else {
+			/* the rest of the chunk (the hwm is a multiple of FREE_RUN) */
+			uint32_t first = S->pool_hwm, n = FREE_RUN;
+			for (uint32_t i = 0; i < n; i++)
+				slot(S, first + i)->next_free = i + 1 < n ? first + i + 1 : NO_SLOT;
+			S->pool_hwm += n;
+			sh->free_head = first;
+			sh->free_n = n;
+		}
+	}
+	pthread_mutex_unlock(&S->pool_mu);
+	return ok;
+}
+
+/* The merge's: a place written, free again (a run back to the pool when full). */
+static void pool_put(struct gs_shards *S, uint32_t k)
+{
+	slot(S, k)->next_free = S->mfree_head;
+	if (S->mfree_n == 0)
+		S->mfree_tail = k;
+	S->mfree_head = k;
+	if (++S->mfree_n < FREE_RUN)
+		return;
+	pthread_mutex_lock(&S->pool_mu);
+	if (S->n_runs == S->cap_runs) {
+		uint32_t cap = S->cap_runs ? S->cap_runs * 2 : 64;
+		uint32_t *nr = realloc(S->runs, cap * sizeof *nr);
+		if (nr) {
+			S->runs = nr;
+			S->cap_runs = cap;
+		}
+	}
+	if (S->n_runs < S->cap_runs) {
+		S->runs[S->n_runs++] = S->mfree_head;
+		S->mfree_head = NO_SLOT;
+		S->mfree_n = 0;
+	}
+	pthread_mutex_unlock(&S->pool_mu);
+	/* (no memory for the list of runs: the merge keeps its places) */
+}
 
 /* ---- the engine threads ------------------------------------------------- */
 
@@ -170,26 +283,202 @@ static struct out_batch *out_get(struct shard *sh)
 	}
 }
 
+/* The engine's order of its calls (calls.c: the output order, then its
+ * serial): whether a comes before b. */
+static bool held_before(const struct gs_shards *S, const struct hent *a, const struct hent *b)
+{
+	int c;
+	if (a->t != b->t)
+		return a->t < b->t;
+	if ((c = gs_call_order_cmp(&slot(S, a->k)->c, &slot(S, b->k)->c)) != 0)
+		return c < 0;
+	return a->serial < b->serial;
+}
+
+static void heap_pop(struct shard *sh)
+{
+	const struct gs_shards *S = sh->S;
+	struct hent k = sh->heap[--sh->heap_n];
+	uint32_t i = 0, n = sh->heap_n;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && held_before(S, &sh->heap[c + 1], &sh->heap[c]))
+			c++;
+		if (!held_before(S, &sh->heap[c], &k))
+			break;
+		sh->heap[i] = sh->heap[c];
+		i = c;
+	}
+	if (n)
+		sh->heap[i] = k;
+}
+
+/* The first waiting call: the run's first or the heap's, whichever comes
+ * first (NULL: none); *in_run says which. */
+static const struct hent *wait_top(const struct shard *sh, bool *in_run)
+{
+	const struct hent *r = sh->run_n ? &sh->run[sh->run_head] : NULL;
+	const struct hent *h = sh->heap_n ? &sh->heap[0] : NULL;
+	*in_run = r && (!h || held_before(sh->S, r, h));
+	return *in_run ? r : h;
+}
+
+static void wait_pop(struct shard *sh, bool in_run)
+{
+	sh->top_ok = false;
+	sh->n_wait--;
+	if (in_run) {
+		sh->run_head = (sh->run_head + 1) & (sh->run_cap - 1);
+		sh->run_n--;
+	} else {
+		heap_pop(sh);
+	}
+}
+
 static void shard_on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct shard *sh = arg;
+	const struct gs_shards *S = sh->S;
+	struct hent h;
+	uint32_t i;
 	if (sh->has_st) {
 		/* the summary alone: no call leaves the thread */
 		gs_stats_add_call(&sh->st, gs_engine_strings(e), c);
 		return;
 	}
-	if (!sh->cur_out)
-		sh->cur_out = out_get(sh);
-	sh->cur_out->c[sh->cur_out->n++] = *c;
-	if (sh->cur_out->n == OUT_CALLS)
-		out_push(sh);
+	if (sh->free_n == 0 && !pool_refill(sh))
+		abort(); /* no memory left for one call */
+	h = (struct hent){ .t = c->t_request_first, .serial = c->serial, .k = sh->free_head };
+	sh->free_head = slot(S, h.k)->next_free;
+	sh->free_n--;
+	slot(S, h.k)->c = *c;
+	sh->n_wait++;
+	sh->top_ok = false;
+	if (sh->run_n == 0 || !held_before(S, &h, &sh->run[(sh->run_head + sh->run_n - 1) & (sh->run_cap - 1)])) {
+		/* after the run's last: at its end (O(1), and the heap stays small) */
+		if (sh->run_n == sh->run_cap) {
+			uint32_t cap = sh->run_cap ? sh->run_cap * 2 : 1024;
+			struct hent *nr = malloc(cap * sizeof *nr);
+			if (!nr)
+				abort();
+			for (i = 0; i < sh->run_n; i++)
+				nr[i] = sh->run[(sh->run_head + i) & (sh->run_cap - 1)];
+			free(sh->run);
+			sh->run = nr;
+			sh->run_cap = cap;
+			sh->run_head = 0;
+		}
+		sh->run[(sh->run_head + sh->run_n++) & (sh->run_cap - 1)] = h;
+		return;
+	}
+	if (sh->heap_n == sh->heap_cap) {
+		uint32_t cap = sh->heap_cap ? sh->heap_cap * 2 : 1024;
+		struct hent *nh = realloc(sh->heap, cap * sizeof *nh);
+		if (!nh)
+			abort();
+		sh->heap = nh;
+		sh->heap_cap = cap;
+	}
+	for (i = sh->heap_n++; i > 0; i = (i - 1) / 2) {
+		uint32_t up = (i - 1) / 2;
+		if (!held_before(S, &h, &sh->heap[up]))
+			break;
+		sh->heap[i] = sh->heap[up];
+	}
+	sh->heap[i] = h;
 }
 
-/* The ended calls waiting for an earlier one, in the engines' queues and in
- * the merge, are bounded together as one engine's are (the order window, and
- * the memory it takes): an engine may queue what the others and the merge
- * leave of the window (looked at now and then: near the window the output
- * may differ, and says so). */
+/* Says the earliest ended call this engine holds (after each frame, a store
+ * when it changed: write_early reads the others'). */
+static void say_ended(struct shard *sh)
+{
+	int64_t t = gs_engine_ended_min(sh->e);
+	if (sh->n_wait > 0) {
+		if (!sh->top_ok) {
+			sh->top = *wait_top(sh, &sh->top_in_run);
+			sh->top_ok = true;
+		}
+		if (sh->top.t < t)
+			t = sh->top.t;
+	}
+	if (t != sh->ended_said) {
+		sh->ended_said = t;
+		atomic_store_explicit(&sh->ended, t, memory_order_relaxed);
+	}
+}
+
+/* Past the order window one engine writes its earliest ended call early:
+ * the earliest of all the engines', so an engine writes its own first early
+ * only while no other said it holds an earlier one (that one writes it), or
+ * once the calls waiting went a quarter of the window past the budget (the
+ * bound holds whatever the others do). */
+static bool write_early(const struct shard *sh, int64_t t)
+{
+	const struct gs_shards *S = sh->S;
+	uint32_t q = sh->n_wait + gs_engine_queued(sh->e);
+	if (q <= sh->win)
+		return false;
+	if (q - sh->win > S->window / 4)
+		return true;
+	for (unsigned i = 0; i < S->n; i++)
+		if (&S->sh[i] != sh && atomic_load_explicit(&S->sh[i].ended, memory_order_relaxed) < t)
+			return false;
+	return true;
+}
+
+/* The calls the engine would write now if it wrote them in order (after each
+ * frame and tick, where calls.c's drain runs): the first while nothing the
+ * engine holds comes before it; past the window left to it, the first anyway;
+ * all when finishing. */
+static void release(struct shard *sh, bool all)
+{
+	const struct gs_shards *S = sh->S;
+	while (sh->n_wait > 0) {
+		uint32_t k;
+		bool early;
+		/* (looked for again only when a call came or went: this runs
+		 * after every frame while calls wait) */
+		if (!sh->top_ok) {
+			sh->top = *wait_top(sh, &sh->top_in_run);
+			sh->top_ok = true;
+		}
+		k = sh->top.k;
+		early = !all && S->ordered && gs_engine_holds_back(sh->e, &slot(S, k)->c);
+		if (early && !write_early(sh, sh->top.t))
+			break;
+		slot(S, k)->early = early;
+		wait_pop(sh, sh->top_in_run);
+		if (!sh->cur_out)
+			sh->cur_out = out_get(sh);
+		sh->cur_out->k[sh->cur_out->n++] = k;
+		if (sh->cur_out->n == OUT_CALLS)
+			out_push(sh);
+	}
+}
+
+/* No call this engine hands over from now on starts before it (gs_engine_order_floor). */
+static int64_t shard_floor(struct shard *sh)
+{
+	int64_t f = gs_engine_order_floor(sh->e);
+	bool in_run;
+	if (sh->n_wait > 0 && wait_top(sh, &in_run)->t < f)
+		f = wait_top(sh, &in_run)->t;
+	return f;
+}
+
+/* The ended calls waiting for their turn in this engine. */
+static uint32_t shard_queued(struct shard *sh)
+{
+	return sh->n_wait + gs_engine_queued(sh->e);
+}
+
+/* The ended calls waiting for an earlier one, in the engines and in the
+ * merge, are bounded together as one engine's are (the order window, and the
+ * memory it takes): an engine may queue what the others and the merge leave
+ * of the window (looked at now and then: near the window the output may
+ * differ, and says so). */
 static void budget(struct shard *sh)
 {
 	struct gs_shards *S = sh->S;
@@ -199,7 +488,7 @@ static void budget(struct shard *sh)
 	for (unsigned i = 0; i < S->n; i++)
 		if (&S->sh[i] != sh)
 			used += atomic_load_explicit(&S->sh[i].queued, memory_order_relaxed);
-	gs_engine_set_order_window(sh->e, used + 1 >= S->window ? 1 : (uint32_t)(S->window - used));
+	sh->win = used + 1 >= S->window ? 1 : (uint32_t)(S->window - used);
 }
 
 static void clock_to(struct shard *sh, int64_t t, uint64_t key)
@@ -209,6 +498,7 @@ static void clock_to(struct shard *sh, int64_t t, uint64_t key)
 		 * engine does then (holes given up, calls settled) happens here */
 		gs_engine_tick(sh->e, t);
 		track(sh, key);
+		release(sh, false);
 	}
 }
 
@@ -235,9 +525,13 @@ static uint64_t others_walked(const struct shard *sh)
 	return m;
 }
 
-static void say_walked(struct shard *sh, uint64_t no)
+static void say_walked(struct shard *sh, uint64_t no, size_t off)
 {
+	atomic_store(&sh->walked_off, off);
 	atomic_store(&sh->walked, no);
+	/* the reader draws the progress line (it sleeps while the engines walk) */
+	if (sh->S->progress && (no & (PROGRESS - 1)) == 0)
+		gs_bell_ring(&sh->S->bell);
 	for (unsigned i = 0; i < sh->S->n; i++)
 		if (&sh->S->sh[i] != sh && atomic_load(&sh->S->sh[i].lagging))
 			gs_bell_ring(&sh->S->sh[i].bell);
@@ -250,8 +544,9 @@ static void hand_over(struct shard *sh)
 	if (sh->has_st)
 		return;
 	out_push(sh);
-	atomic_store_explicit(&sh->queued, gs_engine_queued(sh->e), memory_order_relaxed);
-	atomic_store_explicit(&sh->floor, gs_engine_order_floor(sh->e), memory_order_release);
+	atomic_store_explicit(&sh->queued, shard_queued(sh), memory_order_relaxed);
+	say_ended(sh);
+	atomic_store_explicit(&sh->floor, shard_floor(sh), memory_order_release);
 	if (any)
 		gs_bell_ring(&sh->S->bell);
 }
@@ -271,17 +566,26 @@ static void drop_behind(const struct gs_walk *w, size_t off, size_t *dropped)
 	}
 }
 
-static void walk_step(struct shard *sh, uint64_t no, int64_t now)
+static void walk_step(struct shard *sh, uint64_t no, int64_t now, size_t off)
 {
+	const struct gs_shards *S = sh->S;
+	uint64_t lag;
 	budget(sh);
 	clock_to(sh, now, 2 * no + 1);
 	hand_over(sh);
-	say_walked(sh, no);
+	say_walked(sh, no, off);
+	/* Near the order window, the engines walk in step: one engine writes
+	 * the earliest call early when the calls waiting at one packet exceed
+	 * the window, and the calls waiting here are counted against the
+	 * others' as they were at their last step (an engine ahead by LAG
+	 * records adds calls the capture had not brought yet at theirs, and
+	 * writes calls early that one engine kept in order) */
+	lag = S->window > 0 && shard_queued(sh) + S->window / 4 > sh->win ? STEP : LAG;
 	/* ahead of another engine: wait for it (it never waits for us then) */
-	while (!sh->has_st && !gs_stop_requested && no > others_walked(sh) + LAG) {
+	while (!sh->has_st && !gs_stop_requested && no > others_walked(sh) + lag) {
 		unsigned seen = gs_bell_seq(&sh->bell);
 		atomic_store(&sh->lagging, 1);
-		if (no > others_walked(sh) + LAG && !gs_stop_requested)
+		if (no > others_walked(sh) + lag && !gs_stop_requested)
 			gs_bell_wait(&sh->bell, seen);
 		atomic_store(&sh->lagging, 0);
 	}
@@ -319,10 +623,14 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			gs_engine_set_packet_no(e, no);
 			gs_engine_frame(e, w->dlt, r.ts, r.data, r.caplen, r.len);
 			track(sh, 2 * no);
+			if (sh->n_wait)
+				release(sh, false);
+			if (S->ordered)
+				say_ended(sh);
 		}
 		if ((no & (STEP - 1)) == 0) {
 			drop_behind(w, it.off, &dropped);
-			walk_step(sh, no, now);
+			walk_step(sh, no, now, it.off);
 			if (gs_stop_requested) {
 				rc = -1;
 				at = it.off;
@@ -335,7 +643,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	if (!gs_stop_requested)
 		clock_to(sh, now, 2 * no + 1);
 	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .off = at };
-	say_walked(sh, no);
+	say_walked(sh, no, it.off);
 	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
 }
 
@@ -370,6 +678,10 @@ static void *shard_main(void *arg)
 			gs_engine_set_packet_no(e, en->no);
 			gs_engine_frame(e, en->dlt, en->ts, b->buf + off, en->caplen, en->len);
 			track(sh, 2 * en->no);
+			if (sh->n_wait)
+				release(sh, false);
+			if (sh->S->ordered)
+				say_ended(sh);
 			off += (en->caplen + 7u) & ~7u;
 		}
 		finish = b->finish;
@@ -378,12 +690,16 @@ static void *shard_main(void *arg)
 			gs_engine_set_packet_no(e, b->total + 1);
 			gs_engine_finish(e);
 			track(sh, UINT64_MAX);
+			release(sh, true);
 		}
 		out_push(sh);
-		atomic_store_explicit(&sh->queued, finish ? 0 : gs_engine_queued(e), memory_order_relaxed);
+		atomic_store_explicit(&sh->queued, finish ? 0 : shard_queued(sh), memory_order_relaxed);
 		/* after the calls: whoever reads this floor finds them */
-		atomic_store_explicit(&sh->floor, finish ? INT64_MAX : gs_engine_order_floor(e),
-				      memory_order_release);
+		if (finish)
+			atomic_store_explicit(&sh->ended, INT64_MAX, memory_order_relaxed);
+		else
+			say_ended(sh);
+		atomic_store_explicit(&sh->floor, finish ? INT64_MAX : shard_floor(sh), memory_order_release);
 		gs_ring_push(&sh->in_back, b);
 		/* a reader waiting for room is woken when half the batches are
 		 * free (fewer sleeps and wake-ups than one a batch) */
@@ -412,7 +728,7 @@ static void pull(struct shard *sh)
 
 static const struct gs_call *head(const struct shard *sh)
 {
-	return sh->q_head ? &sh->q_head->c[sh->q_pos] : NULL;
+	return sh->q_head ? &slot(sh->S, sh->q_head->k[sh->q_pos])->c : NULL;
 }
 
 static uint32_t map_id(struct gs_shards *S, struct shard *sh, uint32_t id)
@@ -433,7 +749,8 @@ static uint32_t map_id(struct gs_shards *S, struct shard *sh, uint32_t id)
 
 static void emit(struct gs_shards *S, struct shard *sh)
 {
-	struct gs_call c = sh->q_head->c[sh->q_pos];
+	uint32_t k = sh->q_head->k[sh->q_pos];
+	struct gs_call c = slot(S, k)->c;
 	c.op = map_id(S, sh, c.op);
 	c.object_key = map_id(S, sh, c.object_key);
 	c.exception = map_id(S, sh, c.exception);
@@ -445,6 +762,7 @@ static void emit(struct gs_shards *S, struct shard *sh)
 	if (S->fn)
 		S->fn(S->arg, S->merged, &c);
 	S->buffered--;
+	pool_put(S, k);
 	if (++sh->q_pos == sh->q_head->n) {
 		struct out_batch *b = sh->q_head;
 		sh->q_head = b->next;
@@ -466,6 +784,17 @@ static void merge(struct gs_shards *S)
 {
 	merge_now(S);
 	atomic_store_explicit(&S->held, S->buffered, memory_order_relaxed);
+}
+
+/* Whether an engine handed a call over early (past the order window,
+ * write_early): one engine writes its earliest ended call then, the merge's
+ * first (that one, or an earlier one handed over in order). */
+static bool early_head(const struct gs_shards *S, const struct gs_call *const *heads)
+{
+	for (unsigned k = 0; k < S->n; k++)
+		if (heads[k] && slot(S, S->sh[k].q_head->k[S->sh[k].q_pos])->early)
+			return true;
+	return false;
 }
 
 static void merge_now(struct gs_shards *S)
@@ -497,8 +826,10 @@ static void merge_now(struct gs_shards *S)
 		int i = gs_call_merge_pick(heads, floors, S->n, &ready);
 		bool starved = false;
 		/* the calls waiting, in the merge and in the engines' queues, are
-		 * bounded as one engine's are: past the window the earliest goes */
-		bool full = S->buffered + waiting > S->window;
+		 * bounded as one engine's are: past the window the earliest goes
+		 * (an engine handed it over early: write_early), and past it by a
+		 * quarter the merge's first anyway */
+		bool full = i >= 0 && (early_head(S, heads) || S->buffered + waiting > S->window + S->window / 4);
 		if (i >= 0 && !ready && !full) {
 			/* an engine whose batches of calls are all here waits for
 			 * one back: the earliest goes (out of order, said) */
@@ -705,6 +1036,29 @@ static bool walks_done(struct gs_shards *S)
 	return true;
 }
 
+/* The progress line while the engines walk, as one thread draws it: the
+ * packets (a multiple of PROGRESS) and the offset the slowest engine reached. */
+static void walk_progress(struct gs_shards *S, struct gs_read_progress *prog, const char *path,
+			  const struct gs_walk *w, uint64_t before)
+{
+	uint64_t no = UINT64_MAX, shown;
+	size_t off = SIZE_MAX;
+	for (unsigned i = 0; i < S->n; i++) {
+		uint64_t k = atomic_load(&S->sh[i].walked);
+		size_t o = atomic_load(&S->sh[i].walked_off);
+		no = k < no ? k : no;
+		off = o < off ? o : off;
+	}
+	if (no <= before)
+		return;
+	shown = (no - before) & ~(PROGRESS - 1);
+	if (shown == 0)
+		return;
+	prog->packets += shown;
+	gs_read_progress_line(prog, path, (off_t)off, (off_t)w->size, false);
+	prog->packets -= shown;
+}
+
 enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, struct gs_read_progress *prog,
 					int *snaplen, char *err, size_t errlen)
 {
@@ -713,9 +1067,12 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	uint64_t before = S->packets;
 	if (S->n == 1 || !walk_open(path, &w))
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
+	S->progress = prog->enabled;
 	/* every engine walks the whole file, after the frames it was given */
 	for (unsigned i = 0; i < S->n; i++) {
 		struct shard *sh = &S->sh[i];
+		atomic_store(&sh->walked, S->packets);
+		atomic_store(&sh->walked_off, 0);
 		in_send(sh);
 		sh->cur_in = in_get(S, sh);
 		sh->cur_in->walk = &w;
@@ -727,6 +1084,10 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	for (;;) {
 		unsigned seen = gs_bell_seq(&S->bell);
 		merge(S);
+		/* (also at the end: one thread draws the line at its 65536th
+		 * packet, however soon after it the file ends) */
+		if (prog->enabled)
+			walk_progress(S, prog, path, &w, before);
 		if (walks_done(S))
 			break;
 		gs_bell_wait(&S->bell, seen);
@@ -748,11 +1109,17 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	if (res.stopped && !gs_stop_requested && res.no == before)
 		/* nothing walked (the first blocks are libpcap's own): all of it */
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
-	if (res.stopped && !gs_stop_requested)
+	if (res.stopped && !gs_stop_requested) {
 		/* a record the walker does not vouch for: libpcap reads on from it,
-		 * its errors as without threads */
+		 * its errors as without threads (it counts the progress line's
+		 * packets on from the walk's last multiple of PROGRESS) */
+		prog->packets += (res.no - before) & ~(PROGRESS - 1);
 		return gs_pcap_read_file_from(path, (off_t)res.off, res.no - before, gs_shards_frame, S, prog, snaplen,
 					      err, errlen);
+	}
+	prog->packets += res.no - before;
+	if (prog->enabled && prog->last_print_ns)
+		gs_read_progress_line(prog, path, -1, 0, true);
 	return GS_READ_OK;
 }
 
@@ -802,10 +1169,19 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 	S->window = cfg->order_window;
 	S->ordered = cfg->ordered;
 	S->last_t = INT64_MIN;
+	S->mfree_head = NO_SLOT;
 	if ((err = gs_bell_init(&S->bell)) != 0) {
 		free(S->sh);
 		free(S);
 		return err;
+	}
+	if ((err = pthread_mutex_init(&S->pool_mu, NULL)) != 0)
+		goto fail;
+	S->pool_mu_ok = true;
+	/* (the chunks' pointers: 512 KiB of address space, touched as taken) */
+	if (!(S->pool = calloc(POOL_CHUNKS, sizeof *S->pool))) {
+		err = ENOMEM;
+		goto fail;
 	}
 	/* the engine the sinks are given: names and totals only */
 	mc.max_flows = 2;
@@ -813,11 +1189,19 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 	mc.order_window = 1;
 	if ((err = gs_engine_new(&S->merged, &mc, NULL, NULL)) != 0)
 		goto fail;
-	/* Each engine writes in order when the output is ordered: the merge
-	 * needs each stream in order.  The bounds are split; each engine sees
-	 * every name, so each has the whole names table. */
+	/* Each engine hands its calls over in order when the output is
+	 * ordered: the merge needs each stream in order.  The bounds are split;
+	 * each engine sees every name, so each has the whole names table. */
 	sc.max_flows = cfg->max_flows / n < 2 ? 2 : cfg->max_flows / n;
-	sc.max_open_calls = cfg->max_open_calls / n < 2 ? 2 : cfg->max_open_calls / n;
+	/* One engine keeps the ended calls waiting for their turn (the order
+	 * window at most) in its call table; here they wait in the pool
+	 * (release()), so the tables leave that room to the pool: the calls
+	 * held at once, open or waiting, stay about one engine's
+	 * --max-open-calls (what gs_config_memory_bound counts), give or take
+	 * the batches on their way to the merge */
+	uint64_t room = cfg->ordered ? (cfg->order_window < cfg->max_open_calls / 2 ? cfg->order_window :
+					cfg->max_open_calls / 2) : 0;
+	sc.max_open_calls = (uint32_t)((cfg->max_open_calls - room) / n < 2 ? 2 : (cfg->max_open_calls - room) / n);
 	sc.max_ooo_total = cfg->max_ooo_total / n;
 	/* An engine may have out_max batches of calls out; when they are all in
 	 * the merge, waiting for another engine, the merge holds more than its
@@ -836,6 +1220,8 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 		sh->S = S;
 		sh->out_max = (uint32_t)out_max;
 		atomic_init(&sh->floor, INT64_MIN);
+		atomic_init(&sh->ended, INT64_MAX);
+		sh->ended_said = INT64_MAX;
 		atomic_init(&sh->queued, 0);
 		atomic_init(&sh->starved, 0);
 		if ((err = gs_engine_new(&sh->e, &sc, shard_on_call, sh)) != 0 ||
@@ -844,6 +1230,17 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 		    (err = gs_ring_init(&sh->out, ring_cap)) != 0 ||
 		    (err = gs_ring_init(&sh->out_back, ring_cap)) != 0)
 			goto fail;
+		/* The engine writes each call once settled (a window of 0:
+		 * calls.c's drain does not wait for the order) and release()
+		 * hands it over when the engine would have written it in order:
+		 * its table holds no ended call waiting for its turn, those wait
+		 * in the pool, whose memory follows the calls waiting at once in
+		 * all engines and the merge together (the high-water marks of
+		 * each engine's table do not add up) */
+		if (cfg->ordered)
+			gs_engine_set_order_window(sh->e, 0);
+		sh->win = (uint32_t)S->window;
+		sh->free_head = NO_SLOT;
 		sh->id_cap = sc.max_strings + 1;
 		sh->id_key = calloc(sh->id_cap, sizeof *sh->id_key);
 		sh->idmap = calloc(sh->id_cap, sizeof *sh->idmap);
@@ -1035,6 +1432,17 @@ void gs_shards_free(struct gs_shards *S)
 		free(sh->id_key);
 		free(sh->idmap);
 	}
+	for (unsigned i = 0; i < S->n; i++) {
+		free(S->sh[i].heap);
+		free(S->sh[i].run);
+	}
+	if (S->pool)
+		for (uint32_t c = 0; c < POOL_CHUNKS && S->pool[c]; c++)
+			free(S->pool[c]);
+	free(S->pool);
+	free(S->runs);
+	if (S->pool_mu_ok)
+		pthread_mutex_destroy(&S->pool_mu);
 	gs_engine_free(S->merged);
 	if (S->has_final)
 		gs_intern_free(&S->final);

@@ -20,8 +20,7 @@ static int64_t mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* `pos`: how far into the file (-1: not known, e.g. stdin) */
-static void progress(struct gs_read_progress *p, const char *path, off_t pos, off_t size, bool last)
+void gs_read_progress_line(struct gs_read_progress *p, const char *path, off_t pos, off_t size, bool last)
 {
 	int64_t now = mono_ns();
 	if (!last && now - p->last_print_ns < 1000000000)
@@ -76,7 +75,7 @@ static void feed(const struct sink *k, struct gs_read_progress *prog, const char
 		gs_engine_frame(k->e, dlt, ts, data, caplen, len);
 	if (prog->enabled && (n & 0xffff) == 0) {
 		prog->packets += 0x10000;
-		progress(prog, path, pos >= 0 || !fp ? pos : ftello(fp), size, false);
+		gs_read_progress_line(prog, path, pos >= 0 || !fp ? pos : ftello(fp), size, false);
 	}
 }
 
@@ -313,14 +312,14 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 done:
 	prog->packets += n & 0xffff;
 	if (prog->enabled && prog->last_print_ns)
-		progress(prog, path, -1, 0, true);
+		gs_read_progress_line(prog, path, -1, 0, true);
 	pcap_close(p);
 	return GS_READ_OK;
 bad:
 	free(fr.buf);
 	prog->packets += n & 0xffff;
 	if (prog->enabled && prog->last_print_ns)
-		progress(prog, path, -1, 0, true);
+		gs_read_progress_line(prog, path, -1, 0, true);
 	pcap_close(p);
 	return GS_READ_BAD_INPUT;
 }

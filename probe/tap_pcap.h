@@ -20,6 +20,12 @@ struct gs_read_progress {
 	int64_t last_print_ns;
 };
 
+/* The progress line (stderr, at most once a second; `last`: the closing one,
+ * with a newline): `path`, how far into it (`pos` of `size` bytes; -1 or a
+ * size of 0: not known) and p->packets.  read draws it every 65536 packets,
+ * with `last` at the end of a file when it drew one. */
+void gs_read_progress_line(struct gs_read_progress *p, const char *path, off_t pos, off_t size, bool last);
+
 /* Whether `path` opens for reading (and is not a folder), before any output is touched:
  * GS_READ_OK, or GS_READ_CANNOT_OPEN with `err` holding the same one-line reason
  * gs_pcap_read_file would give.  "-" (stdin) is always GS_READ_OK. */

@@ -278,6 +278,57 @@ static void test_order_floor(void **state)
 	sink_free(&s);
 }
 
+/* An engine with an order window of 0 (read --threads) writes a call once
+ * settled; gs_engine_holds_back says whether one writing in order would still
+ * hold it: behind an open call that started no later, not once that ended. */
+static void test_holds_back(void **state)
+{
+	struct ub w;
+	struct sink s = { 0 };
+	struct conn a, b;
+	struct gs_config cfg;
+	struct gs_engine *e;
+	size_t l1, l2, o2;
+	(void)state;
+	gs_config_default(&cfg);
+	cfg.max_flows = 64;
+	cfg.max_open_calls = 64;
+	assert_true(cfg.ordered);
+	assert_int_equal(gs_engine_new(&e, &cfg, sink_fn, &s), 0);
+	gs_engine_set_order_window(e, 0);
+	ub_init(&w, false);
+	l1 = ub_request(&w, 2, false, 7, "echoString", 16);
+	o2 = w.n;
+	l2 = ub_reply(&w, 2, false, 7, 8);
+	conn_init(&a, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+	conn_init(&b, "10.0.0.3", 40001, "10.0.0.2", 2809, 3000, 7000);
+	conn_handshake(e, &a, TS(0));
+	conn_handshake(e, &b, TS(0));
+	conn_send(e, &a, 0, TS(1), w.b, l1);          /* a's call opens at 1 ms */
+	conn_send(e, &b, 0, TS(2), w.b, l1);          /* b's at 2 ms */
+	conn_send(e, &b, 1, TS(3), w.b + o2, l2);
+	conn_ack(e, &b, 0, TS(4));
+	/* b's call is settled and written at once, though a's started first */
+	assert_int_equal(s.n, 1);
+	assert_int_equal(s.v[0].c.t_request_first, TS(2));
+	assert_true(gs_engine_holds_back(e, &s.v[0].c));
+	conn_send(e, &a, 1, TS(5), w.b + o2, l2);
+	conn_ack(e, &a, 0, TS(6));
+	assert_int_equal(s.n, 2);
+	/* nothing before it any more: in order, b's call goes now */
+	assert_false(gs_engine_holds_back(e, &s.v[0].c));
+	assert_false(gs_engine_holds_back(e, &s.v[1].c));
+	/* the engine itself counted a's call, written after b's, out of order (with
+	 * threads the merge's count is the one kept: gs_engine_absorb) */
+	assert_int_equal(gs_engine_counters(e)->rows_out_of_order, 1);
+	gs_engine_finish(e);
+	gs_engine_free(e);
+	conn_free(&a);
+	conn_free(&b);
+	ub_free(&w);
+	sink_free(&s);
+}
+
 /* Absorbing shards: counters add, the first problem by packet number. */
 static void test_absorb(void **state)
 {
@@ -416,6 +467,7 @@ int main(void)
 		cmocka_unit_test(test_merge_streams),
 		cmocka_unit_test(test_counters_add),
 		cmocka_unit_test(test_order_floor),
+		cmocka_unit_test(test_holds_back),
 		cmocka_unit_test(test_absorb),
 		cmocka_unit_test(test_stats_merge),
 	};

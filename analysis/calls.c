@@ -219,7 +219,7 @@ static struct gs_heap_ent out_ent(const struct gs_engine *e, uint32_t idx)
 /* The next call out (out_n > 0). */
 static const struct gs_heap_ent *out_top(const struct gs_engine *e)
 {
-	return e->out_src < 0 ? &e->heap_mem[e->n_calls - 1] : &e->run_first[e->out_src];
+	return gs_out_top(e);
 }
 
 /* Finds where the next call out is, after it left or when any queued call did. */

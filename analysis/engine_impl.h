@@ -349,6 +349,13 @@ struct gs_engine {
 	bool finishing;
 };
 
+/* The next ended call out, in output order (out_n > 0): the first of a run
+ * or the heap's top, as calls.c keeps them (out_src). */
+static inline const struct gs_heap_ent *gs_out_top(const struct gs_engine *e)
+{
+	return e->out_src < 0 ? &e->heap_mem[e->n_calls - 1] : &e->run_first[e->out_src];
+}
+
 /* The earliest start among the ended calls waiting for output (out_n > 0). */
 static inline int64_t gs_out_min_t(const struct gs_engine *e)
 {

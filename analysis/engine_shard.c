@@ -46,7 +46,7 @@ bool gs_engine_holds_back(struct gs_engine *e, const struct gs_call *c)
 		return true;
 	if (e->out_n > 0) {
 		/* the queue's first (calls.c's output order: out_before) */
-		const struct gs_heap_ent *top = &e->heap_mem[e->n_calls - 1];
+		const struct gs_heap_ent *top = gs_out_top(e);
 		const struct gs_ocall *a = &e->calls[top->idx];
 		int k;
 		if (top->t != t)
@@ -67,7 +67,7 @@ void gs_engine_set_order_window(struct gs_engine *e, uint32_t n)
 
 int64_t gs_engine_ended_min(const struct gs_engine *e)
 {
-	return e->out_n > 0 ? e->heap_mem[e->n_calls - 1].t : INT64_MAX;
+	return e->out_n > 0 ? gs_out_top(e)->t : INT64_MAX;
 }
 
 uint32_t gs_engine_queued(const struct gs_engine *e)

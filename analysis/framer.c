@@ -243,6 +243,28 @@ partial:
 
 /* A packet brought bytes of the current message: its own instants (a gap,
  * data NULL, brings none: no packet carried those bytes). */
+/* A message starts at stream offset `start` at time ts: its end (0 while its
+ * header is still to come), the bounds of its segments' times so far. */
+static inline __attribute__((always_inline)) void msg_begin(struct gs_dir *dr, uint64_t start, uint64_t end, int64_t ts,
+							       int64_t t_min, int64_t t_max)
+{
+	dr->fstate = GS_FR_MSG;
+	dr->msg_start = start;
+	dr->msg_end = end;
+	dr->msg_t_first = ts;
+	dr->msg_t_min = t_min;
+	dr->msg_t_max = t_max;
+	dr->msg_fills = 0;
+	dr->msg_fill_wait = 0;
+	dr->msg_fill_first = dr->msg_fill_last = 0;
+	dr->msg_prev_seg_ts = 0;
+	dr->msg_last_seg_ts = ts;
+	dr->decoded = false;
+	dr->missing = false;
+	dr->head_len = 0;
+	dr->msg_call = GS_NONE;
+}
+
 static void message_packet(struct gs_dir *dr, const struct gs_src *src)
 {
 	if (src->ts < dr->msg_t_min)
@@ -298,21 +320,7 @@ static inline __attribute__((always_inline)) uint32_t whole_messages(struct gs_e
 		uint32_t n;
 		if (giop_decode(data + pos, len - pos, e->cfg.max_message_size, &m) != GIOP_OK)
 			break;
-		dr->fstate = GS_FR_MSG;
-		dr->msg_start = off + pos;
-		dr->msg_end = dr->msg_start + m.msg_len;
-		dr->msg_t_first = ts;
-		dr->msg_t_min = ts;
-		dr->msg_t_max = ts;
-		dr->msg_fills = 0;
-		dr->msg_fill_wait = 0;
-		dr->msg_fill_first = dr->msg_fill_last = 0;
-		dr->msg_prev_seg_ts = 0;
-		dr->msg_last_seg_ts = ts;
-		dr->decoded = false;
-		dr->missing = false;
-		dr->head_len = 0;
-		dr->msg_call = GS_NONE;
+		msg_begin(dr, off + pos, off + pos + m.msg_len, ts, ts, ts);
 		head_done(e, f, d, &m, GIOP_OK, CUT_SNAPLEN);
 		n = m.msg_len < len - pos ? m.msg_len : len - pos;
 		pos += n;
@@ -379,21 +387,7 @@ void gs_framer_bytes(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off
 				lose_framing(e, f, d);
 				break;
 			}
-			dr->fstate = GS_FR_MSG;
-			dr->msg_start = off + pos;
-			dr->msg_end = 0;
-			dr->msg_t_first = ts;
-			dr->msg_t_min = INT64_MAX;
-			dr->msg_t_max = INT64_MIN;
-			dr->msg_fills = 0;
-			dr->msg_fill_wait = 0;
-			dr->msg_fill_first = dr->msg_fill_last = 0;
-			dr->msg_prev_seg_ts = 0;
-			dr->msg_last_seg_ts = ts;
-			dr->decoded = false;
-			dr->missing = false;
-			dr->head_len = 0;
-			dr->msg_call = GS_NONE;
+			msg_begin(dr, off + pos, 0, ts, INT64_MAX, INT64_MIN);
 			/* pos < cap <= len and the flow is in use: straight into the message */
 			/* fall through */
 		case GS_FR_MSG: {

@@ -48,6 +48,19 @@ static inline uint32_t gs_hist_index(const struct gs_hist *h, uint64_t v)
 	       (uint32_t)((v >> (b - GS_HIST_SUB_BITS)) - (1u << (GS_HIST_SUB_BITS - 1)));
 }
 
+/* The counters of a record past the bucket: both records of a value share them. */
+static inline void gs_hist_note(struct gs_hist *h, uint32_t idx, int64_t v)
+{
+	h->counts[idx]++;
+	h->total++;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+	/* integer, not long double: the x87 add was most of a record */
+	h->sum = (uint64_t)v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + (uint64_t)v;
+}
+
 /* Records one value (negative values count as 0).  False when clamped. */
 static inline bool gs_hist_record(struct gs_hist *h, int64_t v)
 {
@@ -61,27 +74,8 @@ static inline bool gs_hist_record(struct gs_hist *h, int64_t v)
 		h->saturated++;
 		ok = false;
 	}
-	h->counts[gs_hist_index(h, u)]++;
-	h->total++;
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	/* integer, not long double: the x87 add was most of a record */
-	h->sum = (uint64_t)v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + (uint64_t)v;
+	gs_hist_note(h, gs_hist_index(h, u), v);
 	return ok;
-}
-
-/* The counters of a record past the bucket: both records of a value share them. */
-static inline void gs_hist_note(struct gs_hist *h, uint32_t idx, int64_t v)
-{
-	h->counts[idx]++;
-	h->total++;
-	if (v < h->min)
-		h->min = v;
-	if (v > h->max)
-		h->max = v;
-	h->sum = (uint64_t)v > UINT64_MAX - h->sum ? UINT64_MAX : h->sum + (uint64_t)v;
 }
 
 /* Records one value into two histograms (a group's and the whole's): the same

@@ -728,6 +728,27 @@ static void match_calls(struct gs_merge *m, const struct model *md)
 	}
 }
 
+/* Whether one constant offset lies in every matched call's interval: then a
+ * slope the slices' votes suggest (calls slowed more at one end of the capture
+ * than at the other widen one bound) is not a drift the calls need. */
+static bool one_offset_fits(const struct gs_merge *m)
+{
+	const struct side *c = &m->s[0], *s = &m->s[1];
+	int64_t lo_max = INT64_MIN, hi_min = INT64_MAX;
+	bool any = false;
+	for (uint32_t i = 0; i < c->n; i++) {
+		int64_t lo, hi;
+		if (m->match[i] == GS_MERGE_NONE || !interval(&c->v[i], &s->v[m->match[i]], &lo, &hi))
+			continue;
+		any = true;
+		if (lo > lo_max)
+			lo_max = lo;
+		if (hi < hi_min)
+			hi_min = hi;
+	}
+	return any && lo_max <= hi_min;
+}
+
 /* The offset's drift.  Midpoints are biased when the two directions differ
  * (a slow reply pulls them down), so each time slice of the matched calls
  * gives the offset its votes agree on (a sweep, as above), and a line weighted
@@ -1002,7 +1023,7 @@ int gs_merge_run(struct gs_merge *m, struct gs_merge_result *r)
 			r->drift_known = true;
 			r->drift_ppm = fit.drift * 1e6;
 		}
-		if (r->drift_known && change > 2.0 * (double)m->strict) {
+		if (r->drift_known && change > 2.0 * (double)m->strict && !one_offset_fits(m)) {
 			struct model md2;
 			if ((err = common_offset(m, &fit, &md2)) != 0)
 				return err;

@@ -340,6 +340,32 @@ static void test_order_same_capture(void **state)
 	assert_false(rn.looks_swapped);
 }
 
+/* One clock for both captures (true offset 0, no drift), but the calls' upper
+ * bounds widen steadily over the capture (later calls wait longer between the
+ * taps), so the time slices' votes climb 70 us over 0.63 s: a slope a fit
+ * would take for drift (merge_tbf.sh's tbf-slowed calls once gave -64 ppm).
+ * Every call's interval holds 0: one constant offset fits them all, so no
+ * drift is claimed and none is corrected for. */
+static void test_offset_no_false_drift(void **state)
+{
+	struct gs_merge *m = merge_new(0);
+	struct gs_merge_result r;
+	(void)state;
+	for (uint32_t k = 0; k < 64; k++) {
+		int64_t t = T0 + (int64_t)k * 10 * MS;
+		int64_t up = 1 * US + (int64_t)(k / 8) * 20 * US;
+		struct wire w = { t, 0, up, up, 20 * US, 0, 1 * US, 1 * US, 100, 0 };
+		add_wire(m, &w, 2 + 2 * k, 0, false);
+	}
+	assert_int_equal(gs_merge_run(m, &r), 0);
+	assert_int_equal(r.matched, 64);
+	assert_false(r.drift_corrected);
+	assert_false(r.drift_known);
+	assert_true(r.offset_all);
+	assert_int_equal(r.offset_violating, 0);
+	assert_true(r.offset_lo_ns <= 0 && 0 <= r.offset_hi_ns);
+}
+
 static void test_offset_drift(void **state)
 {
 	/* the server's clock 2 s ahead and gaining 50 ppm: 1 ms over the 20 s,
@@ -613,6 +639,7 @@ int main(void)
 		UT(test_order_swapped),
 		UT(test_order_same_capture),
 		UT(test_offset_drift),
+		UT(test_offset_no_false_drift),
 		UT(test_offset_none),
 		UT(test_merge_identical_connections),
 		UT(test_merge_partial_and_unmatched),

@@ -216,11 +216,6 @@ static struct gs_heap_ent out_ent(const struct gs_engine *e, uint32_t idx)
 	return v;
 }
 
-/* The next call out (out_n > 0). */
-static const struct gs_heap_ent *out_top(const struct gs_engine *e)
-{
-	return gs_out_top(e);
-}
 
 /* Finds where the next call out is, after it left or when any queued call did. */
 static void out_find_top(struct gs_engine *e)
@@ -249,7 +244,7 @@ static void out_push(struct gs_engine *e, uint32_t idx)
 		e->run_n[0] = 1;
 		return;
 	}
-	top = *out_top(e);
+	top = *gs_out_top(e);
 	first = out_before(e, &v, &top);
 	e->out_n++;
 	/* the run whose last call is the latest before this one */
@@ -284,7 +279,7 @@ static void out_push(struct gs_engine *e, uint32_t idx)
 static uint32_t out_pop(struct gs_engine *e)
 {
 	int r = e->out_src;
-	uint32_t idx = out_top(e)->idx;
+	uint32_t idx = gs_out_top(e)->idx;
 	e->out_n--;
 	if (r >= 0) {
 		if (--e->run_n[r])
@@ -645,7 +640,7 @@ static bool still_held(const struct gs_engine *e)
 {
 	const struct gs_drain_hold *h = &e->hold;
 	const struct gs_flow *f;
-	if (h->serial == 0 || out_top(e)->serial != h->serial)
+	if (h->serial == 0 || gs_out_top(e)->serial != h->serial)
 		return false;
 	if (e->now - h->t_done >= e->cfg.linger_ns)
 		return false;
@@ -675,7 +670,7 @@ void gs_calls_drain(struct gs_engine *e, bool all)
 		const struct gs_ocall *top;
 		if (!all && still_held(e))
 			break;
-		top = &e->calls[out_top(e)->idx];
+		top = &e->calls[gs_out_top(e)->idx];
 		if (!all) {
 			const struct gs_cext *x = gs_cx_peek(e, top);
 			int64_t t_done = x ? x->t_done : e->now;

@@ -356,18 +356,6 @@ static inline const struct gs_heap_ent *gs_out_top(const struct gs_engine *e)
 	return e->out_src < 0 ? &e->heap_mem[e->n_calls - 1] : &e->run_first[e->out_src];
 }
 
-/* The earliest start among the ended calls waiting for output (out_n > 0). */
-static inline int64_t gs_out_min_t(const struct gs_engine *e)
-{
-	int64_t t = INT64_MAX;
-	for (int r = 0; r < GS_OUT_RUNS; r++)
-		if (e->run_n[r] && e->run_first[r].t < t)
-			t = e->run_first[r].t;
-	if (e->out_hn && e->heap_mem[e->n_calls - 1].t < t)
-		t = e->heap_mem[e->n_calls - 1].t;
-	return t;
-}
-
 /* flows.c: the connection of a packet whose connection hash (flow_hash.h) is
  * h, and the packet's direction in it; created when there is none and `create`
  * (the least recently active gives way when the table is full), else NULL. */

@@ -17,8 +17,8 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
 	int64_t f = e->now;
 	if (e->wm_n > 0 && e->wm_heap[0].t < f)
 		f = e->wm_heap[0].t;
-	if (e->out_n > 0 && gs_out_min_t(e) < f)
-		f = gs_out_min_t(e);
+	if (e->out_n > 0 && gs_out_top(e)->t < f) /* output order is by start first */
+		f = gs_out_top(e)->t;
 	if (e->pend_count) {
 		int64_t p = gs_pending_min(e);
 		if (p < f)

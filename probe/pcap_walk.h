@@ -57,4 +57,17 @@ int gs_walk_next(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_
  * (w->packets counted), false: the file is libpcap's. */
 bool gs_walk_check(struct gs_walk *w);
 
+/* Mapping a file (pcap_walk_file.c, with libpcap). */
+/* Maps the regular file `fd` read-only and sets `w` up over it, `dlt` and
+ * `snap` being what libpcap's handle of it said (pcap_datalink,
+ * pcap_snapshot); false (nothing mapped): the file is libpcap's (a link type
+ * giopscope does not read, not a regular file, a header the walker does not
+ * know, no mapping).  `fd` may be closed afterwards. */
+bool gs_walk_map_fd(struct gs_walk *w, int fd, int dlt, int snap);
+/* The same for `path` ("-" never), libpcap opening it first for its checks
+ * of the header, link type and snapshot length. */
+bool gs_walk_open_file(const char *path, struct gs_walk *w);
+/* Unmaps the file. */
+void gs_walk_close(struct gs_walk *w);
+
 #endif

@@ -987,47 +987,6 @@ void gs_shards_frame(void *arg, int dlt, int64_t ts, const uint8_t *data, uint32
 
 /* ---- a file: walked by the engines, or through the reader ----------------- */
 
-/* Maps `path` when the walker vouches for its header: libpcap opens it first
- * (link type, snapshot length); false: the file is the reader's. */
-static bool walk_open(const char *path, struct gs_walk *w)
-{
-	char ebuf[PCAP_ERRBUF_SIZE];
-	struct stat st;
-	pcap_t *p;
-	int dlt, snap, fd;
-	void *m;
-	if (strcmp(path, "-") == 0)
-		return false;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return false;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 || (uint64_t)st.st_size > SIZE_MAX) {
-		close(fd);
-		return false;
-	}
-	p = pcap_open_offline_with_tstamp_precision(path, PCAP_TSTAMP_PRECISION_NANO, ebuf);
-	if (!p) {
-		close(fd);
-		return false;
-	}
-	dlt = pcap_datalink(p);
-	snap = pcap_snapshot(p);
-	pcap_close(p);
-	if (!gs_link_supported(dlt) || snap <= 0) {
-		close(fd);
-		return false;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return false;
-	if (gs_walk_init(w, m, (size_t)st.st_size, dlt, (uint32_t)snap) != 0) {
-		munmap(m, (size_t)st.st_size);
-		return false;
-	}
-	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
-	return true;
-}
-
 static bool walks_done(struct gs_shards *S)
 {
 	for (unsigned i = 0; i < S->n; i++)
@@ -1065,7 +1024,7 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	struct gs_walk w;
 	struct walk_res res;
 	uint64_t before = S->packets;
-	if (S->n == 1 || !walk_open(path, &w))
+	if (S->n == 1 || !gs_walk_open_file(path, &w))
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
 	S->progress = prog->enabled;
 	/* every engine walks the whole file, after the frames it was given */
@@ -1100,7 +1059,7 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 		if (r->no > res.no)
 			res = *r;
 	}
-	munmap((void *)(uintptr_t)w.base, w.size);
+	gs_walk_close(&w);
 	S->packets = res.no;
 	S->now = res.now;
 	S->first_ts = res.first_ts;

@@ -4,7 +4,7 @@
 #include <string.h>
 
 enum {
-	CL_HDR = 24, CL_REC = 16,
+	CL_HDR = 24,
 	BT_SHB = 0x0A0D0D0A, BT_IDB = 1, BT_SPB = 3, BT_EPB = 6, BT_PB = 2,
 	NG_MAGIC = 0x1A2B3C4D,
 	OPT_END = 0, OPT_TSRESOL = 9, OPT_TSOFFSET = 14,
@@ -73,51 +73,6 @@ void gs_walk_start(const struct gs_walk *w, struct gs_walk_it *it)
 	it->off = w->first;
 }
 
-/* A time stamp as the tap makes it of libpcap's (seconds, nanoseconds):
- * false where that would not be this plain sum (the file is libpcap's). */
-static bool ts_of(uint64_t sec, uint64_t frac, int64_t *ts)
-{
-	if (frac >= NS || sec > (uint64_t)(INT64_MAX / (int64_t)NS - 1))
-		return false;
-	*ts = (int64_t)(sec * NS + frac);
-	return true;
-}
-
-static int next_classic(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r)
-{
-	const uint8_t *p = w->base + it->off;
-	size_t left = w->size - it->off;
-	uint32_t caplen;
-	int64_t frac;
-	if (left == 0)
-		return 0;
-	if (left < CL_REC)
-		return -1;
-	caplen = rd32(w, p + 8);
-	if (caplen > w->snapshot || caplen > left - CL_REC)
-		return -1;
-	/* libpcap: the seconds a signed 32-bit number (the tap reads them back
-	 * unsigned), the fraction a signed one, microseconds times 1000 */
-	frac = (int32_t)rd32(w, p + 4);
-	if (w->micro)
-		frac *= 1000;
-	if (frac < 0 || !ts_of(rd32(w, p), (uint64_t)frac, &r->ts))
-		return -1;
-	r->caplen = caplen;
-	r->len = rd32(w, p + 12);
-	r->data = p + CL_REC;
-	it->off += CL_REC + (size_t)caplen;
-	/* the next record's header and the start of its packet, while this
-	 * one is looked at */
-	__builtin_prefetch(w->base + it->off);
-	__builtin_prefetch(w->base + it->off + 64);
-	/* and where the one after starts if it is as long as this one (the
-	 * requests, replies and acknowledgements of a connection often are) */
-	if (it->off + CL_REC + caplen < w->size)
-		__builtin_prefetch(w->base + it->off + CL_REC + caplen);
-	return 1;
-}
-
 /* An IDB's options: if_tsresol of 10^-0..10^-9 kept, if_tsoffset and
  * anything malformed refused. */
 static bool idb_options(const struct gs_walk *w, const uint8_t *p, size_t n, uint8_t *res)
@@ -147,7 +102,7 @@ static bool idb_options(const struct gs_walk *w, const uint8_t *p, size_t n, uin
 
 static const uint64_t dec_pow[10] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, NS };
 
-static int next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r)
+int gs_walk_next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r)
 {
 	for (;;) {
 		const uint8_t *p = w->base + it->off;
@@ -173,7 +128,7 @@ static int next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_wal
 			len = rd32(w, p + 24);
 			if (ifid >= it->nif || caplen > w->snapshot || ((caplen + 3ull) & ~3ull) > blen - 32ull)
 				return -1;
-			if (!ts_of(t / dec_pow[it->res], t % dec_pow[it->res] * dec_pow[9 - it->res], &r->ts))
+			if (!gs_walk_ts_(t / dec_pow[it->res], t % dec_pow[it->res] * dec_pow[9 - it->res], &r->ts))
 				return -1;
 			r->data = p + 28;
 			r->caplen = caplen;
@@ -216,11 +171,6 @@ static int next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_wal
 			break; /* name resolution, statistics, ...: libpcap skips them too */
 		}
 	}
-}
-
-int gs_walk_next(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r)
-{
-	return w->ng ? next_ng(w, it, r) : next_classic(w, it, r);
 }
 
 bool gs_walk_check(struct gs_walk *w)

@@ -1,7 +1,9 @@
-/* A capture file's records read in place (read --threads, probe/read_shards.c).
+/* A capture file's records read in place (read, probe/tap_pcap.c; read
+ * --threads, probe/read_shards.c).
  *
- * The file is mapped once and every engine thread walks all of its records
- * itself, with no reader thread and no copy.  The walker reads the classic
+ * The file is mapped once and walked with no copy: by the one-thread read,
+ * and with --threads by every engine thread, each all of its records, with no
+ * reader thread.  The walker reads the classic
  * pcap format (either byte order, micro- or nanosecond time stamps) and pcapng
  * (one section: SHB, one IDB with if_tsresol of 10^-0..10^-9, EPBs and SPBs;
  * NRB, ISB and other blocks skipped) and hands every record over as libpcap
@@ -10,8 +12,8 @@
  * else (a record cut short, a capture length above the snapshot length, a
  * time stamp out of range, a second section or interface, if_tsoffset, ...)
  * it stops, and libpcap reads the file from that record or block on
- * (read_shards.c; from the start when no record was walked), its errors
- * included.  Everything here is bounds-checked against the mapping.
+ * (tap_pcap.c, read_shards.c; from the start when no record was walked), its
+ * errors included.  Everything here is bounds-checked against the mapping.
  */
 #ifndef GS_PCAP_WALK_H
 #define GS_PCAP_WALK_H
@@ -19,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct gs_walk {
 	const uint8_t *base;
@@ -51,8 +54,11 @@ struct gs_walk_rec {
 int gs_walk_init(struct gs_walk *w, const uint8_t *base, size_t size, int dlt, uint32_t snapshot);
 void gs_walk_start(const struct gs_walk *w, struct gs_walk_it *it);
 /* The next record: 1, 0 at the end of the file, -1 at something the walker
- * does not vouch for (never after gs_walk_check said yes). */
-int gs_walk_next(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r);
+ * does not vouch for (never after gs_walk_check said yes).  Inline: the
+ * classic format's record is a few loads and checks, fewer than a call's
+ * cost (read's per-packet path); pcapng's blocks in pcap_walk.c. */
+static inline int gs_walk_next(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r);
+int gs_walk_next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r);
 /* Walks the whole file: true when every record and block is vouched for
  * (w->packets counted), false: the file is libpcap's. */
 bool gs_walk_check(struct gs_walk *w);
@@ -69,5 +75,74 @@ bool gs_walk_map_fd(struct gs_walk *w, int fd, int dlt, int snap);
 bool gs_walk_open_file(const char *path, struct gs_walk *w);
 /* Unmaps the file. */
 void gs_walk_close(struct gs_walk *w);
+/* Gives back the mapped pages more than GS_WALK_KEEP bytes behind offset
+ * `off` of a walk, in steps of GS_WALK_DROP bytes (`*dropped`: how far they
+ * were given back, 0 at the start), so that a walk's resident memory does not
+ * grow with the file (a page given back is read in again if touched). */
+#define GS_WALK_DROP ((size_t)256 << 10)
+#define GS_WALK_KEEP ((size_t)256 << 10)
+void gs_walk_drop_behind(const struct gs_walk *w, size_t off, size_t *dropped);
+
+/* ---- the classic format's record, inline ---------------------------------- */
+
+/* A time stamp as the tap makes it of libpcap's (seconds, nanoseconds):
+ * false where that would not be this plain sum (the file is libpcap's). */
+static inline bool gs_walk_ts_(uint64_t sec, uint64_t frac, int64_t *ts)
+{
+	if (frac >= 1000000000u || sec > (uint64_t)(INT64_MAX / 1000000000 - 1))
+		return false;
+	*ts = (int64_t)(sec * 1000000000u + frac);
+	return true;
+}
+
+static inline int gs_walk_next_classic_(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r)
+{
+	/* (the walk's fields read once, before anything is stored through
+	 * `it` or `r`, which the compiler must otherwise assume alias them) */
+	const uint8_t *base = w->base;
+	size_t off = it->off, size = w->size, left = size - off;
+	uint32_t h[4], caplen;
+	int64_t frac;
+	if (left < 16)
+		return left == 0 ? 0 : -1;
+	/* seconds, fraction, captured length, length */
+	memcpy(h, base + off, sizeof h);
+	if (w->swapped) {
+		h[0] = __builtin_bswap32(h[0]);
+		h[1] = __builtin_bswap32(h[1]);
+		h[2] = __builtin_bswap32(h[2]);
+		h[3] = __builtin_bswap32(h[3]);
+	}
+	caplen = h[2];
+	if (caplen > w->snapshot || caplen > left - 16)
+		return -1;
+	/* libpcap: the seconds a signed 32-bit number (the tap reads them back
+	 * unsigned: always in range), the fraction a signed one, microseconds
+	 * times 1000 */
+	frac = (int32_t)h[1];
+	if (w->micro)
+		frac *= 1000;
+	if (!gs_walk_ts_(h[0], (uint64_t)frac, &r->ts))  /* (a negative one: above 10^9 unsigned) */
+		return -1;
+	r->caplen = caplen;
+	r->len = h[3];
+	r->data = base + off + 16;
+	off += 16 + (size_t)caplen;
+	it->off = off;
+	/* the next record's header and the start of its packet, while this
+	 * one is looked at */
+	__builtin_prefetch(base + off);
+	__builtin_prefetch(base + off + 64);
+	/* and where the one after starts if it is as long as this one (the
+	 * requests, replies and acknowledgements of a connection often are) */
+	if (off + 16 + caplen < size)
+		__builtin_prefetch(base + off + 16 + caplen);
+	return 1;
+}
+
+static inline int gs_walk_next(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r)
+{
+	return w->ng ? gs_walk_next_ng(w, it, r) : gs_walk_next_classic_(w, it, r);
+}
 
 #endif

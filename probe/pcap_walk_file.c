@@ -66,3 +66,15 @@ void gs_walk_close(struct gs_walk *w)
 	w->base = NULL;
 	w->size = 0;
 }
+
+void gs_walk_drop_behind(const struct gs_walk *w, size_t off, size_t *dropped)
+{
+	size_t lo;
+	if (off < GS_WALK_KEEP + GS_WALK_DROP)
+		return;
+	lo = (off - GS_WALK_KEEP) & ~(GS_WALK_DROP - 1);
+	if (lo > *dropped) {
+		madvise((void *)(uintptr_t)(w->base + *dropped), lo - *dropped, MADV_DONTNEED);
+		*dropped = lo;
+	}
+}

@@ -12,6 +12,7 @@
 
 #include "../decoders/link.h"
 #include "commands.h"
+#include "pcap_walk.h"
 
 static int64_t mono_ns(void)
 {
@@ -204,7 +205,8 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	bool is_stdin = strcmp(path, "-") == 0;
 	uint64_t n = n0;
 	struct fast_reader fr = { .fd = -1 };
-	bool fast;
+	bool fast = false;
+	struct gs_walk w;
 	int64_t ts;
 
 	if (is_stdin) {
@@ -244,8 +246,45 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	}
 	if (snaplen)
 		*snaplen = pcap_snapshot(p);
-	/* a pipe cannot be handed back to libpcap at a record: stdin is libpcap's */
-	fast = size > 0 && start == 0 && fast_open(&fr, p, fp);
+	/* a pipe cannot be handed back to libpcap at a record: stdin is libpcap's;
+	 * read --threads' reader (k->fn) gets only what its engines did not walk */
+	if (size > 0 && start == 0 && !k->fn && gs_walk_map_fd(&w, fileno(fp), dlt, pcap_snapshot(p))) {
+		/* the file walked in place (pcap_walk.h), as read --threads does;
+		 * at a record the walker does not vouch for libpcap reads on from
+		 * it (where it is after its opening, when that is the first) */
+		struct gs_walk_it it;
+		struct gs_walk_rec r;
+		size_t at = w.first, dropped = 0, drop_at = GS_WALK_KEEP + GS_WALK_DROP;
+		int wr = 0;
+		gs_walk_start(&w, &it);
+		while (!gs_stop_requested) {
+			at = it.off;
+			if ((wr = gs_walk_next(&w, &it, &r)) != 1)
+				break;
+			feed(k, prog, path, dlt, r.ts, r.data, r.caplen, r.len, ++n, (off_t)it.off, NULL, size);
+			if (it.off >= drop_at) {
+				gs_walk_drop_behind(&w, it.off, &dropped);
+				drop_at = dropped + GS_WALK_KEEP + GS_WALK_DROP;
+			}
+		}
+		gs_walk_close(&w);
+		if (gs_stop_requested)
+			goto done;
+		if (wr == 0) {
+			/* the end of the mapping; a file that grew since (a capture
+			 * still written) is read on by libpcap, as a read to its end */
+			struct stat st;
+			if (fstat(fileno(fp), &st) != 0 || st.st_size <= size)
+				goto done;
+		}
+		if (n > n0 && fseeko(fp, (off_t)at, SEEK_SET) != 0) {
+			snprintf(err, errlen, "%s: %s (after %llu packets)", path, strerror(errno),
+				 (unsigned long long)n);
+			goto bad;
+		}
+	} else {
+		fast = size > 0 && start == 0 && fast_open(&fr, p, fp);
+	}
 	if (start > 0 && fseeko(fp, start, SEEK_SET) != 0) {
 		snprintf(err, errlen, "%s: %s (after %llu packets)", path, strerror(errno), (unsigned long long)n);
 		goto bad;

@@ -12,7 +12,8 @@
 #                          reproducers); fails while any of them still crashes
 #   make fuzz-cov          line coverage of the library reached by the corpora (llvm-cov)
 #
-# The library sources (DECODERS, ANALYSIS; probe/tap_pcap.c for fuzz_pcap) are compiled
+# The library sources (DECODERS, ANALYSIS; probe/tap_pcap.c and the walker it
+# maps files with, probe/pcap_walk*.c, for fuzz_pcap) are compiled
 # here with the sanitizers and -fsanitize=fuzzer-no-link, never taken from libgiopscope.a.
 # New crashes are written to $(BUILD)/fuzz/artifacts/NAME-crash-*; copy a reproducer to
 # tests/fuzz/crashes/NAME/ to keep it as a regression input.
@@ -29,7 +30,8 @@ FUZZ_NAMES         := packet giop engine pcap
 FUZZ_BINS          := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_LIB_SRCS      := $(DECODERS) $(ANALYSIS)
 FUZZ_LIB_OBJS      := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_OUT)/obj/%.o)
-FUZZ_TAP_OBJ       := $(FUZZ_OUT)/obj/probe/tap_pcap.o
+FUZZ_TAP_SRCS      := probe/tap_pcap.c probe/pcap_walk.c probe/pcap_walk_file.c
+FUZZ_TAP_OBJ       := $(FUZZ_TAP_SRCS:%.c=$(FUZZ_OUT)/obj/%.o)
 FUZZ_SEEDS         := $(FUZZ_OUT)/seeds/.stamp
 FUZZ_CAPTURES      := $(wildcard tests/data/corpus/*.pcap tests/data/*.pcap)
 FUZZ_SECONDS       ?= 60
@@ -122,7 +124,7 @@ FUZZ_LLVM_COV      ?= $(shell command -v llvm-cov-14 || command -v llvm-cov)
 fuzz-cov: $(FUZZ_SEEDS)
 	@mkdir -p $(FUZZ_COV_OUT)
 	@for n in $(FUZZ_NAMES); do \
-		extra=""; [ $$n = pcap ] && extra="probe/tap_pcap.c $(FUZZ_LIBPCAP)"; \
+		extra=""; [ $$n = pcap ] && extra="$(FUZZ_TAP_SRCS) $(FUZZ_LIBPCAP)"; \
 		$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_COV_FLAGS) -fsanitize=fuzzer -o $(FUZZ_COV_OUT)/fuzz_$$n \
 			tests/fuzz/fuzz_$$n.c $(FUZZ_LIB_SRCS) $$extra || exit 1; \
 		mkdir -p $(FUZZ_OUT)/corpus/$$n; rm -rf $(FUZZ_COV_OUT)/raw-$$n; mkdir -p $(FUZZ_COV_OUT)/raw-$$n; \
@@ -133,7 +135,7 @@ fuzz-cov: $(FUZZ_SEEDS)
 		$(FUZZ_LLVM_PROFDATA) merge -sparse $(FUZZ_COV_OUT)/raw-$$n/*.profraw -o $(FUZZ_COV_OUT)/$$n.profdata || exit 1; \
 		echo "== fuzz_$$n: line coverage of the library by its corpus"; \
 		$(FUZZ_LLVM_COV) report $(FUZZ_COV_OUT)/fuzz_$$n -instr-profile=$(FUZZ_COV_OUT)/$$n.profdata \
-			$(FUZZ_LIB_SRCS) $$( [ $$n = pcap ] && echo probe/tap_pcap.c ); \
+			$(FUZZ_LIB_SRCS) $$( [ $$n = pcap ] && echo $(FUZZ_TAP_SRCS) ); \
 	done
 
 fuzz-clean:

@@ -251,7 +251,7 @@ check-deb:
 # `make check` (they take minutes and their figures depend on the machine).
 BENCH_BIN := $(BUILD)/bench
 .PHONY: bench bench-quick bench-tools bench-gen-check
-bench-tools: $(BUILD)/giopscope $(BENCH_BIN)/giopgen $(BENCH_BIN)/bare_loop
+bench-tools: $(BUILD)/giopscope $(BENCH_BIN)/giopgen $(BENCH_BIN)/bare_loop $(BENCH_BIN)/bare_walk
 
 $(BENCH_BIN)/giopgen: $(wildcard bench/gen/*.c bench/gen/*.h) $(GS_CONFIG)
 	@mkdir -p $(dir $@)
@@ -260,6 +260,11 @@ $(BENCH_BIN)/giopgen: $(wildcard bench/gen/*.c bench/gen/*.h) $(GS_CONFIG)
 $(BENCH_BIN)/bare_loop: bench/bare_loop.c $(GS_CONFIG)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDLIBS_PCAP) $(LDFLAGS)
+
+# the walk alone (probe/pcap_walk.c), giopscope's own floor beside bare_loop's
+$(BENCH_BIN)/bare_walk: bench/bare_walk.c probe/pcap_walk.c probe/pcap_walk_file.c probe/pcap_walk.h $(BUILD)/libgiopscope.a $(GS_CONFIG)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -o $@ $(filter %.c,$^) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDFLAGS)
 
 bench: bench-tools
 	BUILD=$(BUILD) bench/run.sh full

@@ -2,10 +2,11 @@
 """`giopscope read` against the bare libpcap loop, two builds side by side.
 
     bench/read_ratio.py --old OLD_GIOPSCOPE --new NEW_GIOPSCOPE --bare BARE_LOOP \
-        --rounds 7 [--callgrind FILE ...] NAME=FILE ...
+        [--bare-walk BARE_WALK] --rounds 7 [--callgrind FILE ...] NAME=FILE ...
 
-Per round and capture the arms run in one fixed order (bare loop; read, old
-then new; read --pairs --format csv -o /dev/null, old then new), so a load
+Per round and capture the arms run in one fixed order (bare loop; with
+--bare-walk, bench/bare_walk, the mapped walk giopscope reads files with, alone;
+read, old then new; read --pairs --format csv -o /dev/null, old then new), so a load
 spike falls on neighbouring arms alike; with --rotate the order turns by one
 arm each round (A B C D E, B C D E A, ...), as bench/offline_bench.py does.
 Besides wall time, each arm's CPU time (user + system, from wait4) and its
@@ -28,8 +29,11 @@ import time
 
 
 def arms(a):
+    # with --bare-walk, giopscope's own floor beside libpcap's: the mapped walk alone
+    walk = [("bare walk", [a.bare_walk, "{f}"])] if a.bare_walk else []
     return [
         ("bare libpcap loop", [a.bare, "{f}"]),
+    ] + walk + [
         ("read, old", [a.old, "read", "{f}"]),
         ("read, new", [a.new, "read", "{f}"]),
         ("read --pairs --format csv, old", [a.old, "read", "{f}", "--pairs", "--format", "csv", "-o", "/dev/null"]),
@@ -78,6 +82,8 @@ def main():
     ap.add_argument("--old", required=True)
     ap.add_argument("--new", required=True)
     ap.add_argument("--bare", required=True)
+    ap.add_argument("--bare-walk", metavar="BARE_WALK",
+                    help="also time bench/bare_walk (the mapped walk alone, read's own floor)")
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--rotate", action="store_true", help="turn the arms' order by one each round")
     ap.add_argument("--callgrind", action="append", default=[], metavar="NAME=FILE")

@@ -389,12 +389,14 @@ static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec 
 	return p;
 }
 
-/* A CSV row into an empty line. */
-static void csv_row(struct line *l, const char *op, size_t oplen, const char *st, size_t stlen,
-			 const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t)
+/* The room a CSV row may take, whatever its fields (its longest form). */
+#define CSV_ROW_MAX (CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX)
+
+/* A CSV row at p, which has CSV_ROW_MAX bytes of room; returns its end. */
+static char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t oplen, const char *st,
+		     size_t stlen, const struct gs_call *c, struct gs_pairs_cache *cache,
+		     const struct gs_call_times *t)
 {
-	struct gs_pairs_sec *m = l->sec;
-	char *p = l->buf + l->n;
 
 	p = w_endpoint(p, &c->client, cache);
 	*p++ = ',';
@@ -447,7 +449,7 @@ static void csv_row(struct line *l, const char *op, size_t oplen, const char *st
 	if (t)
 		p = w_csv_times(p, m, t);
 	*p++ = '\n';
-	l->n = (size_t)(p - l->buf);
+	return p;
 }
 
 INLINE void json_key(struct line *l, const char *k, bool first)
@@ -604,6 +606,37 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	puts_(l, "}\n");
 }
 
+/* Where a row of at most `need` bytes can go straight into the stream's own
+ * buffer, as putc_unlocked writes a byte (glibc's FILE keeps its buffer's free
+ * part in _IO_write_ptr.._IO_write_end); NULL: through fwrite.  Only a fully
+ * buffered stream already writing has room there: a line-buffered or unbuffered
+ * one keeps _IO_write_end at _IO_write_ptr, so every row of live and attach
+ * still goes out with its own fwrite, a line the moment it ends.  The stream is
+ * written by one thread (the rows are written in order by the one that calls
+ * the writer), so its lock is not needed. */
+static inline char *stream_room(FILE *out, size_t need)
+{
+#if defined(__GLIBC__)
+	if (out->_IO_write_ptr && (size_t)(out->_IO_write_end - out->_IO_write_ptr) >= need)
+		return out->_IO_write_ptr;
+#else
+	(void)out;
+	(void)need;
+#endif
+	return NULL;
+}
+
+/* The row written at stream_room's place ends at end. */
+static inline void stream_wrote(FILE *out, char *end)
+{
+#if defined(__GLIBC__)
+	out->_IO_write_ptr = end;
+#else
+	(void)out;
+	(void)end;
+#endif
+}
+
 void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 			  const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t)
 {
@@ -619,6 +652,7 @@ void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_i
 		size_t oplen = 0, stlen;
 		const char *op = c->kind == GS_KIND_REQUEST ? gs_intern_get(strings, c->op, &oplen) : "";
 		const char *st;
+		char *p;
 		if (c->outcome == GS_OUT_REPLY && (c->flags & GS_CF_STATUS_KNOWN) && c->reply_type == GIOP_REPLY &&
 		    c->status == GIOP_NO_EXCEPTION) {
 			/* most rows: gs_call_status's name for them, without looking it up */
@@ -631,7 +665,13 @@ void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_i
 		/* the GIOP status names are far shorter: the bound only keeps the row's room true */
 		if (stlen > CSV_STATUS_MAX)
 			stlen = CSV_STATUS_MAX;
-		csv_row(&l, op, oplen, st, stlen, c, cache, t);
+		p = stream_room(out, CSV_ROW_MAX);
+		if (p) {
+			/* straight into the stream's buffer: no copy, no fwrite */
+			stream_wrote(out, csv_row(p, l.sec, op, oplen, st, stlen, c, cache, t));
+			return;
+		}
+		l.n = (size_t)(csv_row(l.buf, l.sec, op, oplen, st, stlen, c, cache, t) - l.buf);
 	} else
 		json_row(&l, strings, c, cache, t);
 	fwrite(l.buf, 1, l.n, out);

@@ -12,7 +12,8 @@
 #include "endpoint.h"
 #include "fmt_num.h"
 
-_Static_assert(GS_ENDPOINT_TEXT_MAX <= UINT8_MAX, "gs_pairs_ep_text.len is a uint8_t");
+_Static_assert(2 * (GS_ENDPOINT_TEXT_MAX + 1) <= UINT8_MAX, "gs_pairs_ep_text.len is a uint8_t");
+_Static_assert(2 * (GS_ENDPOINT_TEXT_MAX + 1) <= GS_PAIRS_PAIR_TEXT, "a pair's text fits its slot");
 
 /* The longest strings a row carries, and the worst a JSON escape makes of a
  * byte (\u00XX): the buffer holds the longest row there can be, so a row is
@@ -146,65 +147,67 @@ static bool ep_same(const struct gs_endpoint *a, const struct gs_endpoint *b)
 	return a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0;
 }
 
-static unsigned ep_set(const struct gs_endpoint *ep)
+static unsigned pair_set(const struct gs_endpoint *cl, const struct gs_endpoint *sv)
 {
-	uint64_t w0, w1, h;
-	memcpy(&w0, ep->addr, 8);
-	memcpy(&w1, ep->addr + 8, 8);
-	h = (w0 ^ (w1 * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)ep->port << 40) ^ ep->family) *
+	uint64_t c0, c1, s0, s1, h;
+	memcpy(&c0, cl->addr, 8);
+	memcpy(&c1, cl->addr + 8, 8);
+	memcpy(&s0, sv->addr, 8);
+	memcpy(&s1, sv->addr + 8, 8);
+	h = (c0 ^ (c1 * 0x9e3779b97f4a7c15ULL) ^ ((s0 ^ (s1 * 0xc2b2ae3d27d4eb4fULL)) * 0x94d049bb133111ebULL) ^
+	     ((uint64_t)cl->port << 40) ^ ((uint64_t)sv->port << 20) ^ ((uint64_t)cl->family << 4) ^ sv->family) *
 	    0xbf58476d1ce4e5b9ULL;
 	/* the top bits: a multiply mixes every input bit into them */
 	return (unsigned)(h >> 56) % GS_PAIRS_CACHE_SETS;
 }
 
-/* The endpoint's text, from the cache (NULL: none) or formatted into t. */
-static const char *endpoint_text(const struct gs_endpoint *ep, struct gs_pairs_cache *cache,
-				 char t[GS_ENDPOINT_TEXT_MAX], size_t *len)
+static void pair_fmt(struct gs_pairs_ep_text *w, const struct gs_endpoint *cl, const struct gs_endpoint *sv)
+{
+	size_t n = gs_endpoint_fmt(cl, w->text);
+	w->client_len = (uint8_t)n;
+	w->text[n++] = ',';
+	n += gs_endpoint_fmt(sv, w->text + n);
+	w->text[n++] = ',';
+	w->len = (uint8_t)n;
+}
+
+/* The call's "client,server," from the cache, or formatted into own (no cache). */
+static const struct gs_pairs_ep_text *pair_text(const struct gs_call *c, struct gs_pairs_cache *cache,
+						 struct gs_pairs_ep_text *own)
 {
 	struct gs_pairs_ep_text *w;
 	unsigned set, k;
 	if (!cache) {
-		*len = gs_endpoint_fmt(ep, t);
-		return t;
+		pair_fmt(own, &c->client, &c->server);
+		return own;
 	}
-	set = ep_set(ep);
+	set = pair_set(&c->client, &c->server);
 	for (k = 0; k < 2; k++) {
 		w = &cache->slot[set][k];
-		if (w->len && ep_same(&w->ep, ep)) {
+		if (w->len && ep_same(&w->client, &c->client) && ep_same(&w->server, &c->server)) {
 			cache->recent[set] = (uint8_t)k;
-			*len = w->len;
-			return w->text;
+			return w;
 		}
 	}
 	k = !cache->recent[set];
 	w = &cache->slot[set][k];
 	cache->recent[set] = (uint8_t)k;
-	w->ep = *ep;
-	w->len = (uint8_t)gs_endpoint_fmt(ep, w->text);
-	*len = w->len;
-	return w->text;
+	w->client = c->client;
+	w->server = c->server;
+	pair_fmt(w, &c->client, &c->server);
+	return w;
 }
 
-static void put_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs_pairs_cache *cache)
+/* "client":"..","server":"..": the endpoints' texts are digits, hex letters,
+ * '.', ':', '[' and ']', nothing JSON escapes. */
+static void put_json_endpoints(struct line *l, const struct gs_call *c, struct gs_pairs_cache *cache)
 {
-	char t[GS_ENDPOINT_TEXT_MAX];
-	size_t n;
-	const char *s = endpoint_text(ep, cache, t, &n);
-	if (sizeof l->buf - l->n >= GS_ENDPOINT_TEXT_MAX) {
-		/* a fixed-size copy is a few moves, not a call; only n bytes count */
-		memcpy(l->buf + l->n, s, GS_ENDPOINT_TEXT_MAX);
-		l->n += n;
-		return;
-	}
-	put(l, s, n);
-}
-
-/* As put_json_string would write it: an endpoint's text is digits, hex
- * letters, '.', ':', '[' and ']', nothing JSON escapes. */
-static void put_json_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs_pairs_cache *cache)
-{
-	putc_(l, '"');
-	put_endpoint(l, ep, cache);
+	struct gs_pairs_ep_text own;
+	const struct gs_pairs_ep_text *w = pair_text(c, cache, &own);
+	puts_(l, "\"client\":\"");
+	put(l, w->text, w->client_len);
+	puts_(l, "\",\"server\":\"");
+	put(l, w->text + w->client_len + 1, (size_t)(w->len - w->client_len - 2));
 	putc_(l, '"');
 }
 
@@ -245,21 +248,20 @@ static void put_time(struct line *l, int64_t t)
  * stamps, two spans, two counters and the capture-loss flag, each with its
  * comma; then attach's seventeen columns at most (stamps and spans). */
 #define CSV_FIXED_MAX                                                                              \
-	(2 * (GS_ENDPOINT_TEXT_MAX + 1) + (10 + 1) + (2 + GS_FMT_U8_MAX + 1) + 14 + 1 + 2 +         \
+	(GS_PAIRS_PAIR_TEXT + (10 + 1) + (2 + GS_FMT_U8_MAX + 1) + 14 + 1 + 2 +                    \
 	 2 * (GS_FMT_U64_MAX + 1) + 6 * (GS_FMT_FIXED_MAX + 1) + 2 * (10 + 1) + 2 +                   \
 	 17 * (GS_FMT_FIXED_MAX + 1) + 1)
 #define CSV_STATUS_MAX 64
 _Static_assert(CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX <= sizeof(((struct line *)0)->buf),
 	       "a CSV row always fits the line");
 
-/* The endpoint's text copied as a fixed-size block: only its length counts. */
-INLINE char *w_endpoint(char *p, const struct gs_endpoint *ep, struct gs_pairs_cache *cache)
+/* "client,server," copied as a fixed-size block: only its length counts. */
+INLINE char *w_endpoints(char *p, const struct gs_call *c, struct gs_pairs_cache *cache)
 {
-	char t[GS_ENDPOINT_TEXT_MAX];
-	size_t n;
-	const char *s = endpoint_text(ep, cache, t, &n);
-	memcpy(p, s, GS_ENDPOINT_TEXT_MAX);
-	return p + n;
+	struct gs_pairs_ep_text own;
+	const struct gs_pairs_ep_text *w = pair_text(c, cache, &own);
+	memcpy(p, w->text, GS_PAIRS_PAIR_TEXT);
+	return p + w->len;
 }
 
 INLINE char *w_u64(char *p, uint64_t v)
@@ -398,10 +400,7 @@ static char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t opl
 		     const struct gs_call_times *t)
 {
 
-	p = w_endpoint(p, &c->client, cache);
-	*p++ = ',';
-	p = w_endpoint(p, &c->server, cache);
-	*p++ = ',';
+	p = w_endpoints(p, c, cache);
 	p = w_u64(p, c->request_id);
 	memcpy(p, ",1.", 3);
 	p = w_u64(p + 3, c->minor);
@@ -499,10 +498,7 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	const char *s;
 
 	putc_(l, '{');
-	json_key(l, "client", true);
-	put_json_endpoint(l, &c->client, cache);
-	json_key(l, "server", false);
-	put_json_endpoint(l, &c->server, cache);
+	put_json_endpoints(l, c, cache);
 	json_key(l, "request_id", false);
 	put_u64(l, c->request_id);
 	json_key(l, "giop", false);

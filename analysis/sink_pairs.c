@@ -327,13 +327,22 @@ static char *w_csv_field(char *p, const char *s, size_t n)
 	return p;
 }
 
-/* The operation's field: w_csv_field, but the name written last without
- * quotes is not scanned again. */
-static char *w_csv_op(char *p, const char *s, size_t n, struct gs_pairs_cache *cache)
+/* ",Request," and the operation's field (w_csv_field), the name written last
+ * without quotes neither scanned again nor copied by its length: a short one is
+ * kept with ",Request," before it and copied as one fixed-size block. */
+#define REQUEST_FIELD ",Request,"
+#define REQUEST_FIELD_LEN (sizeof REQUEST_FIELD - 1)
+static char *w_csv_request_op(char *p, const char *s, size_t n, struct gs_pairs_cache *cache)
 {
 	size_t i;
-	if (cache && s == cache->plain_op && n == cache->plain_op_len)
-		return w_str(p, s, n);
+	if (cache && s == cache->plain_op && n == cache->plain_op_len) {
+		if (cache->plain_op_row_len) {
+			memcpy(p, cache->plain_op_row, sizeof cache->plain_op_row);
+			return p + cache->plain_op_row_len;
+		}
+		return w_str(w_str(p, REQUEST_FIELD, REQUEST_FIELD_LEN), s, n);
+	}
+	p = w_str(p, REQUEST_FIELD, REQUEST_FIELD_LEN);
 	for (i = 0; i < n; i++)
 		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
 			break;
@@ -342,8 +351,25 @@ static char *w_csv_op(char *p, const char *s, size_t n, struct gs_pairs_cache *c
 	if (cache) {
 		cache->plain_op = s;
 		cache->plain_op_len = n;
+		cache->plain_op_row_len = 0;
+		if (REQUEST_FIELD_LEN + n <= sizeof cache->plain_op_row) {
+			memcpy(cache->plain_op_row, REQUEST_FIELD, REQUEST_FIELD_LEN);
+			memcpy(cache->plain_op_row + REQUEST_FIELD_LEN, s, n);
+			cache->plain_op_row_len = (uint8_t)(REQUEST_FIELD_LEN + n);
+		}
 	}
 	return w_str(p, s, n);
+}
+
+/* The stamp just written at prev (n bytes, at most GS_FMT_FIXED_MAX) again at
+ * p, after it: a message in one segment has its first and last stamp equal. */
+INLINE char *w_again(char *p, const char *prev, size_t n)
+{
+	char tmp[24];
+	_Static_assert(GS_FMT_FIXED_MAX <= sizeof tmp, "a stamp fits the copy");
+	memcpy(tmp, prev, sizeof tmp);
+	memcpy(p, tmp, sizeof tmp);
+	return p + n;
 }
 
 INLINE char *w_csv_instant(char *p, struct gs_pairs_sec *m, int64_t t)
@@ -394,7 +420,9 @@ static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec 
 /* The room a CSV row may take, whatever its fields (its longest form). */
 #define CSV_ROW_MAX (CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX)
 
-/* A CSV row at p, which has CSV_ROW_MAX bytes of room; returns its end. */
+/* A CSV row at p, which has CSV_ROW_MAX bytes of room; returns its end.  st:
+ * the status's name (stlen bytes), or NULL for a two-way call answered with
+ * NO_EXCEPTION. */
 static char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t oplen, const char *st,
 		     size_t stlen, const struct gs_call *c, struct gs_pairs_cache *cache,
 		     const struct gs_call_times *t)
@@ -404,27 +432,39 @@ static char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t opl
 	p = w_u64(p, c->request_id);
 	memcpy(p, ",1.", 3);
 	p = w_u64(p + 3, c->minor);
-	if (c->kind == GS_KIND_REQUEST) {
-		p = w_str(p, ",Request,", 9);
-		p = w_csv_op(p, op, oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen, cache);
-	} else {
+	if (c->kind == GS_KIND_REQUEST)
+		p = w_csv_request_op(p, op, oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen, cache);
+	else
 		p = w_str(p, ",LocateRequest,", 15);
+	if (!st) {
+		/* most rows: two-way, answered with NO_EXCEPTION */
+		p = w_str(p, ",0,NO_EXCEPTION,", 16);
+	} else {
+		p = w_str(p, (c->flags & GS_CF_ONEWAY) ? ",1," : ",0,", 3);
+		p = w_str(p, st, stlen);
+		*p++ = ',';
 	}
-	p = w_str(p, (c->flags & GS_CF_ONEWAY) ? ",1," : ",0,", 3);
-	p = w_str(p, st, stlen);
-	*p++ = ',';
 	p = w_u64(p, c->request_bytes);
 	*p++ = ',';
 	if (c->flags & GS_CF_REP_SEEN) {
+		char *s;
 		p = w_u64(p, c->reply_bytes);
 		*p++ = ',';
+		s = p;
 		p = w_time(p, m, c->t_request_first);
 		*p++ = ',';
-		p = w_time(p, m, c->t_request_last);
+		if (c->t_request_last == c->t_request_first)
+			p = w_again(p, s, (size_t)(p - 1 - s));
+		else
+			p = w_time(p, m, c->t_request_last);
 		*p++ = ',';
+		s = p;
 		p = w_time(p, m, c->t_reply_first);
 		*p++ = ',';
-		p = w_time(p, m, c->t_reply_last);
+		if (c->t_reply_last == c->t_reply_first)
+			p = w_again(p, s, (size_t)(p - 1 - s));
+		else
+			p = w_time(p, m, c->t_reply_last);
 		*p++ = ',';
 		p = w_us(p, c->t_reply_last - c->t_request_first);
 		*p++ = ',';
@@ -622,6 +662,17 @@ static inline char *stream_room(FILE *out, size_t need)
 	return NULL;
 }
 
+/* A CSV row through a line on the stack and one fwrite (out of line: the line
+ * is large). */
+static __attribute__((noinline)) void csv_write_line(FILE *out, struct gs_pairs_sec *m, const char *op,
+						     size_t oplen, const char *st, size_t stlen,
+						     const struct gs_call *c, struct gs_pairs_cache *cache,
+						     const struct gs_call_times *t)
+{
+	char buf[CSV_ROW_MAX];
+	fwrite(buf, 1, (size_t)(csv_row(buf, m, op, oplen, st, stlen, c, cache, t) - buf), out);
+}
+
 /* The row written at stream_room's place ends at end. */
 static inline void stream_wrote(FILE *out, char *end)
 {
@@ -633,10 +684,46 @@ static inline void stream_wrote(FILE *out, char *end)
 #endif
 }
 
+/* A CSV row: straight into the stream's buffer when it has room for the
+ * longest row, else built on the stack and written with one fwrite. */
+static void csv_write(FILE *out, const struct gs_intern *strings, const struct gs_call *c,
+		      struct gs_pairs_cache *cache, const struct gs_call_times *t)
+{
+	size_t oplen = 0, stlen = 0;
+	const char *op = c->kind == GS_KIND_REQUEST ? gs_intern_get(strings, c->op, &oplen) : "";
+	const char *st = NULL;
+	struct gs_pairs_sec own_sec, *m = &own_sec;
+	char *p;
+	if (cache)
+		m = &cache->sec;
+	else
+		own_sec.len = 0;
+	if (!(c->outcome == GS_OUT_REPLY && (c->flags & GS_CF_STATUS_KNOWN) && c->reply_type == GIOP_REPLY &&
+	      c->status == GIOP_NO_EXCEPTION && !(c->flags & GS_CF_ONEWAY))) {
+		/* not the common row (two-way, NO_EXCEPTION): gs_call_status's name */
+		st = gs_call_status(c);
+		stlen = strlen(st);
+		/* the GIOP status names are far shorter: the bound only keeps the row's room true */
+		if (stlen > CSV_STATUS_MAX)
+			stlen = CSV_STATUS_MAX;
+	}
+	p = stream_room(out, CSV_ROW_MAX);
+	if (p) {
+		/* no copy, no fwrite */
+		stream_wrote(out, csv_row(p, m, op, oplen, st, stlen, c, cache, t));
+		return;
+	}
+	csv_write_line(out, m, op, oplen, st, stlen, c, cache, t);
+}
+
 void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 			  const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t)
 {
 	struct line l;
+	if (fmt == GS_PAIRS_CSV) {
+		csv_write(out, strings, c, cache, t);
+		return;
+	}
 	l.n = 0;
 	if (cache) {
 		l.sec = &cache->sec;
@@ -644,32 +731,7 @@ void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_i
 		l.own_sec.len = 0;
 		l.sec = &l.own_sec;
 	}
-	if (fmt == GS_PAIRS_CSV) {
-		size_t oplen = 0, stlen;
-		const char *op = c->kind == GS_KIND_REQUEST ? gs_intern_get(strings, c->op, &oplen) : "";
-		const char *st;
-		char *p;
-		if (c->outcome == GS_OUT_REPLY && (c->flags & GS_CF_STATUS_KNOWN) && c->reply_type == GIOP_REPLY &&
-		    c->status == GIOP_NO_EXCEPTION) {
-			/* most rows: gs_call_status's name for them, without looking it up */
-			st = "NO_EXCEPTION";
-			stlen = sizeof "NO_EXCEPTION" - 1;
-		} else {
-			st = gs_call_status(c);
-			stlen = strlen(st);
-		}
-		/* the GIOP status names are far shorter: the bound only keeps the row's room true */
-		if (stlen > CSV_STATUS_MAX)
-			stlen = CSV_STATUS_MAX;
-		p = stream_room(out, CSV_ROW_MAX);
-		if (p) {
-			/* straight into the stream's buffer: no copy, no fwrite */
-			stream_wrote(out, csv_row(p, l.sec, op, oplen, st, stlen, c, cache, t));
-			return;
-		}
-		l.n = (size_t)(csv_row(l.buf, l.sec, op, oplen, st, stlen, c, cache, t) - l.buf);
-	} else
-		json_row(&l, strings, c, cache, t);
+	json_row(&l, strings, c, cache, t);
 	fwrite(l.buf, 1, l.n, out);
 }
 

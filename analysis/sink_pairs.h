@@ -48,6 +48,10 @@ struct gs_pairs_cache {
 	 * while its table lives (the table a writer is given lives as long as its cache) */
 	const char *plain_op;
 	size_t plain_op_len;
+	/* ",Request,<that name>" when it is short (plain_op_row_len > 0): a row copies
+	 * it as one fixed-size block */
+	uint8_t plain_op_row_len;
+	char plain_op_row[64];
 };
 
 void gs_pairs_header(FILE *out, enum gs_pairs_format fmt);

@@ -171,9 +171,24 @@ static void pair_fmt(struct gs_pairs_ep_text *w, const struct gs_endpoint *cl, c
 	w->len = (uint8_t)n;
 }
 
+/* A connection not in the cache: its text replaces the way not used last. */
+static __attribute__((noinline)) const struct gs_pairs_ep_text *pair_miss(const struct gs_call *c,
+									  struct gs_pairs_cache *cache,
+									  unsigned set)
+{
+	struct gs_pairs_ep_text *w;
+	unsigned k = !cache->recent[set];
+	w = &cache->slot[set][k];
+	cache->recent[set] = (uint8_t)k;
+	w->client = c->client;
+	w->server = c->server;
+	pair_fmt(w, &c->client, &c->server);
+	return w;
+}
+
 /* The call's "client,server," from the cache, or formatted into own (no cache). */
-static const struct gs_pairs_ep_text *pair_text(const struct gs_call *c, struct gs_pairs_cache *cache,
-						 struct gs_pairs_ep_text *own)
+static inline const struct gs_pairs_ep_text *pair_text(const struct gs_call *c, struct gs_pairs_cache *cache,
+						       struct gs_pairs_ep_text *own)
 {
 	struct gs_pairs_ep_text *w;
 	unsigned set, k;
@@ -189,13 +204,7 @@ static const struct gs_pairs_ep_text *pair_text(const struct gs_call *c, struct 
 			return w;
 		}
 	}
-	k = !cache->recent[set];
-	w = &cache->slot[set][k];
-	cache->recent[set] = (uint8_t)k;
-	w->client = c->client;
-	w->server = c->server;
-	pair_fmt(w, &c->client, &c->server);
-	return w;
+	return pair_miss(c, cache, set);
 }
 
 /* "client":"..","server":"..": the endpoints' texts are digits, hex letters,
@@ -423,9 +432,9 @@ static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec 
 /* A CSV row at p, which has CSV_ROW_MAX bytes of room; returns its end.  st:
  * the status's name (stlen bytes), or NULL for a two-way call answered with
  * NO_EXCEPTION. */
-static char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t oplen, const char *st,
-		     size_t stlen, const struct gs_call *c, struct gs_pairs_cache *cache,
-		     const struct gs_call_times *t)
+INLINE char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t oplen, const char *st,
+		   size_t stlen, const struct gs_call *c, struct gs_pairs_cache *cache,
+		   const struct gs_call_times *t)
 {
 
 	p = w_endpoints(p, c, cache);

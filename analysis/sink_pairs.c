@@ -336,38 +336,50 @@ static char *w_csv_field(char *p, const char *s, size_t n)
 	return p;
 }
 
-/* ",Request," and the operation's field (w_csv_field), the name written last
- * without quotes neither scanned again nor copied by its length: a short one is
- * kept with ",Request," before it and copied as one fixed-size block. */
+/* ",Request," and the operation's field (w_csv_field).  A name written lately
+ * without quotes is found in the cache by its address and copied, ",Request,"
+ * with it, as one fixed-size block: neither scanned nor copied by its length. */
 #define REQUEST_FIELD ",Request,"
 #define REQUEST_FIELD_LEN (sizeof REQUEST_FIELD - 1)
-static char *w_csv_request_op(char *p, const char *s, size_t n, struct gs_pairs_cache *cache)
+_Static_assert(REQUEST_FIELD_LEN <= sizeof(((struct gs_pairs_op *)0)->row), "the field fits");
+
+static unsigned op_slot(const char *s)
+{
+	/* the top bits of the address times an odd constant */
+	return (unsigned)(((uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> 58) & (GS_PAIRS_OP_SLOTS - 1);
+}
+
+static __attribute__((noinline)) char *w_csv_request_op_new(char *p, const char *s, size_t n,
+							     struct gs_pairs_op *o)
 {
 	size_t i;
-	if (cache && s == cache->plain_op && n == cache->plain_op_len) {
-		if (cache->plain_op_row_len) {
-			memcpy(p, cache->plain_op_row, sizeof cache->plain_op_row);
-			return p + cache->plain_op_row_len;
-		}
-		return w_str(w_str(p, REQUEST_FIELD, REQUEST_FIELD_LEN), s, n);
-	}
 	p = w_str(p, REQUEST_FIELD, REQUEST_FIELD_LEN);
 	for (i = 0; i < n; i++)
 		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
 			break;
 	if (i < n)
 		return w_csv_field(p, s, n);
-	if (cache) {
-		cache->plain_op = s;
-		cache->plain_op_len = n;
-		cache->plain_op_row_len = 0;
-		if (REQUEST_FIELD_LEN + n <= sizeof cache->plain_op_row) {
-			memcpy(cache->plain_op_row, REQUEST_FIELD, REQUEST_FIELD_LEN);
-			memcpy(cache->plain_op_row + REQUEST_FIELD_LEN, s, n);
-			cache->plain_op_row_len = (uint8_t)(REQUEST_FIELD_LEN + n);
-		}
+	if (o && REQUEST_FIELD_LEN + n <= sizeof o->row) {
+		o->name = s;
+		o->len = n;
+		memcpy(o->row, REQUEST_FIELD, REQUEST_FIELD_LEN);
+		memcpy(o->row + REQUEST_FIELD_LEN, s, n);
+		o->row_len = (uint8_t)(REQUEST_FIELD_LEN + n);
 	}
 	return w_str(p, s, n);
+}
+
+INLINE char *w_csv_request_op(char *p, const char *s, size_t n, struct gs_pairs_cache *cache)
+{
+	struct gs_pairs_op *o = NULL;
+	if (cache) {
+		o = &cache->op[op_slot(s)];
+		if (o->name == s && o->len == n) {
+			memcpy(p, o->row, sizeof o->row);
+			return p + o->row_len;
+		}
+	}
+	return w_csv_request_op_new(p, s, n, o);
 }
 
 /* The stamp just written at prev (n bytes, at most GS_FMT_FIXED_MAX) again at

@@ -26,6 +26,8 @@ enum gs_pairs_format { GS_PAIRS_CSV, GS_PAIRS_JSONL };
 #define GS_PAIRS_CACHE_SETS 256
 /* "client,server,": both texts and their commas, with room to copy it whole */
 #define GS_PAIRS_PAIR_TEXT 112
+/* operation names kept ready (a power of two) */
+#define GS_PAIRS_OP_SLOTS 32
 struct gs_pairs_ep_text {
 	struct gs_endpoint client, server;
 	uint8_t client_len;            /* the client's text: text[0 .. client_len) */
@@ -43,15 +45,17 @@ struct gs_pairs_cache {
 	struct gs_pairs_ep_text slot[GS_PAIRS_CACHE_SETS][2];
 	uint8_t recent[GS_PAIRS_CACHE_SETS];   /* the way used last: the other one goes */
 	struct gs_pairs_sec sec;
-	/* the last operation name written that needs no CSV quotes, by address and
-	 * length: the bytes of an interned string stay where they are, unchanged,
-	 * while its table lives (the table a writer is given lives as long as its cache) */
-	const char *plain_op;
-	size_t plain_op_len;
-	/* ",Request,<that name>" when it is short (plain_op_row_len > 0): a row copies
-	 * it as one fixed-size block */
-	uint8_t plain_op_row_len;
-	char plain_op_row[64];
+	/* operation names written lately that need no CSV quotes, by address and
+	 * length (direct-mapped by the address): the bytes of an interned string stay
+	 * where they are, unchanged, while its table lives (the table a writer is
+	 * given lives as long as its cache); each with ",Request,<name>", which a
+	 * row copies as one fixed-size block */
+	struct gs_pairs_op {
+		const char *name;      /* NULL: empty slot */
+		size_t len;
+		uint8_t row_len;
+		char row[64];
+	} op[GS_PAIRS_OP_SLOTS];
 };
 
 void gs_pairs_header(FILE *out, enum gs_pairs_format fmt);

@@ -23,8 +23,9 @@ _Static_assert(2 * (GS_ENDPOINT_TEXT_MAX + 1) <= GS_PAIRS_PAIR_TEXT, "a pair's t
 #define ROW_ESCAPE_MAX 6
 #define ROW_REST_MAX 2048 /* keys, numbers, times, endpoints, flags */
 
+#define LINE_CAP (ROW_ESCAPE_MAX * (ROW_OP_MAX + ROW_EXC_MAX) + ROW_REST_MAX)
 struct line {
-	char buf[ROW_ESCAPE_MAX * (ROW_OP_MAX + ROW_EXC_MAX) + ROW_REST_MAX];
+	char *buf;                     /* LINE_CAP bytes: the stream's own, or on the stack */
 	size_t n;
 	struct gs_pairs_sec *sec;      /* the cache's, or own_sec without a cache */
 	struct gs_pairs_sec own_sec;
@@ -33,8 +34,8 @@ struct line {
 /* a field that does not fit: as much of it as does (the row is cut) */
 static __attribute__((noinline)) void put_cut(struct line *l, const char *s, size_t n)
 {
-	if (n > sizeof l->buf - l->n)
-		n = sizeof l->buf - l->n;
+	if (n > LINE_CAP - l->n)
+		n = LINE_CAP - l->n;
 	memcpy(l->buf + l->n, s, n);
 	l->n += n;
 }
@@ -45,7 +46,7 @@ static __attribute__((noinline)) void put_cut(struct line *l, const char *s, siz
 
 INLINE void put(struct line *l, const char *s, size_t n)
 {
-	if (n > sizeof l->buf - l->n) {
+	if (n > LINE_CAP - l->n) {
 		put_cut(l, s, n);
 		return;
 	}
@@ -62,7 +63,7 @@ INLINE void putc_(struct line *l, char ch) { put(l, &ch, 1); }
 static void put_u64(struct line *l, uint64_t v)
 {
 	char tmp[GS_FMT_U64_MAX];
-	if (sizeof l->buf - l->n >= GS_FMT_U64_MAX) {
+	if (LINE_CAP - l->n >= GS_FMT_U64_MAX) {
 		l->n += gs_fmt_u64(l->buf + l->n, v);
 		return;
 	}
@@ -73,7 +74,7 @@ static void put_u64(struct line *l, uint64_t v)
 static void put_fixed(struct line *l, int64_t v, int dec)
 {
 	char tmp[GS_FMT_FIXED_MAX];
-	if (sizeof l->buf - l->n >= GS_FMT_FIXED_MAX) {
+	if (LINE_CAP - l->n >= GS_FMT_FIXED_MAX) {
 		l->n += gs_fmt_fixed(l->buf + l->n, v, dec);
 		return;
 	}
@@ -227,7 +228,7 @@ static void put_time(struct line *l, int64_t t)
 	struct gs_pairs_sec *m = l->sec;
 	char *p;
 	/* before 1970, or near the buffer's end: the general form */
-	if (t < 0 || sizeof l->buf - l->n < GS_FMT_FIXED_MAX) {
+	if (t < 0 || LINE_CAP - l->n < GS_FMT_FIXED_MAX) {
 		put_fixed(l, t, 9);
 		return;
 	}
@@ -261,7 +262,7 @@ static void put_time(struct line *l, int64_t t)
 	 2 * (GS_FMT_U64_MAX + 1) + 6 * (GS_FMT_FIXED_MAX + 1) + 2 * (10 + 1) + 2 +                   \
 	 17 * (GS_FMT_FIXED_MAX + 1) + 1)
 #define CSV_STATUS_MAX 64
-_Static_assert(CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX <= sizeof(((struct line *)0)->buf),
+_Static_assert(CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX <= LINE_CAP,
 	       "a CSV row always fits the line");
 
 /* "client,server," copied as a fixed-size block: only its length counts. */
@@ -737,6 +738,18 @@ static void csv_write(FILE *out, const struct gs_intern *strings, const struct g
 	csv_write_line(out, m, op, oplen, st, stlen, c, cache, t);
 }
 
+/* A JSON row through a line on the stack and one fwrite (out of line: the line
+ * is large). */
+static __attribute__((noinline)) void json_write_line(FILE *out, struct line *l, const struct gs_intern *strings,
+						      const struct gs_call *c, struct gs_pairs_cache *cache,
+						      const struct gs_call_times *t)
+{
+	char buf[LINE_CAP];
+	l->buf = buf;
+	json_row(l, strings, c, cache, t);
+	fwrite(buf, 1, l->n, out);
+}
+
 void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 			  const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t)
 {
@@ -752,8 +765,15 @@ void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_i
 		l.own_sec.len = 0;
 		l.sec = &l.own_sec;
 	}
-	json_row(&l, strings, c, cache, t);
-	fwrite(l.buf, 1, l.n, out);
+	/* the same LINE_CAP bytes of room either way: a row is the same (and cut at
+	 * the same place, were it ever) */
+	l.buf = stream_room(out, LINE_CAP);
+	if (l.buf) {
+		json_row(&l, strings, c, cache, t);
+		stream_wrote(out, l.buf + l.n);
+		return;
+	}
+	json_write_line(out, &l, strings, c, cache, t);
 }
 
 void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,

@@ -503,7 +503,8 @@ static void test_csv_rows_reference(void **state)
 	gs_intern_free(&t);
 }
 
-/* Rows written one after another into one stream, as `read` writes them: with a
+/* Rows written one after another into one stream, as `read` writes them (CSV,
+ * and JSON lines against a row written alone): with a
  * large, fully buffered stream most rows go straight into its buffer (the room
  * test per row), those near its end through fwrite; a line-buffered stream (live,
  * attach) takes fwrite for every row.  The whole file must be the printf rows.
@@ -511,7 +512,7 @@ static void test_csv_rows_reference(void **state)
  * one before), negative ones are the longest; operation names repeat (the
  * cached ",Request,<name>") and are short, exactly as long as the cached copy
  * takes (55 bytes), one longer, or quoted. */
-static void rows_into_stream(int mode, bool cached)
+static void rows_into_stream(int mode, bool cached, enum gs_pairs_format fmt)
 {
 	static const char *const ops[] = {
 		"echoString", "a,b", "_get_attr", "",
@@ -521,7 +522,7 @@ static void rows_into_stream(int mode, bool cached)
 	};
 	struct gs_intern t;
 	struct gs_pairs_cache *cache = calloc(1, sizeof *cache);
-	size_t cap = 8u << 20, nw = 0, bufsz = 64u << 10;
+	size_t cap = 32u << 20, nw = 0, bufsz = 64u << 10;
 	char *want = malloc(cap), *got = malloc(cap), *sbuf = malloc(bufsz);
 	uint32_t ids[8], op = 0;
 	FILE *f = tmpfile();
@@ -575,8 +576,18 @@ static void rows_into_stream(int mode, bool cached)
 			tp = &tm;
 		}
 		assert_true(nw + 4096 < cap);
-		nw += ref_row(want + nw, cap - nw, &t, &c, tp);
-		gs_pairs_write_times(f, GS_PAIRS_CSV, &t, &c, cached ? cache : NULL, tp);
+		if (fmt == GS_PAIRS_CSV) {
+			nw += ref_row(want + nw, cap - nw, &t, &c, tp);
+		} else {
+			/* JSON: as a row alone writes it (fwrite from its own line, no cache) */
+			FILE *one = fmemopen(want + nw, cap - nw, "w");
+			assert_non_null(one);
+			gs_pairs_write_times(one, fmt, &t, &c, NULL, tp);
+			assert_int_equal(fflush(one), 0);
+			nw += (size_t)ftell(one);
+			fclose(one);
+		}
+		gs_pairs_write_times(f, fmt, &t, &c, cached ? cache : NULL, tp);
 	}
 	assert_int_equal(fflush(f), 0);
 	assert_int_equal((long)nw, ftell(f));
@@ -599,9 +610,12 @@ static void rows_into_stream(int mode, bool cached)
 static void test_csv_rows_stream(void **state)
 {
 	(void)state;
-	rows_into_stream(_IOFBF, true);
-	rows_into_stream(_IOFBF, false);
-	rows_into_stream(_IOLBF, true);
+	rows_into_stream(_IOFBF, true, GS_PAIRS_CSV);
+	rows_into_stream(_IOFBF, false, GS_PAIRS_CSV);
+	rows_into_stream(_IOLBF, true, GS_PAIRS_CSV);
+	/* JSON lines: into the buffer when it has room for the longest (32 KB) */
+	rows_into_stream(_IOFBF, true, GS_PAIRS_JSONL);
+	rows_into_stream(_IOLBF, true, GS_PAIRS_JSONL);
 }
 
 int main(void)

@@ -1,8 +1,11 @@
-/* Rows are built in a stack buffer with hand-rolled number formatting and
- * written with one fwrite: printf per field is most of the cost otherwise.
- * One fwrite per row keeps the stream's buffering the caller's choice: full
- * for `read` into a file, per line for live and attach (each call is a line the
- * moment it ends). */
+/* Rows are built with hand-rolled number formatting, without printf: printf
+ * per field is most of the cost otherwise.  A row goes straight into the
+ * stream's own buffer when that is fully buffered and has room for the longest
+ * row (`read`: one room test per row, no copy, no fwrite; see stream_room);
+ * otherwise it is built on the stack and written with one fwrite, which keeps
+ * the stream's buffering the caller's choice: per line for live and attach (each
+ * call is a line the moment it ends).  A connection's "client,server," and the
+ * recent operation names are kept formatted in the caller's cache. */
 #include "sink_pairs.h"
 
 #include <stdint.h>

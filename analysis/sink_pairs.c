@@ -671,14 +671,17 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
  * buffer, as putc_unlocked writes a byte (glibc's FILE keeps its buffer's free
  * part in _IO_write_ptr.._IO_write_end); NULL: through fwrite.  Only a fully
  * buffered stream already writing has room there: a line-buffered or unbuffered
- * one keeps _IO_write_end at _IO_write_ptr, so every row of live and attach
- * still goes out with its own fwrite, a line the moment it ends.  The stream is
- * written by one thread (the rows are written in order by the one that calls
- * the writer), so its lock is not needed. */
+ * one keeps _IO_write_end at its buffer's start, at or before _IO_write_ptr, so
+ * every row of live and attach still goes out with its own fwrite, a line the
+ * moment it ends.  The stream is written by one thread (the rows are written in
+ * order by the one that calls the writer), so its lock is not needed. */
 static inline char *stream_room(FILE *out, size_t need)
 {
 #if defined(__GLIBC__)
-	if (out->_IO_write_ptr && (size_t)(out->_IO_write_end - out->_IO_write_ptr) >= need)
+	/* a line-buffered stream holding part of a line has _IO_write_ptr past
+	 * _IO_write_end: compare the pointers before taking their difference */
+	if (out->_IO_write_ptr && out->_IO_write_end > out->_IO_write_ptr &&
+	    (size_t)(out->_IO_write_end - out->_IO_write_ptr) >= need)
 		return out->_IO_write_ptr;
 #else
 	(void)out;

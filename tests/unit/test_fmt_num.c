@@ -1,6 +1,7 @@
 /* Hand-written number and endpoint formatting against printf and inet_ntop: the
  * rows must stay byte for byte what the printf-based writer produced. */
 #include <inttypes.h>
+#include <sys/stat.h>
 #include "unit.h"
 #include "../../analysis/fmt_num.h"
 #include "../../analysis/endpoint.h"
@@ -588,6 +589,12 @@ static void rows_into_stream(int mode, bool cached, enum gs_pairs_format fmt)
 			fclose(one);
 		}
 		gs_pairs_write_times(f, fmt, &t, &c, cached ? cache : NULL, tp);
+		if (mode == _IOLBF) {
+			/* each row in the file the moment it is written (live, attach) */
+			struct stat st;
+			assert_int_equal(fstat(fileno(f), &st), 0);
+			assert_int_equal((size_t)st.st_size, nw);
+		}
 	}
 	assert_int_equal(fflush(f), 0);
 	assert_int_equal((long)nw, ftell(f));
@@ -607,8 +614,51 @@ static void rows_into_stream(int mode, bool cached, enum gs_pairs_format fmt)
 	free(sbuf);
 }
 
+/* A line-buffered stream holding part of a line (its write pointer past its
+ * write end): a row after it still goes out with the line, at once. */
+static void row_after_partial_line(enum gs_pairs_format fmt)
+{
+	struct gs_intern t;
+	struct gs_pairs_cache *cache = calloc(1, sizeof *cache);
+	struct gs_call c;
+	struct stat st;
+	char want[4096];
+	FILE *f = tmpfile(), *one;
+	size_t nw;
+	assert_non_null(cache);
+	assert_non_null(f);
+	assert_int_equal(setvbuf(f, NULL, _IOLBF, 0), 0);
+	assert_int_equal(gs_intern_init(&t, 16, 1024), 0);
+	memset(&c, 0, sizeof c);
+	c.op = gs_intern(&t, "echoString", 10);
+	c.outcome = GS_OUT_REPLY;
+	c.flags = GS_CF_REP_SEEN | GS_CF_STATUS_KNOWN;
+	c.t_request_first = c.t_request_last = 1700000000123456789LL;
+	c.t_reply_first = c.t_reply_last = 1700000000123466789LL;
+	rnd_endpoint(&c.client, 10);
+	rnd_endpoint(&c.server, 10);
+	memcpy(want, "partial,", 8);
+	one = fmemopen(want + 8, sizeof want - 8, "w");
+	assert_non_null(one);
+	gs_pairs_write_times(one, fmt, &t, &c, NULL, NULL);
+	assert_int_equal(fflush(one), 0);
+	nw = 8 + (size_t)ftell(one);
+	fclose(one);
+	fputs("partial,", f);
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	assert_int_equal(st.st_size, 0);
+	gs_pairs_write_times(f, fmt, &t, &c, cache, NULL);
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	assert_int_equal((size_t)st.st_size, nw);
+	fclose(f);
+	gs_intern_free(&t);
+	free(cache);
+}
+
 static void test_csv_rows_stream(void **state)
 {
+	row_after_partial_line(GS_PAIRS_CSV);
+	row_after_partial_line(GS_PAIRS_JSONL);
 	(void)state;
 	rows_into_stream(_IOFBF, true, GS_PAIRS_CSV);
 	rows_into_stream(_IOFBF, false, GS_PAIRS_CSV);

@@ -1,8 +1,11 @@
-/* Rows are built in a stack buffer with hand-rolled number formatting and
- * written with one fwrite: printf per field is most of the cost otherwise.
- * One fwrite per row keeps the stream's buffering the caller's choice: full
- * for `read` into a file, per line for live and attach (each call is a line the
- * moment it ends). */
+/* Rows are built with hand-rolled number formatting, without printf: printf
+ * per field is most of the cost otherwise.  A row goes straight into the
+ * stream's own buffer when that is fully buffered and has room for the longest
+ * row (`read`: one room test per row, no copy, no fwrite; see stream_room);
+ * otherwise it is built on the stack and written with one fwrite, which keeps
+ * the stream's buffering the caller's choice: per line for live and attach (each
+ * call is a line the moment it ends).  A connection's "client,server," and the
+ * recent operation names are kept formatted in the caller's cache. */
 #include "sink_pairs.h"
 
 #include <stdint.h>
@@ -12,7 +15,8 @@
 #include "endpoint.h"
 #include "fmt_num.h"
 
-_Static_assert(GS_ENDPOINT_TEXT_MAX <= UINT8_MAX, "gs_pairs_ep_text.len is a uint8_t");
+_Static_assert(2 * (GS_ENDPOINT_TEXT_MAX + 1) <= UINT8_MAX, "gs_pairs_ep_text.len is a uint8_t");
+_Static_assert(2 * (GS_ENDPOINT_TEXT_MAX + 1) <= GS_PAIRS_PAIR_TEXT, "a pair's text fits its slot");
 
 /* The longest strings a row carries, and the worst a JSON escape makes of a
  * byte (\u00XX): the buffer holds the longest row there can be, so a row is
@@ -22,8 +26,9 @@ _Static_assert(GS_ENDPOINT_TEXT_MAX <= UINT8_MAX, "gs_pairs_ep_text.len is a uin
 #define ROW_ESCAPE_MAX 6
 #define ROW_REST_MAX 2048 /* keys, numbers, times, endpoints, flags */
 
+#define LINE_CAP (ROW_ESCAPE_MAX * (ROW_OP_MAX + ROW_EXC_MAX) + ROW_REST_MAX)
 struct line {
-	char buf[ROW_ESCAPE_MAX * (ROW_OP_MAX + ROW_EXC_MAX) + ROW_REST_MAX];
+	char *buf;                     /* LINE_CAP bytes: the stream's own, or on the stack */
 	size_t n;
 	struct gs_pairs_sec *sec;      /* the cache's, or own_sec without a cache */
 	struct gs_pairs_sec own_sec;
@@ -32,8 +37,8 @@ struct line {
 /* a field that does not fit: as much of it as does (the row is cut) */
 static __attribute__((noinline)) void put_cut(struct line *l, const char *s, size_t n)
 {
-	if (n > sizeof l->buf - l->n)
-		n = sizeof l->buf - l->n;
+	if (n > LINE_CAP - l->n)
+		n = LINE_CAP - l->n;
 	memcpy(l->buf + l->n, s, n);
 	l->n += n;
 }
@@ -44,7 +49,7 @@ static __attribute__((noinline)) void put_cut(struct line *l, const char *s, siz
 
 INLINE void put(struct line *l, const char *s, size_t n)
 {
-	if (n > sizeof l->buf - l->n) {
+	if (n > LINE_CAP - l->n) {
 		put_cut(l, s, n);
 		return;
 	}
@@ -61,7 +66,7 @@ INLINE void putc_(struct line *l, char ch) { put(l, &ch, 1); }
 static void put_u64(struct line *l, uint64_t v)
 {
 	char tmp[GS_FMT_U64_MAX];
-	if (sizeof l->buf - l->n >= GS_FMT_U64_MAX) {
+	if (LINE_CAP - l->n >= GS_FMT_U64_MAX) {
 		l->n += gs_fmt_u64(l->buf + l->n, v);
 		return;
 	}
@@ -72,7 +77,7 @@ static void put_u64(struct line *l, uint64_t v)
 static void put_fixed(struct line *l, int64_t v, int dec)
 {
 	char tmp[GS_FMT_FIXED_MAX];
-	if (sizeof l->buf - l->n >= GS_FMT_FIXED_MAX) {
+	if (LINE_CAP - l->n >= GS_FMT_FIXED_MAX) {
 		l->n += gs_fmt_fixed(l->buf + l->n, v, dec);
 		return;
 	}
@@ -146,65 +151,76 @@ static bool ep_same(const struct gs_endpoint *a, const struct gs_endpoint *b)
 	return a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0;
 }
 
-static unsigned ep_set(const struct gs_endpoint *ep)
+static unsigned pair_set(const struct gs_endpoint *cl, const struct gs_endpoint *sv)
 {
-	uint64_t w0, w1, h;
-	memcpy(&w0, ep->addr, 8);
-	memcpy(&w1, ep->addr + 8, 8);
-	h = (w0 ^ (w1 * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)ep->port << 40) ^ ep->family) *
+	uint64_t c0, c1, s0, s1, h;
+	memcpy(&c0, cl->addr, 8);
+	memcpy(&c1, cl->addr + 8, 8);
+	memcpy(&s0, sv->addr, 8);
+	memcpy(&s1, sv->addr + 8, 8);
+	h = (c0 ^ (c1 * 0x9e3779b97f4a7c15ULL) ^ ((s0 ^ (s1 * 0xc2b2ae3d27d4eb4fULL)) * 0x94d049bb133111ebULL) ^
+	     ((uint64_t)cl->port << 40) ^ ((uint64_t)sv->port << 20) ^ ((uint64_t)cl->family << 4) ^ sv->family) *
 	    0xbf58476d1ce4e5b9ULL;
 	/* the top bits: a multiply mixes every input bit into them */
 	return (unsigned)(h >> 56) % GS_PAIRS_CACHE_SETS;
 }
 
-/* The endpoint's text, from the cache (NULL: none) or formatted into t. */
-static const char *endpoint_text(const struct gs_endpoint *ep, struct gs_pairs_cache *cache,
-				 char t[GS_ENDPOINT_TEXT_MAX], size_t *len)
+static void pair_fmt(struct gs_pairs_ep_text *w, const struct gs_endpoint *cl, const struct gs_endpoint *sv)
+{
+	size_t n = gs_endpoint_fmt(cl, w->text);
+	w->client_len = (uint8_t)n;
+	w->text[n++] = ',';
+	n += gs_endpoint_fmt(sv, w->text + n);
+	w->text[n++] = ',';
+	w->len = (uint8_t)n;
+}
+
+/* A connection not in the cache: its text replaces the way not used last. */
+static __attribute__((noinline)) const struct gs_pairs_ep_text *pair_miss(const struct gs_call *c,
+									  struct gs_pairs_cache *cache,
+									  unsigned set)
+{
+	struct gs_pairs_ep_text *w;
+	unsigned k = !cache->recent[set];
+	w = &cache->slot[set][k];
+	cache->recent[set] = (uint8_t)k;
+	w->client = c->client;
+	w->server = c->server;
+	pair_fmt(w, &c->client, &c->server);
+	return w;
+}
+
+/* The call's "client,server," from the cache, or formatted into own (no cache). */
+static inline const struct gs_pairs_ep_text *pair_text(const struct gs_call *c, struct gs_pairs_cache *cache,
+						       struct gs_pairs_ep_text *own)
 {
 	struct gs_pairs_ep_text *w;
 	unsigned set, k;
 	if (!cache) {
-		*len = gs_endpoint_fmt(ep, t);
-		return t;
+		pair_fmt(own, &c->client, &c->server);
+		return own;
 	}
-	set = ep_set(ep);
+	set = pair_set(&c->client, &c->server);
 	for (k = 0; k < 2; k++) {
 		w = &cache->slot[set][k];
-		if (w->len && ep_same(&w->ep, ep)) {
+		if (w->len && ep_same(&w->client, &c->client) && ep_same(&w->server, &c->server)) {
 			cache->recent[set] = (uint8_t)k;
-			*len = w->len;
-			return w->text;
+			return w;
 		}
 	}
-	k = !cache->recent[set];
-	w = &cache->slot[set][k];
-	cache->recent[set] = (uint8_t)k;
-	w->ep = *ep;
-	w->len = (uint8_t)gs_endpoint_fmt(ep, w->text);
-	*len = w->len;
-	return w->text;
+	return pair_miss(c, cache, set);
 }
 
-static void put_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs_pairs_cache *cache)
+/* "client":"..","server":"..": the endpoints' texts are digits, hex letters,
+ * '.', ':', '[' and ']', nothing JSON escapes. */
+static void put_json_endpoints(struct line *l, const struct gs_call *c, struct gs_pairs_cache *cache)
 {
-	char t[GS_ENDPOINT_TEXT_MAX];
-	size_t n;
-	const char *s = endpoint_text(ep, cache, t, &n);
-	if (sizeof l->buf - l->n >= GS_ENDPOINT_TEXT_MAX) {
-		/* a fixed-size copy is a few moves, not a call; only n bytes count */
-		memcpy(l->buf + l->n, s, GS_ENDPOINT_TEXT_MAX);
-		l->n += n;
-		return;
-	}
-	put(l, s, n);
-}
-
-/* As put_json_string would write it: an endpoint's text is digits, hex
- * letters, '.', ':', '[' and ']', nothing JSON escapes. */
-static void put_json_endpoint(struct line *l, const struct gs_endpoint *ep, struct gs_pairs_cache *cache)
-{
-	putc_(l, '"');
-	put_endpoint(l, ep, cache);
+	struct gs_pairs_ep_text own;
+	const struct gs_pairs_ep_text *w = pair_text(c, cache, &own);
+	puts_(l, "\"client\":\"");
+	put(l, w->text, w->client_len);
+	puts_(l, "\",\"server\":\"");
+	put(l, w->text + w->client_len + 1, (size_t)(w->len - w->client_len - 2));
 	putc_(l, '"');
 }
 
@@ -215,7 +231,7 @@ static void put_time(struct line *l, int64_t t)
 	struct gs_pairs_sec *m = l->sec;
 	char *p;
 	/* before 1970, or near the buffer's end: the general form */
-	if (t < 0 || sizeof l->buf - l->n < GS_FMT_FIXED_MAX) {
+	if (t < 0 || LINE_CAP - l->n < GS_FMT_FIXED_MAX) {
 		put_fixed(l, t, 9);
 		return;
 	}
@@ -245,21 +261,20 @@ static void put_time(struct line *l, int64_t t)
  * stamps, two spans, two counters and the capture-loss flag, each with its
  * comma; then attach's seventeen columns at most (stamps and spans). */
 #define CSV_FIXED_MAX                                                                              \
-	(2 * (GS_ENDPOINT_TEXT_MAX + 1) + (10 + 1) + (2 + GS_FMT_U8_MAX + 1) + 14 + 1 + 2 +         \
+	(GS_PAIRS_PAIR_TEXT + (10 + 1) + (2 + GS_FMT_U8_MAX + 1) + 14 + 1 + 2 +                    \
 	 2 * (GS_FMT_U64_MAX + 1) + 6 * (GS_FMT_FIXED_MAX + 1) + 2 * (10 + 1) + 2 +                   \
 	 17 * (GS_FMT_FIXED_MAX + 1) + 1)
 #define CSV_STATUS_MAX 64
-_Static_assert(CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX <= sizeof(((struct line *)0)->buf),
+_Static_assert(CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX <= LINE_CAP,
 	       "a CSV row always fits the line");
 
-/* The endpoint's text copied as a fixed-size block: only its length counts. */
-INLINE char *w_endpoint(char *p, const struct gs_endpoint *ep, struct gs_pairs_cache *cache)
+/* "client,server," copied as a fixed-size block: only its length counts. */
+INLINE char *w_endpoints(char *p, const struct gs_call *c, struct gs_pairs_cache *cache)
 {
-	char t[GS_ENDPOINT_TEXT_MAX];
-	size_t n;
-	const char *s = endpoint_text(ep, cache, t, &n);
-	memcpy(p, s, GS_ENDPOINT_TEXT_MAX);
-	return p + n;
+	struct gs_pairs_ep_text own;
+	const struct gs_pairs_ep_text *w = pair_text(c, cache, &own);
+	memcpy(p, w->text, GS_PAIRS_PAIR_TEXT);
+	return p + w->len;
 }
 
 INLINE char *w_u64(char *p, uint64_t v)
@@ -325,23 +340,61 @@ static char *w_csv_field(char *p, const char *s, size_t n)
 	return p;
 }
 
-/* The operation's field: w_csv_field, but the name written last without
- * quotes is not scanned again. */
-static char *w_csv_op(char *p, const char *s, size_t n, struct gs_pairs_cache *cache)
+/* ",Request," and the operation's field (w_csv_field).  A name written lately
+ * without quotes is found in the cache by its address and copied, ",Request,"
+ * with it, as one fixed-size block: neither scanned nor copied by its length. */
+#define REQUEST_FIELD ",Request,"
+#define REQUEST_FIELD_LEN (sizeof REQUEST_FIELD - 1)
+_Static_assert(REQUEST_FIELD_LEN <= sizeof(((struct gs_pairs_op *)0)->row), "the field fits");
+
+static unsigned op_slot(const char *s)
+{
+	/* the top bits of the address times an odd constant */
+	return (unsigned)(((uintptr_t)s * 0x9e3779b97f4a7c15ULL) >> 58) & (GS_PAIRS_OP_SLOTS - 1);
+}
+
+static __attribute__((noinline)) char *w_csv_request_op_new(char *p, const char *s, size_t n,
+							     struct gs_pairs_op *o)
 {
 	size_t i;
-	if (cache && s == cache->plain_op && n == cache->plain_op_len)
-		return w_str(p, s, n);
+	p = w_str(p, REQUEST_FIELD, REQUEST_FIELD_LEN);
 	for (i = 0; i < n; i++)
 		if (s[i] == ',' || s[i] == '"' || s[i] == '\n' || s[i] == '\r')
 			break;
 	if (i < n)
 		return w_csv_field(p, s, n);
-	if (cache) {
-		cache->plain_op = s;
-		cache->plain_op_len = n;
+	if (o && REQUEST_FIELD_LEN + n <= sizeof o->row) {
+		o->name = s;
+		o->len = n;
+		memcpy(o->row, REQUEST_FIELD, REQUEST_FIELD_LEN);
+		memcpy(o->row + REQUEST_FIELD_LEN, s, n);
+		o->row_len = (uint8_t)(REQUEST_FIELD_LEN + n);
 	}
 	return w_str(p, s, n);
+}
+
+INLINE char *w_csv_request_op(char *p, const char *s, size_t n, struct gs_pairs_cache *cache)
+{
+	struct gs_pairs_op *o = NULL;
+	if (cache) {
+		o = &cache->op[op_slot(s)];
+		if (o->name == s && o->len == n) {
+			memcpy(p, o->row, sizeof o->row);
+			return p + o->row_len;
+		}
+	}
+	return w_csv_request_op_new(p, s, n, o);
+}
+
+/* The stamp just written at prev (n bytes, at most GS_FMT_FIXED_MAX) again at
+ * p, after it: a message in one segment has its first and last stamp equal. */
+INLINE char *w_again(char *p, const char *prev, size_t n)
+{
+	char tmp[24];
+	_Static_assert(GS_FMT_FIXED_MAX <= sizeof tmp, "a stamp fits the copy");
+	memcpy(tmp, prev, sizeof tmp);
+	memcpy(p, tmp, sizeof tmp);
+	return p + n;
 }
 
 INLINE char *w_csv_instant(char *p, struct gs_pairs_sec *m, int64_t t)
@@ -389,41 +442,54 @@ static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec 
 	return p;
 }
 
-/* A CSV row into an empty line. */
-static void csv_row(struct line *l, const char *op, size_t oplen, const char *st, size_t stlen,
-			 const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t)
-{
-	struct gs_pairs_sec *m = l->sec;
-	char *p = l->buf + l->n;
+/* The room a CSV row may take, whatever its fields (its longest form). */
+#define CSV_ROW_MAX (CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX)
 
-	p = w_endpoint(p, &c->client, cache);
-	*p++ = ',';
-	p = w_endpoint(p, &c->server, cache);
-	*p++ = ',';
+/* A CSV row at p, which has CSV_ROW_MAX bytes of room; returns its end.  st:
+ * the status's name (stlen bytes), or NULL for a two-way call answered with
+ * NO_EXCEPTION. */
+INLINE char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t oplen, const char *st,
+		   size_t stlen, const struct gs_call *c, struct gs_pairs_cache *cache,
+		   const struct gs_call_times *t)
+{
+
+	p = w_endpoints(p, c, cache);
 	p = w_u64(p, c->request_id);
 	memcpy(p, ",1.", 3);
 	p = w_u64(p + 3, c->minor);
-	if (c->kind == GS_KIND_REQUEST) {
-		p = w_str(p, ",Request,", 9);
-		p = w_csv_op(p, op, oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen, cache);
-	} else {
+	if (c->kind == GS_KIND_REQUEST)
+		p = w_csv_request_op(p, op, oplen > ROW_OP_MAX ? ROW_OP_MAX : oplen, cache);
+	else
 		p = w_str(p, ",LocateRequest,", 15);
+	if (!st) {
+		/* most rows: two-way, answered with NO_EXCEPTION */
+		p = w_str(p, ",0,NO_EXCEPTION,", 16);
+	} else {
+		p = w_str(p, (c->flags & GS_CF_ONEWAY) ? ",1," : ",0,", 3);
+		p = w_str(p, st, stlen);
+		*p++ = ',';
 	}
-	p = w_str(p, (c->flags & GS_CF_ONEWAY) ? ",1," : ",0,", 3);
-	p = w_str(p, st, stlen);
-	*p++ = ',';
 	p = w_u64(p, c->request_bytes);
 	*p++ = ',';
 	if (c->flags & GS_CF_REP_SEEN) {
+		char *s;
 		p = w_u64(p, c->reply_bytes);
 		*p++ = ',';
+		s = p;
 		p = w_time(p, m, c->t_request_first);
 		*p++ = ',';
-		p = w_time(p, m, c->t_request_last);
+		if (c->t_request_last == c->t_request_first)
+			p = w_again(p, s, (size_t)(p - 1 - s));
+		else
+			p = w_time(p, m, c->t_request_last);
 		*p++ = ',';
+		s = p;
 		p = w_time(p, m, c->t_reply_first);
 		*p++ = ',';
-		p = w_time(p, m, c->t_reply_last);
+		if (c->t_reply_last == c->t_reply_first)
+			p = w_again(p, s, (size_t)(p - 1 - s));
+		else
+			p = w_time(p, m, c->t_reply_last);
 		*p++ = ',';
 		p = w_us(p, c->t_reply_last - c->t_request_first);
 		*p++ = ',';
@@ -447,7 +513,7 @@ static void csv_row(struct line *l, const char *op, size_t oplen, const char *st
 	if (t)
 		p = w_csv_times(p, m, t);
 	*p++ = '\n';
-	l->n = (size_t)(p - l->buf);
+	return p;
 }
 
 INLINE void json_key(struct line *l, const char *k, bool first)
@@ -497,10 +563,7 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	const char *s;
 
 	putc_(l, '{');
-	json_key(l, "client", true);
-	put_json_endpoint(l, &c->client, cache);
-	json_key(l, "server", false);
-	put_json_endpoint(l, &c->server, cache);
+	put_json_endpoints(l, c, cache);
 	json_key(l, "request_id", false);
 	put_u64(l, c->request_id);
 	json_key(l, "giop", false);
@@ -604,10 +667,103 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 	puts_(l, "}\n");
 }
 
+/* Where a row of at most `need` bytes can go straight into the stream's own
+ * buffer, as putc_unlocked writes a byte (glibc's FILE keeps its buffer's free
+ * part in _IO_write_ptr.._IO_write_end); NULL: through fwrite.  Only a fully
+ * buffered stream already writing has room there: a line-buffered or unbuffered
+ * one keeps _IO_write_end at its buffer's start, at or before _IO_write_ptr, so
+ * every row of live and attach still goes out with its own fwrite, a line the
+ * moment it ends.  The stream is written by one thread (the rows are written in
+ * order by the one that calls the writer), so its lock is not needed. */
+static inline char *stream_room(FILE *out, size_t need)
+{
+#if defined(__GLIBC__)
+	/* a line-buffered stream holding part of a line has _IO_write_ptr past
+	 * _IO_write_end: compare the pointers before taking their difference */
+	if (out->_IO_write_ptr && out->_IO_write_end > out->_IO_write_ptr &&
+	    (size_t)(out->_IO_write_end - out->_IO_write_ptr) >= need)
+		return out->_IO_write_ptr;
+#else
+	(void)out;
+	(void)need;
+#endif
+	return NULL;
+}
+
+/* A CSV row through a line on the stack and one fwrite (out of line: the line
+ * is large). */
+static __attribute__((noinline)) void csv_write_line(FILE *out, struct gs_pairs_sec *m, const char *op,
+						     size_t oplen, const char *st, size_t stlen,
+						     const struct gs_call *c, struct gs_pairs_cache *cache,
+						     const struct gs_call_times *t)
+{
+	char buf[CSV_ROW_MAX];
+	fwrite(buf, 1, (size_t)(csv_row(buf, m, op, oplen, st, stlen, c, cache, t) - buf), out);
+}
+
+/* The row written at stream_room's place ends at end. */
+static inline void stream_wrote(FILE *out, char *end)
+{
+#if defined(__GLIBC__)
+	out->_IO_write_ptr = end;
+#else
+	(void)out;
+	(void)end;
+#endif
+}
+
+/* A CSV row: straight into the stream's buffer when it has room for the
+ * longest row, else built on the stack and written with one fwrite. */
+static void csv_write(FILE *out, const struct gs_intern *strings, const struct gs_call *c,
+		      struct gs_pairs_cache *cache, const struct gs_call_times *t)
+{
+	size_t oplen = 0, stlen = 0;
+	const char *op = c->kind == GS_KIND_REQUEST ? gs_intern_get(strings, c->op, &oplen) : "";
+	const char *st = NULL;
+	struct gs_pairs_sec own_sec, *m = &own_sec;
+	char *p;
+	if (cache)
+		m = &cache->sec;
+	else
+		own_sec.len = 0;
+	if (!(c->outcome == GS_OUT_REPLY && (c->flags & GS_CF_STATUS_KNOWN) && c->reply_type == GIOP_REPLY &&
+	      c->status == GIOP_NO_EXCEPTION && !(c->flags & GS_CF_ONEWAY))) {
+		/* not the common row (two-way, NO_EXCEPTION): gs_call_status's name */
+		st = gs_call_status(c);
+		stlen = strlen(st);
+		/* the GIOP status names are far shorter: the bound only keeps the row's room true */
+		if (stlen > CSV_STATUS_MAX)
+			stlen = CSV_STATUS_MAX;
+	}
+	p = stream_room(out, CSV_ROW_MAX);
+	if (p) {
+		/* no copy, no fwrite */
+		stream_wrote(out, csv_row(p, m, op, oplen, st, stlen, c, cache, t));
+		return;
+	}
+	csv_write_line(out, m, op, oplen, st, stlen, c, cache, t);
+}
+
+/* A JSON row through a line on the stack and one fwrite (out of line: the line
+ * is large). */
+static __attribute__((noinline)) void json_write_line(FILE *out, struct line *l, const struct gs_intern *strings,
+						      const struct gs_call *c, struct gs_pairs_cache *cache,
+						      const struct gs_call_times *t)
+{
+	char buf[LINE_CAP];
+	l->buf = buf;
+	json_row(l, strings, c, cache, t);
+	fwrite(buf, 1, l->n, out);
+}
+
 void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 			  const struct gs_call *c, struct gs_pairs_cache *cache, const struct gs_call_times *t)
 {
 	struct line l;
+	if (fmt == GS_PAIRS_CSV) {
+		csv_write(out, strings, c, cache, t);
+		return;
+	}
 	l.n = 0;
 	if (cache) {
 		l.sec = &cache->sec;
@@ -615,26 +771,15 @@ void gs_pairs_write_times(FILE *out, enum gs_pairs_format fmt, const struct gs_i
 		l.own_sec.len = 0;
 		l.sec = &l.own_sec;
 	}
-	if (fmt == GS_PAIRS_CSV) {
-		size_t oplen = 0, stlen;
-		const char *op = c->kind == GS_KIND_REQUEST ? gs_intern_get(strings, c->op, &oplen) : "";
-		const char *st;
-		if (c->outcome == GS_OUT_REPLY && (c->flags & GS_CF_STATUS_KNOWN) && c->reply_type == GIOP_REPLY &&
-		    c->status == GIOP_NO_EXCEPTION) {
-			/* most rows: gs_call_status's name for them, without looking it up */
-			st = "NO_EXCEPTION";
-			stlen = sizeof "NO_EXCEPTION" - 1;
-		} else {
-			st = gs_call_status(c);
-			stlen = strlen(st);
-		}
-		/* the GIOP status names are far shorter: the bound only keeps the row's room true */
-		if (stlen > CSV_STATUS_MAX)
-			stlen = CSV_STATUS_MAX;
-		csv_row(&l, op, oplen, st, stlen, c, cache, t);
-	} else
+	/* the same LINE_CAP bytes of room either way: a row is the same (and cut at
+	 * the same place, were it ever) */
+	l.buf = stream_room(out, LINE_CAP);
+	if (l.buf) {
 		json_row(&l, strings, c, cache, t);
-	fwrite(l.buf, 1, l.n, out);
+		stream_wrote(out, l.buf + l.n);
+		return;
+	}
+	json_write_line(out, &l, strings, c, cache, t);
 }
 
 void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,

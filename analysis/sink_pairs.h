@@ -16,17 +16,23 @@ enum gs_pairs_format { GS_PAIRS_CSV, GS_PAIRS_JSONL };
 	"t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us,retransmits," \
 	"gap_fills,capture_loss"
 
-/* Endpoint texts already written, keyed by the endpoint itself: each
- * connection's client and server are formatted once, not once per row (rows of
- * concurrent connections interleave, so "the last one" would miss).  Keyed by
- * value, not by flow, because a row may be written after its flow was evicted
- * or its slot reused: a hit is the same text by construction.  Two-way set
- * associative; a miss only costs a formatting.  About 38 KB.  Zero it before use. */
+/* The endpoint texts of connections already written, keyed by the client and
+ * the server themselves: each connection's "client,server," is formatted once,
+ * not once per row, and found with one lookup (rows of concurrent connections
+ * interleave, so "the last one" would miss).  Keyed by value, not by flow,
+ * because a row may be written after its flow was evicted or its slot reused: a
+ * hit is the same text by construction.  Two-way set associative; a miss only
+ * costs a formatting.  About 80 KB.  Zero it before use. */
 #define GS_PAIRS_CACHE_SETS 256
+/* "client,server,": both texts and their commas, with room to copy it whole */
+#define GS_PAIRS_PAIR_TEXT 112
+/* operation names kept ready (a power of two) */
+#define GS_PAIRS_OP_SLOTS 32
 struct gs_pairs_ep_text {
-	struct gs_endpoint ep;
-	uint8_t len;                   /* 0: empty slot (a text is never empty) */
-	char text[GS_ENDPOINT_TEXT_MAX];
+	struct gs_endpoint client, server;
+	uint8_t client_len;            /* the client's text: text[0 .. client_len) */
+	uint8_t len;                   /* the whole text, both commas; 0: empty slot */
+	char text[GS_PAIRS_PAIR_TEXT];
 };
 /* The seconds of the last time stamp written: a row's four stamps, and
  * consecutive rows, mostly fall in the same second. */
@@ -39,11 +45,17 @@ struct gs_pairs_cache {
 	struct gs_pairs_ep_text slot[GS_PAIRS_CACHE_SETS][2];
 	uint8_t recent[GS_PAIRS_CACHE_SETS];   /* the way used last: the other one goes */
 	struct gs_pairs_sec sec;
-	/* the last operation name written that needs no CSV quotes, by address and
-	 * length: the bytes of an interned string stay where they are, unchanged,
-	 * while its table lives (the table a writer is given lives as long as its cache) */
-	const char *plain_op;
-	size_t plain_op_len;
+	/* operation names written lately that need no CSV quotes, by address and
+	 * length (direct-mapped by the address): the bytes of an interned string stay
+	 * where they are, unchanged, while its table lives (the table a writer is
+	 * given lives as long as its cache); each with ",Request,<name>", which a
+	 * row copies as one fixed-size block */
+	struct gs_pairs_op {
+		const char *name;      /* NULL: empty slot */
+		size_t len;
+		uint8_t row_len;
+		char row[64];
+	} op[GS_PAIRS_OP_SLOTS];
 };
 
 void gs_pairs_header(FILE *out, enum gs_pairs_format fmt);

@@ -1,6 +1,7 @@
 /* Hand-written number and endpoint formatting against printf and inet_ntop: the
  * rows must stay byte for byte what the printf-based writer produced. */
 #include <inttypes.h>
+#include <sys/stat.h>
 #include "unit.h"
 #include "../../analysis/fmt_num.h"
 #include "../../analysis/endpoint.h"
@@ -503,6 +504,170 @@ static void test_csv_rows_reference(void **state)
 	gs_intern_free(&t);
 }
 
+/* Rows written one after another into one stream, as `read` writes them (CSV,
+ * and JSON lines against a row written alone): with a
+ * large, fully buffered stream most rows go straight into its buffer (the room
+ * test per row), those near its end through fwrite; a line-buffered stream (live,
+ * attach) takes fwrite for every row.  The whole file must be the printf rows.
+ * Stamps often repeat within a row (a message in one segment: the copy of the
+ * one before), negative ones are the longest; operation names repeat (the
+ * cached ",Request,<name>") and are short, exactly as long as the cached copy
+ * takes (55 bytes), one longer, or quoted. */
+static void rows_into_stream(int mode, bool cached, enum gs_pairs_format fmt)
+{
+	static const char *const ops[] = {
+		"echoString", "a,b", "_get_attr", "",
+		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabc",  /* 55 */
+		"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcd", /* 56 */
+		"say \"hi\"", "op_long_long_long_long_long_long_long_long_long_long_long_long_long_long",
+	};
+	struct gs_intern t;
+	struct gs_pairs_cache *cache = calloc(1, sizeof *cache);
+	size_t cap = 32u << 20, nw = 0, bufsz = 64u << 10;
+	char *want = malloc(cap), *got = malloc(cap), *sbuf = malloc(bufsz);
+	uint32_t ids[8], op = 0;
+	FILE *f = tmpfile();
+	assert_non_null(cache);
+	assert_non_null(want);
+	assert_non_null(got);
+	assert_non_null(sbuf);
+	assert_non_null(f);
+	assert_int_equal(strlen(ops[4]), 55);
+	assert_int_equal(strlen(ops[5]), 56);
+	assert_int_equal(setvbuf(f, mode == _IOLBF ? NULL : sbuf, mode, mode == _IOLBF ? 0 : bufsz), 0);
+	assert_int_equal(gs_intern_init(&t, 16, 1024), 0);
+	for (int i = 0; i < 8; i++)
+		ids[i] = gs_intern(&t, ops[i], strlen(ops[i]));
+	for (int i = 0; i < 30000; i++) {
+		struct gs_call c;
+		struct gs_call_times tm, *tp = NULL;
+		int64_t base = 1700000000000000000LL + (int64_t)(rnd() % 100) * 1000000000LL;
+		memset(&c, 0, sizeof c);
+		memset(&tm, 0, sizeof tm);
+		rnd_endpoint(&c.client, i < 15000 ? 30 : 5000);
+		rnd_endpoint(&c.server, i < 15000 ? 3 : 700);
+		c.request_id = (uint32_t)rnd_wide();
+		c.minor = (uint8_t)(rnd() % 4);
+		c.kind = rnd() % 9 ? GS_KIND_REQUEST : GS_KIND_LOCATE_REQUEST;
+		if (rnd() % 4 == 0)
+			op = (uint32_t)(rnd() % 8);
+		c.op = ids[op];
+		c.outcome = rnd() % 3 ? GS_OUT_REPLY : (uint8_t)(rnd() % 5);
+		c.flags = (uint32_t)rnd() & (GS_CF_ONEWAY | GS_CF_REP_SEEN | GS_CF_CAPTURE_LOSS | GS_CF_STATUS_KNOWN);
+		if (rnd() % 2)
+			c.flags |= GS_CF_REP_SEEN | GS_CF_STATUS_KNOWN;
+		c.reply_type = rnd() % 4 ? GIOP_REPLY : GIOP_LOCATE_REPLY;
+		c.status = rnd() % 2 ? GIOP_NO_EXCEPTION : (uint32_t)(rnd() % 7);
+		c.request_bytes = rnd_wide();
+		c.reply_bytes = rnd_wide();
+		c.retransmits = (uint32_t)rnd_wide();
+		c.gap_fills = (uint32_t)rnd_wide();
+		c.t_request_first = rnd_stamp(base);
+		c.t_request_last = rnd() % 2 ? c.t_request_first : rnd_stamp(base);
+		c.t_reply_first = rnd_stamp(base);
+		c.t_reply_last = rnd() % 2 ? c.t_reply_first : rnd_stamp(base);
+		if (i % 5 == 1) {
+			tm.client_send = rnd_stamp(base);
+			tm.server_recv = rnd_stamp(base);
+			tm.server_send = rnd_stamp(base);
+			tm.client_recv = rnd_stamp(base);
+			tm.cols = (uint8_t)(rnd() % 4);
+			tm.upcall_start = rnd_stamp(base);
+			tm.upcall_end = rnd_stamp(base);
+			tp = &tm;
+		}
+		assert_true(nw + 4096 < cap);
+		if (fmt == GS_PAIRS_CSV) {
+			nw += ref_row(want + nw, cap - nw, &t, &c, tp);
+		} else {
+			/* JSON: as a row alone writes it (fwrite from its own line, no cache) */
+			FILE *one = fmemopen(want + nw, cap - nw, "w");
+			assert_non_null(one);
+			gs_pairs_write_times(one, fmt, &t, &c, NULL, tp);
+			assert_int_equal(fflush(one), 0);
+			nw += (size_t)ftell(one);
+			fclose(one);
+		}
+		gs_pairs_write_times(f, fmt, &t, &c, cached ? cache : NULL, tp);
+		if (mode == _IOLBF) {
+			/* each row in the file the moment it is written (live, attach) */
+			struct stat st;
+			assert_int_equal(fstat(fileno(f), &st), 0);
+			assert_int_equal((size_t)st.st_size, nw);
+		}
+	}
+	assert_int_equal(fflush(f), 0);
+	assert_int_equal((long)nw, ftell(f));
+	rewind(f);
+	assert_int_equal(fread(got, 1, cap, f), nw);
+	for (size_t k = 0; k < nw; k++) {
+		if (got[k] != want[k]) {
+			size_t b = k > 200 ? k - 200 : 0;
+			fail_msg("byte %zu:\n got  %.300s\n want %.300s", k, got + b, want + b);
+		}
+	}
+	fclose(f);
+	gs_intern_free(&t);
+	free(cache);
+	free(want);
+	free(got);
+	free(sbuf);
+}
+
+/* A line-buffered stream holding part of a line (its write pointer past its
+ * write end): a row after it still goes out with the line, at once. */
+static void row_after_partial_line(enum gs_pairs_format fmt)
+{
+	struct gs_intern t;
+	struct gs_pairs_cache *cache = calloc(1, sizeof *cache);
+	struct gs_call c;
+	struct stat st;
+	char want[4096];
+	FILE *f = tmpfile(), *one;
+	size_t nw;
+	assert_non_null(cache);
+	assert_non_null(f);
+	assert_int_equal(setvbuf(f, NULL, _IOLBF, 0), 0);
+	assert_int_equal(gs_intern_init(&t, 16, 1024), 0);
+	memset(&c, 0, sizeof c);
+	c.op = gs_intern(&t, "echoString", 10);
+	c.outcome = GS_OUT_REPLY;
+	c.flags = GS_CF_REP_SEEN | GS_CF_STATUS_KNOWN;
+	c.t_request_first = c.t_request_last = 1700000000123456789LL;
+	c.t_reply_first = c.t_reply_last = 1700000000123466789LL;
+	rnd_endpoint(&c.client, 10);
+	rnd_endpoint(&c.server, 10);
+	memcpy(want, "partial,", 8);
+	one = fmemopen(want + 8, sizeof want - 8, "w");
+	assert_non_null(one);
+	gs_pairs_write_times(one, fmt, &t, &c, NULL, NULL);
+	assert_int_equal(fflush(one), 0);
+	nw = 8 + (size_t)ftell(one);
+	fclose(one);
+	fputs("partial,", f);
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	assert_int_equal(st.st_size, 0);
+	gs_pairs_write_times(f, fmt, &t, &c, cache, NULL);
+	assert_int_equal(fstat(fileno(f), &st), 0);
+	assert_int_equal((size_t)st.st_size, nw);
+	fclose(f);
+	gs_intern_free(&t);
+	free(cache);
+}
+
+static void test_csv_rows_stream(void **state)
+{
+	row_after_partial_line(GS_PAIRS_CSV);
+	row_after_partial_line(GS_PAIRS_JSONL);
+	(void)state;
+	rows_into_stream(_IOFBF, true, GS_PAIRS_CSV);
+	rows_into_stream(_IOFBF, false, GS_PAIRS_CSV);
+	rows_into_stream(_IOLBF, true, GS_PAIRS_CSV);
+	/* JSON lines: into the buffer when it has room for the longest (32 KB) */
+	rows_into_stream(_IOFBF, true, GS_PAIRS_JSONL);
+	rows_into_stream(_IOLBF, true, GS_PAIRS_JSONL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -515,6 +680,7 @@ int main(void)
 		UT(test_endpoint_str_short),
 		UT(test_rows_cached),
 		UT(test_csv_rows_reference),
+		UT(test_csv_rows_stream),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

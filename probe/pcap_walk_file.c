@@ -5,12 +5,72 @@
 
 #include <fcntl.h>
 #include <pcap/pcap.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "../decoders/link.h"
+
+/* ---- a file cut short under the walk --------------------------------------
+ *
+ * A mapped file that is truncated while it is walked (tcpdump -W writing its
+ * ring of files over the one being read, a copy being replaced) makes the
+ * next touch of a page past its new end a SIGBUS, which would kill the read
+ * and lose what it decoded.  The handler lays zero pages over the rest of the
+ * mapping, so the access that faulted goes on, and raises a flag the walks
+ * look at before they hand a record over (gs_walk_cut): the read then stops
+ * with a one-line error and writes what it has.  The state is the signal
+ * handler's (the only way a handler learns which mapping is ours); one file
+ * is mapped at a time.  A SIGBUS elsewhere keeps its default action. */
+static struct {
+	_Atomic(uintptr_t) base;
+	_Atomic(size_t) size;
+	volatile sig_atomic_t cut;
+	uintptr_t page;
+	bool installed;
+} guard;
+
+static void on_sigbus(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr, base = atomic_load(&guard.base);
+	size_t size = atomic_load(&guard.size);
+	(void)uc;
+	if (base && guard.page && a >= base && a - base < size) {
+		uintptr_t from = a & ~(guard.page - 1);
+		if (mmap((void *)from, base + size - from, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
+			 0) != MAP_FAILED) {
+			guard.cut = 1;
+			return;
+		}
+	}
+	/* not ours (or no zero pages): the default action, at the same fault */
+	signal(sig, SIG_DFL);
+}
+
+static void guard_set(const struct gs_walk *w)
+{
+	if (!guard.installed) {
+		struct sigaction sa;
+		long pg = sysconf(_SC_PAGESIZE);
+		guard.page = pg > 0 ? (uintptr_t)pg : 4096;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_sigaction = on_sigbus;
+		sa.sa_flags = SA_SIGINFO;
+		sigemptyset(&sa.sa_mask);
+		guard.installed = sigaction(SIGBUS, &sa, NULL) == 0;
+	}
+	guard.cut = 0;
+	atomic_store(&guard.size, w->size);
+	atomic_store(&guard.base, (uintptr_t)w->base);
+}
+
+bool gs_walk_cut(void)
+{
+	return guard.cut != 0;
+}
 
 bool gs_walk_map_fd(struct gs_walk *w, int fd, int dlt, int snap)
 {
@@ -28,6 +88,7 @@ bool gs_walk_map_fd(struct gs_walk *w, int fd, int dlt, int snap)
 		return false;
 	}
 	madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+	guard_set(w);
 	return true;
 }
 
@@ -62,6 +123,8 @@ bool gs_walk_open_file(const char *path, struct gs_walk *w)
 
 void gs_walk_close(struct gs_walk *w)
 {
+	if (atomic_load(&guard.base) == (uintptr_t)w->base)
+		atomic_store(&guard.base, (uintptr_t)0);
 	munmap((void *)(uintptr_t)w->base, w->size);
 	w->base = NULL;
 	w->size = 0;

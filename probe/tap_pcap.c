@@ -261,6 +261,10 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 			at = it.off;
 			if ((wr = gs_walk_next(&w, &it, &r)) != 1)
 				break;
+			if (!gs_walk_rec_whole(&r)) {
+				wr = -2;
+				break;
+			}
 			feed(k, prog, path, dlt, r.ts, r.data, r.caplen, r.len, ++n, (off_t)it.off, NULL, size);
 			if (it.off >= drop_at) {
 				gs_walk_drop_behind(&w, it.off, &dropped);
@@ -268,6 +272,11 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 			}
 		}
 		gs_walk_close(&w);
+		if (wr == -2) {
+			snprintf(err, errlen, "%s: the file was cut short while it was read (after %llu packets)",
+				 path, (unsigned long long)n);
+			goto bad;
+		}
 		if (gs_stop_requested)
 			goto done;
 		if (wr == 0) {

@@ -913,10 +913,14 @@ static struct in_batch *in_get(struct gs_shards *S, struct shard *sh)
  * connection (analysis/flow_hash.h: both directions alike).  Every engine
  * computes it for every record of a walk.  Addresses are 16 bytes, an IPv4
  * one in the first 4 (struct gs_ip). */
+static unsigned shard_of_hash(const struct gs_shards *S, uint32_t h)
+{
+	return (unsigned)(((uint64_t)h * S->n) >> 32);
+}
 static unsigned shard_of(const struct gs_shards *S, const uint8_t *src, const uint8_t *dst, uint16_t sp, uint16_t dp,
 			 uint8_t family)
 {
-	return (unsigned)(((uint64_t)gs_flow_hash(src, sp, dst, dp, family) * S->n) >> 32);
+	return shard_of_hash(S, gs_flow_hash(src, sp, dst, dp, family));
 }
 
 /* Every frame the decoder takes for a TCP segment goes to its connection's
@@ -935,13 +939,11 @@ static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint3
 			unsigned ihl = (d[14] & 15u) * 4;
 			if (((d[20] & 0x3f) | d[21]) != 0 || d[23] != 6)
 				return 0; /* a fragment, or not TCP */
-			if (14 + ihl + 4 <= caplen) {
-				uint8_t a[16] = { 0 }, b[16] = { 0 };
-				memcpy(a, d + 26, 4);
-				memcpy(b, d + 30, 4);
-				return shard_of(S, a, b, (uint16_t)(d[14 + ihl] << 8 | d[15 + ihl]),
-						(uint16_t)(d[16 + ihl] << 8 | d[17 + ihl]), 4);
-			}
+			/* the addresses hashed in place (gs_flow_hash_v4 = gs_flow_hash
+			 * of the zero-padded copies: test_flow_hash_v4) */
+			if (14 + ihl + 4 <= caplen)
+				return shard_of_hash(S, gs_flow_hash_v4(d + 26, (uint16_t)(d[14 + ihl] << 8 | d[15 + ihl]),
+									d + 30, (uint16_t)(d[16 + ihl] << 8 | d[17 + ihl])));
 		} else if (type == 0x86dd && caplen >= 14 + 40 + 4 && (d[14] >> 4) == 6 && d[20] == 6) {
 			return shard_of(S, d + 22, d + 38, (uint16_t)(d[54] << 8 | d[55]), (uint16_t)(d[56] << 8 | d[57]), 6);
 		}

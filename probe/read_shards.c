@@ -63,6 +63,7 @@ struct walk_res {
 	uint64_t no;        /* the capture's packets after the walk */
 	int64_t now, first_ts;
 	bool stopped;       /* at a record the walker does not vouch for (or Ctrl-C) */
+	bool cut;           /* the file was cut short under the walk (gs_walk_cut) */
 	size_t off;         /* that record's offset */
 };
 
@@ -613,6 +614,10 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 		at = it.off;
 		if ((rc = gs_walk_next(w, &it, &r)) != 1)
 			break;
+		if (!gs_walk_rec_whole(&r)) {
+			rc = -2;
+			break;
+		}
 		no++;
 		if (first == 0)
 			first = r.ts;
@@ -642,7 +647,8 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	 * its last frame: an engine with few records of the file keeps up */
 	if (!gs_stop_requested)
 		clock_to(sh, now, 2 * no + 1);
-	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .off = at };
+	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .cut = rc == -2,
+				     .off = at };
 	say_walked(sh, no, it.off);
 	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
 }
@@ -1053,13 +1059,16 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 			break;
 		gs_bell_wait(&S->bell, seen);
 	}
-	/* each engine counted the same (Ctrl-C aside: then the furthest) */
+	/* each engine counted the same (Ctrl-C aside: then the furthest; a file
+	 * cut short under the walk: the furthest an engine got) */
 	res = S->sh[0].res;
 	for (unsigned i = 0; i < S->n; i++) {
 		struct walk_res *r = &S->sh[i].res;
+		bool cut = res.cut || r->cut;
 		atomic_store(&S->sh[i].walk_done, 0);
 		if (r->no > res.no)
 			res = *r;
+		res.cut = cut;
 	}
 	gs_walk_close(&w);
 	S->packets = res.no;
@@ -1067,6 +1076,14 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	S->first_ts = res.first_ts;
 	if (snaplen)
 		*snaplen = (int)w.snapshot;
+	if (res.cut) {
+		prog->packets += res.no - before;
+		if (prog->enabled && prog->last_print_ns)
+			gs_read_progress_line(prog, path, -1, 0, true);
+		snprintf(err, errlen, "%s: the file was cut short while it was read (after %llu packets)", path,
+			 (unsigned long long)res.no);
+		return GS_READ_BAD_INPUT;
+	}
 	if (res.stopped && !gs_stop_requested && res.no == before)
 		/* nothing walked (the first blocks are libpcap's own): all of it */
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);

@@ -44,6 +44,8 @@ cut_case() {
 	if [ "$rc" -ne 1 ]; then
 		bad "$label: exit $rc, not 1 (stderr: $(head -c 300 "$WORK/err"))"; return
 	fi
+	# (with threads, --pairs past the order window also says so: not this test's line)
+	sed -i '/^giopscope read: a bound was reached with --threads/d' "$WORK/err"
 	if [ "$(wc -l < "$WORK/err")" -ne 1 ] || ! grep -q "^giopscope: $WORK/a.pcap: .*cut short\|^giopscope: $WORK/a.pcap: .*truncated" "$WORK/err"; then
 		bad "$label: not one line naming the file: $(head -c 300 "$WORK/err")"; return
 	fi

@@ -4,6 +4,7 @@
 # SCHED_IDLE spinners, MTU-sized frames on the veth, the set-up and clean-up of a run. Sourced
 # after tests/lib/netns.sh; the caller sets:
 #   GIOPSCOPE, GIOPSCOPE_REF (attach_ref; attach_sys: GIOPSCOPE attach --syscall-hooks), AFP_OPTS (dpdk), SRV_PID (the server), and may set
+#   TC_FLOOR (the tc_* arms' bench/tc_floor, default $BUILD/bench/tc_floor),
 #   TAP_SETTLE (sleep after the tap says it is ready, default 0.5 s), TAP_DRAIN (sleep before
 #   the SIGINT that stops it, default 0.3 s), TAP_ATTACH_OPTS (more options for attach).
 # start_probe sets PROBE_PID ("" for none); SPINNERS lists the spinners' pids; the cleanup
@@ -68,6 +69,15 @@ start_probe() {
             "$bin" attach $hooks --pid "$SRV_PID" --pairs -o /dev/null --summary $TAP_ATTACH_OPTS 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "^giopscope attach: following" "${ATTACH_START_S:-120}" || return 1 ;;
+        tc_empty|tc_headers|tc_ring|tc_clsact)
+            # issue 16: bench/tc_floor, a tc program on the server veth's ingress and egress with
+            # none (empty), some (headers) or more (ring) of the tap's per-packet work, as TCX
+            # links like attach's, or the empty one through a clsact qdisc (clsact); no reader,
+            # no summary (records pile up in its 256 MiB ring as under a frozen attach)
+            ip netns exec "$NS_SRV" "${TC_FLOOR:-${BUILD:-build}/bench/tc_floor}" -i "$NS_VETH_SRV" -v "${arm#tc_}" \
+                2>"$log" </dev/null &
+            PROBE_PID=$!
+            ns_wait_grep "$log" "^tc_floor: .*: ready" 15 || return 1 ;;
         dpdk)
             # the ring holds framecnt frames while the poller is away (docs/dpdk.md); on a shared 2-CPU
             # machine it is away for up to ~300 ms: 16384 frames of 2 KB (32 MiB) cover ~50k frames/s

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0
+/* bench/tc_floor.bpf.c -- a bench-only tc tap (issue 16): the hooks of giop_tap.bpf.c's packet
+ * tap (TCX links, or a clsact qdisc's cls_bpf filter in direct-action mode: bench/tc_floor.c)
+ * with as little or as much of the tap's per-packet work as `variant` says, so that what the
+ * hook alone, the header reads and a ring record each add to a round trip can be measured
+ * side by side (bench/attach_toggle.sh, arms tc_*).  Every variant returns what the tap
+ * returns: TCX_NEXT (= TC_ACT_UNSPEC for cls_bpf: go on as if no program were there). */
+#include "vmlinux.h"
+#include <bpf/bpf_endian.h>
+#include <bpf/bpf_helpers.h>
+
+#include "giop_tap.h"
+#include "tc_floor.h"
+
+const volatile __u32 variant = TCF_EMPTY;
+const volatile __u32 l2_len = 14;       /* Ethernet on a veth */
+const volatile __u64 wake_bytes = 1u << 20;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);    /* set by user space */
+} events SEC(".maps");
+
+/* as the tap's watch_tab: direct-mapped by a hash of the connection, in .bss */
+struct gs_tap_watch watch_tab[TCF_WATCH_SLOTS] __attribute__((aligned(64)));
+
+__u64 counters[TCF_MAX_CPUS][TCF_CNT_ROW];
+
+static __always_inline void count(__u32 idx)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & (TCF_MAX_CPUS - 1);
+	counters[cpu][idx & (TCF_CNT_ROW - 1)] += 1;
+}
+
+static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
+{
+	struct iphdr ip;
+	__u8 t[20];
+	__u32 l4;
+	__u64 tag;
+	struct gs_tap_watch *w;
+
+	if (variant == TCF_EMPTY)
+		return TCX_NEXT;
+	count(egress ? TCF_CNT_OUT : TCF_CNT_IN);
+	/* the tap's header reads when parse_direct() gives up: helper copies of IP and TCP */
+	if (skb->protocol != bpf_htons(0x0800) || bpf_skb_load_bytes(skb, l2_len, &ip, sizeof ip) ||
+	    ip.version != 4 || ip.protocol != 6 || ip.ihl < 5)
+		return TCX_NEXT;
+	l4 = l2_len + ip.ihl * 4;
+	if (bpf_skb_load_bytes(skb, l4, t, sizeof t))
+		return TCX_NEXT;
+	count(TCF_CNT_TCP);
+	/* the watch lookup: the slot of the connection (as watch_of()), its tag compared */
+	tag = ((__u64)t[0] << 56 | (__u64)t[1] << 48 | (__u64)t[2] << 40 | (__u64)t[3] << 32) ^ ip.saddr ^
+	      ((__u64)ip.daddr << 16);
+	w = &watch_tab[(((__u32)(tag ^ (tag >> 32)) * 0x9E3779B1u) >> 20) & (TCF_WATCH_SLOTS - 1)];
+	if (*(volatile __u64 *)&w->tag == tag)
+		count(TCF_CNT_ROW - 1);
+	if (variant != TCF_RING)
+		return TCX_NEXT;
+	{
+		struct gs_tap_seg *r = bpf_ringbuf_reserve(&events, sizeof *r, 0);
+		__u64 fl = BPF_RB_NO_WAKEUP;
+		if (!r) {
+			count(TCF_CNT_RB_LOST);
+			return TCX_NEXT;
+		}
+		__builtin_memset(r, 0, sizeof *r);
+		r->kind = GS_REC_SEG;
+		r->ifindex = skb->ifindex;
+		r->ts_ns = bpf_ktime_get_ns();
+		r->flow.family = 4;
+		__builtin_memcpy(r->flow.saddr, &ip.saddr, 4);
+		__builtin_memcpy(r->flow.daddr, &ip.daddr, 4);
+		r->flow.sport = (__u16)t[0] << 8 | t[1];
+		r->flow.dport = (__u16)t[2] << 8 | t[3];
+		r->seq = (__u32)t[4] << 24 | (__u32)t[5] << 16 | (__u32)t[6] << 8 | t[7];
+		r->ack = (__u32)t[8] << 24 | (__u32)t[9] << 16 | (__u32)t[10] << 8 | t[11];
+		r->tcp_flags = t[13];
+		r->window = (__u16)t[14] << 8 | t[15];
+		r->flags = egress ? GS_SEG_EGRESS : 0;
+		/* as the tap's wake_flags(): no wake-up below wake_bytes */
+		if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+			fl = BPF_RB_FORCE_WAKEUP;
+		bpf_ringbuf_submit(r, fl);
+	}
+	return TCX_NEXT;
+}
+
+SEC("tc")
+int tc_floor_ingress(struct __sk_buff *skb)
+{
+	return floor_run(skb, false);
+}
+
+SEC("tc")
+int tc_floor_egress(struct __sk_buff *skb)
+{
+	return floor_run(skb, true);
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -26,6 +26,14 @@ struct gs_tap_watch watch_tab[TCF_WATCH_SLOTS] __attribute__((aligned(64)));
 
 __u64 counters[TCF_MAX_CPUS][TCF_CNT_ROW];
 
+/* variant store: the record goes here (one slot per CPU, the same lines every time) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct gs_tap_seg);
+} slot SEC(".maps");
+
 static __always_inline void count(__u32 idx)
 {
 	__u32 cpu = bpf_get_smp_processor_id() & (TCF_MAX_CPUS - 1);
@@ -57,10 +65,12 @@ static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
 	w = &watch_tab[(((__u32)(tag ^ (tag >> 32)) * 0x9E3779B1u) >> 20) & (TCF_WATCH_SLOTS - 1)];
 	if (*(volatile __u64 *)&w->tag == tag)
 		count(TCF_CNT_ROW - 1);
-	if (variant != TCF_RING)
+	if (variant != TCF_RING && variant != TCF_STORE)
 		return TCX_NEXT;
 	{
-		struct gs_tap_seg *r = bpf_ringbuf_reserve(&events, sizeof *r, 0);
+		__u32 zero = 0;
+		struct gs_tap_seg *r = variant == TCF_RING ? bpf_ringbuf_reserve(&events, sizeof *r, 0)
+							   : bpf_map_lookup_elem(&slot, &zero);
 		__u64 fl = BPF_RB_NO_WAKEUP;
 		if (!r) {
 			count(TCF_CNT_RB_LOST);
@@ -80,6 +90,8 @@ static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
 		r->tcp_flags = t[13];
 		r->window = (__u16)t[14] << 8 | t[15];
 		r->flags = egress ? GS_SEG_EGRESS : 0;
+		if (variant == TCF_STORE)
+			return TCX_NEXT;
 		/* as the tap's wake_flags(): no wake-up below wake_bytes */
 		if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
 			fl = BPF_RB_FORCE_WAKEUP;

@@ -6,7 +6,7 @@
  * the hooks away and prints what its programs counted.  No reader: ring records (variant ring)
  * pile up in the ring as they do under a frozen attach (bench/attach_toggle.sh attach_frozen).
  *
- * usage: tc_floor -i IFACE [-v empty|headers|ring|clsact] [-r RING_MIB]
+ * usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB]
  * Run it in the interface's network namespace (ip netns exec NS ...).
  * exit: 0 ok, 1 bad input, 2 usage or environment (not root, no TCX, ...). */
 #include <errno.h>
@@ -151,12 +151,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|clsact] [-r RING_MIB]\n");
+			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB]\n");
 			return 2;
 		}
 	}
 	if (!iface || optind != argc) {
-		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|clsact] [-r RING_MIB]\n");
+		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB]\n");
 		return 2;
 	}
 	if (strcmp(vname, "empty") == 0)
@@ -165,10 +165,12 @@ int main(int argc, char **argv)
 		v = TCF_HEADERS;
 	else if (strcmp(vname, "ring") == 0)
 		v = TCF_RING;
+	else if (strcmp(vname, "store") == 0)
+		v = TCF_STORE;
 	else if (strcmp(vname, "clsact") == 0)
 		f.clsact = true;
 	else {
-		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring clsact)\n", vname);
+		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring store clsact)\n", vname);
 		return 1;
 	}
 	f.ifindex = if_nametoindex(iface);

@@ -19,7 +19,9 @@
 # environment: ARMS ("attach_frozen tc_empty tc_ring"), ATTACH_OPTS (e.g. "--packets-only"),
 #   ROUNDS (3), WIN_S (4), FREQ (2999), SPIN (0: no SCHED_IDLE spinners, so idle is seen as
 #   idle), TOP (25 functions), BUILD (build), GIOPSCOPE, KEEP_DIR (keep perf.data and the CSV),
-#   NS_TAG (namespace name prefix).
+#   NS_TAG (namespace name prefix), BPF_STATS (0; 1: kernel.bpf_stats_enabled=1 for the run and
+#   per arm the tc programs' run time per run and per call from their run_time_ns/run_cnt;
+#   the stats add ~0.1 us a run, to every arm alike).
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 2
@@ -40,6 +42,7 @@ COMMS=${COMMS:-bench_server,bench_client,swapper,ksoftirqd/0,ksoftirqd/1}
 PORT=${PORT:-2809}
 KEEP_DIR=${KEEP_DIR:-}
 TAP_ATTACH_OPTS=${ATTACH_OPTS:-}
+BPF_STATS=${BPF_STATS:-0}
 TAP_SETTLE=0.5 TAP_DRAIN=0.3
 . tests/lib/netns.sh
 . bench/tap_helpers.sh
@@ -51,6 +54,11 @@ case " $ARMS " in *" tc_"*) [ -x "$BUILD/bench/tc_floor" ] || make -s BUILD="$BU
 LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 T0=$(date -u '+%Y-%m-%d %H:%M UTC')
 tap_bench_setup gs-tc-perf || exit 1
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
+[ "$BPF_STATS" = 1 ] && sysctl -qw kernel.bpf_stats_enabled=1
+perf_cleanup() { sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"; tap_bench_cleanup; }
+# shellcheck disable=SC2034  # read by tests/lib/netns.sh
+NS_CLEANUP_HOOK=perf_cleanup
 tap_veth_mtu_frames tc_floor_perf || exit 1
 [ "$SPIN" = 1 ] && tap_spinners_start
 ns_start "$NS_SRV" "$WORK/server.log" taskset -c 0 "$SERVER" -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" -o "$WORK/echo.ior" -q
@@ -61,6 +69,15 @@ ns_start "$NS_CLI" "$WORK/client.log" taskset -c 1 "$CLIENT" -i "$WORK/echo.ior"
 CLI_PID=$NS_LAST_PID
 sleep 2
 now() { echo "${EPOCHREALTIME/./}"; }
+# bstat: run_time_ns and run_cnt summed over the tc programs loaded now (the tap's or tc_floor's)
+bstat() {
+    bpftool prog show -j 2>/dev/null | python3 -c 'import json, sys
+t = c = 0
+for p in json.load(sys.stdin):
+    if p.get("name", "").startswith(("giop_tap_", "tc_floor_")):
+        t += p.get("run_time_ns", 0); c += p.get("run_cnt", 0)
+print(t, c)'
+}
 # snap: jiffies (user nice system idle iowait irq softirq steal) and interrupts (LOC IWI RES CAL)
 snap() {
     { head -1 /proc/stat | awk '{ printf "%s %s %s %s %s %s %s %s", $2, $3, $4, $5, $6, $7, $8, $9 }'
@@ -75,10 +92,13 @@ for r in $(seq 1 "$ROUNDS"); do
         else
             sleep 0.8
         fi
+        b0="0 0"; b1="0 0"
+        [ "$BPF_STATS" = 1 ] && b0=$(bstat)
         s0=$(snap); t0=$(now)
         perf record -a -g -F "$FREQ" -o "$WORK/$arm.$r.data" -- sleep "$WIN_S" >/dev/null 2>&1
         t1=$(now); s1=$(snap)
-        echo "$arm $r $t0 $t1 $s0 $s1" >>"$WORK/windows"
+        [ "$BPF_STATS" = 1 ] && b1=$(bstat)
+        echo "$arm $r $t0 $t1 $s0 $s1 $b0 $b1" >>"$WORK/windows"
         if [ "$arm" != off ]; then
             [ "$arm" = attach_frozen ] && kill -CONT "$PROBE_PID"
             stop_probe || echo "tc_floor_perf: $arm exit not 0: $(tail -1 "$WORK/tap.$arm.$r.log")" >&2
@@ -104,6 +124,7 @@ with open(os.path.join(work, "lat.csv")) as f:
     r = csv.reader(f); next(r)
     t0s = [int(row[4]) for row in r if row[7] == "NO_EXCEPTION"]
 t0s.sort()
+bst = collections.defaultdict(lambda: [0, 0])
 calls = collections.Counter(); jif = collections.defaultdict(lambda: [0] * 8); ints = collections.defaultdict(lambda: [0] * 4)
 for line in open(os.path.join(work, "windows")):
     f = line.split()
@@ -112,6 +133,8 @@ for line in open(os.path.join(work, "windows")):
     calls[arm] += bisect.bisect_left(t0s, b) - bisect.bisect_left(t0s, a)
     for i in range(8): jif[arm][i] += v1[i] - v0[i]
     for i in range(4): ints[arm][i] += v1[8 + i] - v0[8 + i]
+    if len(f) >= 32:
+        bst[arm][0] += int(f[30]) - int(f[28]); bst[arm][1] += int(f[31]) - int(f[29])
 samples = collections.defaultdict(collections.Counter)
 bycomm = collections.defaultdict(collections.Counter)
 for line in open(os.path.join(work, "syms.tsv")):
@@ -142,6 +165,16 @@ for arm in arms:
         us_call(bycomm[arm]["ksoftirqd"], arm), per_k(busy, arm), per_k(j[0] + j[1] + j[2] + j[5] + j[6], arm),
         per_k(j[3] + j[4], arm), per_k(j[7], arm), *(per_k(x, arm) for x in ints[arm])))
 print()
+if any(bst[a][1] for a in arms):
+    print("bpf_stats (kernel.bpf_stats_enabled=1): the tc programs' run time over the windows")
+    print()
+    print("| arm | runs per call | ns per run | ns per call |")
+    print("|---|---|---|---|")
+    for arm in arms[1:]:
+        t, c = bst[arm]
+        if c and calls[arm]:
+            print("| %s | %.2f | %.0f | %.0f |" % (arm, c / calls[arm], t / c, t / calls[arm]))
+    print()
 top = int(e["M_TOP"])
 for arm in arms[1:]:
     d = {s: per_k(samples[arm][s], arm) - per_k(samples["off"][s], "off") for s in set(samples[arm]) | set(samples["off"])}
@@ -151,4 +184,3 @@ for arm in arms[1:]:
         print("    %+8.1f  %8.1f -> %8.1f  (%+.3f us/call)  %s" % (d[s], per_k(samples["off"][s], "off"), per_k(samples[arm][s], arm), d[s] * us / 1000.0, s))
     print()
 PY
-if [ -n "$KEEP_DIR" ]; then mkdir -p "$KEEP_DIR" && cp -r "$WORK"/. "$KEEP_DIR"/; fi

@@ -22,6 +22,7 @@
 #   NS_TAG (namespace name prefix), BPF_STATS (0; 1: kernel.bpf_stats_enabled=1 for the run and
 #   per arm the tc programs' run time per run and per call from their run_time_ns/run_cnt;
 #   the stats add ~0.1 us a run, to every arm alike).
+# shellcheck disable=SC2034  # TAP_*, SRV_PID, NS_CLEANUP_HOOK: read by bench/tap_helpers.sh, tests/lib/netns.sh
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/.." || exit 2
@@ -57,7 +58,6 @@ tap_bench_setup gs-tc-perf || exit 1
 STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled)
 [ "$BPF_STATS" = 1 ] && sysctl -qw kernel.bpf_stats_enabled=1
 perf_cleanup() { sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"; tap_bench_cleanup; }
-# shellcheck disable=SC2034  # read by tests/lib/netns.sh
 NS_CLEANUP_HOOK=perf_cleanup
 tap_veth_mtu_frames tc_floor_perf || exit 1
 [ "$SPIN" = 1 ] && tap_spinners_start

@@ -3,10 +3,12 @@
  * links, probe/attach_bpf.c attach_tcx), or for the variant clsact the empty program through a
  * clsact qdisc and a cls_bpf filter in direct-action mode (what `tc filter add dev IF ingress
  * bpf da obj ...` makes), prints one ready line and runs until SIGINT or SIGTERM; then it takes
- * the hooks away and prints what its programs counted.  No reader: ring records (variant ring)
- * pile up in the ring as they do under a frozen attach (bench/attach_toggle.sh attach_frozen).
+ * the hooks away and prints what its programs counted.  No reader by default: ring records
+ * (variant ring) pile up in the ring as they do under a frozen attach (bench/attach_toggle.sh
+ * attach_frozen); with -c MS a reader takes them out every MS milliseconds, as attach's does
+ * (it polls), doing nothing with them.
  *
- * usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB]
+ * usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB] [-c POLL_MS]
  * Run it in the interface's network namespace (ip netns exec NS ...).
  * exit: 0 ok, 1 bad input, 2 usage or environment (not root, no TCX, ...). */
 #include <errno.h>
@@ -18,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -52,6 +55,13 @@ static int silent(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return vfprintf(stderr, fmt, ap);
 }
 
+static int on_record(void *ctx, void *data, size_t size)
+{
+	(void)data;
+	*(unsigned long long *)ctx += size;
+	return 0;
+}
+
 static void on_signal(int sig)
 {
 	(void)sig; /* taken by sigwait: the handler only keeps the signal from being ignored */
@@ -64,6 +74,18 @@ static int parse_mib(const char *s, unsigned *out)
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || end == s || *end || v < 1 || v > 1024 || (v & (v - 1)))
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int parse_ms(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || v < 1 || v > 10000)
 		return -1;
 	*out = (unsigned)v;
 	return 0;
@@ -134,13 +156,15 @@ static void detach(struct floor *f)
 int main(int argc, char **argv)
 {
 	const char *iface = NULL, *vname = "empty";
-	unsigned ring_mib = 256;
+	unsigned ring_mib = 256, poll_ms = 0;
+	struct ring_buffer *rb = NULL;
+	unsigned long long taken = 0;
 	enum tc_floor_variant v = TCF_EMPTY;
 	struct floor f = { .links = { -1, -1 } };
 	sigset_t set;
 	int opt, sig, rc = 0;
 
-	while ((opt = getopt(argc, argv, "i:v:r:h")) != -1) {
+	while ((opt = getopt(argc, argv, "i:v:r:c:h")) != -1) {
 		switch (opt) {
 		case 'i': iface = optarg; break;
 		case 'v': vname = optarg; break;
@@ -150,13 +174,19 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			break;
+		case 'c':
+			if (parse_ms(optarg, &poll_ms)) {
+				fprintf(stderr, "tc_floor: -c %s: milliseconds, 1..10000\n", optarg);
+				return 1;
+			}
+			break;
 		default:
-			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB]\n");
+			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB] [-c POLL_MS]\n");
 			return 2;
 		}
 	}
 	if (!iface || optind != argc) {
-		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB]\n");
+		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB] [-c POLL_MS]\n");
 		return 2;
 	}
 	if (strcmp(vname, "empty") == 0)
@@ -206,19 +236,47 @@ int main(int argc, char **argv)
 		tc_floor_bpf__destroy(f.skel);
 		return 2;
 	}
-	fprintf(stderr, "tc_floor: %s on %s ingress + egress (%s), ring %u MiB: ready\n", vname, iface,
-		f.clsact ? "clsact qdisc, cls_bpf direct-action" : "TCX links", ring_mib);
-	if (sigwait(&set, &sig))
-		rc = 2;
+	if (poll_ms) {
+		rb = ring_buffer__new(bpf_map__fd(f.skel->maps.events), on_record, &taken, NULL);
+		if (!rb) {
+			fprintf(stderr, "tc_floor: cannot map the ring: %s\n", strerror(errno));
+			detach(&f);
+			tc_floor_bpf__destroy(f.skel);
+			return 2;
+		}
+	}
+	fprintf(stderr, "tc_floor: %s on %s ingress + egress (%s), ring %u MiB, reader %s: ready\n", vname, iface,
+		f.clsact ? "clsact qdisc, cls_bpf direct-action" : "TCX links", ring_mib, poll_ms ? "polling" : "none");
+	if (!poll_ms) {
+		if (sigwait(&set, &sig))
+			rc = 2;
+	} else {
+		/* the reader: the ring emptied every poll_ms until a signal */
+		struct timespec ts = { .tv_sec = poll_ms / 1000, .tv_nsec = (long)(poll_ms % 1000) * 1000000L };
+		for (;;) {
+			sig = sigtimedwait(&set, NULL, &ts);
+			if (sig > 0)
+				break;
+			if (errno != EAGAIN && errno != EINTR) {
+				rc = 2;
+				break;
+			}
+			if (ring_buffer__consume(rb) < 0) {
+				rc = 2;
+				break;
+			}
+		}
+	}
 	detach(&f);
 	{
 		unsigned long long c[TCF_CNT_ROW] = { 0 };
 		for (int cpu = 0; cpu < TCF_MAX_CPUS; cpu++)
 			for (int k = 0; k < TCF_CNT_ROW; k++)
 				c[k] += f.skel->bss->counters[cpu][k];
-		fprintf(stderr, "tc_floor: %s: runs ingress %llu egress %llu, IPv4/TCP %llu, ring full %llu (empty, clsact: not counted)\n",
-			vname, c[TCF_CNT_IN], c[TCF_CNT_OUT], c[TCF_CNT_TCP], c[TCF_CNT_RB_LOST]);
+		fprintf(stderr, "tc_floor: %s: runs ingress %llu egress %llu, IPv4/TCP %llu, ring full %llu (empty, clsact: not counted), %llu bytes read\n",
+			vname, c[TCF_CNT_IN], c[TCF_CNT_OUT], c[TCF_CNT_TCP], c[TCF_CNT_RB_LOST], taken);
 	}
+	ring_buffer__free(rb);
 	tc_floor_bpf__destroy(f.skel);
 	return rc;
 }

@@ -21,6 +21,13 @@ struct {
 	__uint(max_entries, 8 << 20);    /* set by user space */
 } events SEC(".maps");
 
+/* variant ring2: the ingress program's records go here (egress's to `events`): on the
+ * benchmark's pinned pair each ring is then written by one CPU only */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);    /* set by user space */
+} events_in SEC(".maps");
+
 /* as the tap's watch_tab: direct-mapped by a hash of the connection, in .bss */
 struct gs_tap_watch watch_tab[TCF_WATCH_SLOTS] __attribute__((aligned(64)));
 
@@ -65,12 +72,13 @@ static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
 	w = &watch_tab[(((__u32)(tag ^ (tag >> 32)) * 0x9E3779B1u) >> 20) & (TCF_WATCH_SLOTS - 1)];
 	if (*(volatile __u64 *)&w->tag == tag)
 		count(TCF_CNT_ROW - 1);
-	if (variant != TCF_RING && variant != TCF_STORE)
+	if (variant != TCF_RING && variant != TCF_STORE && variant != TCF_RING2)
 		return TCX_NEXT;
 	{
 		__u32 zero = 0;
-		struct gs_tap_seg *r = variant == TCF_RING ? bpf_ringbuf_reserve(&events, sizeof *r, 0)
-							   : bpf_map_lookup_elem(&slot, &zero);
+		void *rb = variant == TCF_RING2 && !egress ? (void *)&events_in : (void *)&events;
+		struct gs_tap_seg *r = variant != TCF_STORE ? bpf_ringbuf_reserve(rb, sizeof *r, 0)
+							    : bpf_map_lookup_elem(&slot, &zero);
 		__u64 fl = BPF_RB_NO_WAKEUP;
 		if (!r) {
 			count(TCF_CNT_RB_LOST);
@@ -93,7 +101,7 @@ static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
 		if (variant == TCF_STORE)
 			return TCX_NEXT;
 		/* as the tap's wake_flags(): no wake-up below wake_bytes */
-		if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		if (bpf_ringbuf_query(rb, BPF_RB_AVAIL_DATA) >= wake_bytes)
 			fl = BPF_RB_FORCE_WAKEUP;
 		bpf_ringbuf_submit(r, fl);
 	}

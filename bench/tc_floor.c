@@ -8,7 +8,7 @@
  * attach_frozen); with -c MS a reader takes them out every MS milliseconds, as attach's does
  * (it polls), doing nothing with them.
  *
- * usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB] [-c POLL_MS]
+ * usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|clsact] [-r RING_MIB] [-c POLL_MS]
  * Run it in the interface's network namespace (ip netns exec NS ...).
  * exit: 0 ok, 1 bad input, 2 usage or environment (not root, no TCX, ...). */
 #include <errno.h>
@@ -181,12 +181,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB] [-c POLL_MS]\n");
+			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|clsact] [-r RING_MIB] [-c POLL_MS]\n");
 			return 2;
 		}
 	}
 	if (!iface || optind != argc) {
-		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|store|clsact] [-r RING_MIB] [-c POLL_MS]\n");
+		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|clsact] [-r RING_MIB] [-c POLL_MS]\n");
 		return 2;
 	}
 	if (strcmp(vname, "empty") == 0)
@@ -197,10 +197,12 @@ int main(int argc, char **argv)
 		v = TCF_RING;
 	else if (strcmp(vname, "store") == 0)
 		v = TCF_STORE;
+	else if (strcmp(vname, "ring2") == 0)
+		v = TCF_RING2;
 	else if (strcmp(vname, "clsact") == 0)
 		f.clsact = true;
 	else {
-		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring store clsact)\n", vname);
+		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring ring2 store clsact)\n", vname);
 		return 1;
 	}
 	f.ifindex = if_nametoindex(iface);
@@ -219,7 +221,9 @@ int main(int argc, char **argv)
 	 * (with the bpf side's 1 MiB default, records piling up without a reader would each raise
 	 * an irq_work past the first MiB) */
 	f.skel->rodata->wake_bytes = ((uint64_t)ring_mib << 20) / 4;
-	if (bpf_map__set_max_entries(f.skel->maps.events, ring_mib << 20) || tc_floor_bpf__load(f.skel)) {
+	if (bpf_map__set_max_entries(f.skel->maps.events, ring_mib << 20) ||
+	    bpf_map__set_max_entries(f.skel->maps.events_in, v == TCF_RING2 ? ring_mib << 20 : 4096) ||
+	    tc_floor_bpf__load(f.skel)) {
 		fprintf(stderr, "tc_floor: cannot load the BPF object (root?): %s\n", strerror(errno));
 		tc_floor_bpf__destroy(f.skel);
 		return 2;

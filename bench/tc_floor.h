@@ -9,6 +9,7 @@ enum tc_floor_variant {
 	TCF_HEADERS = 1, /* + bpf_skb_load_bytes of IPv4 + TCP and a watch-table lookup */
 	TCF_RING = 2,    /* + a ring record of the tap's segment size (reserve, stamp, submit) */
 	TCF_STORE = 3,   /* + the same record written into this CPU's one slot (warm lines), no ring */
+	TCF_RING2 = 4,   /* ring, but ingress and egress each with a ring of their own */
 };
 
 #define TCF_WATCH_SLOTS 4096 /* as GS_TAP_WATCH_SLOTS */

@@ -41,10 +41,172 @@ struct {
 	__type(value, struct gs_tap_seg);
 } slot SEC(".maps");
 
-static __always_inline void count(__u32 idx)
+/* variant batch: this CPU's staging area (4 KiB: a header and TCF_STAGE_N records), written
+ * to `events` as one ring record (the header and the records behind it) by flush() */
+struct tcf_stage {
+	struct tcf_batch_hdr h;
+	struct gs_tap_seg recs[TCF_STAGE_N];
+};
+_Static_assert(sizeof(struct tcf_stage) <= 4096, "the staging area fits 4 KiB");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tcf_stage);
+} stage SEC(".maps");
+
+/* variant batch: a timer per CPU (bpf_timer is not allowed in per-CPU maps: an array indexed
+ * by the CPU), started pinned (BPF_F_TIMER_CPU_PIN) so that its callback runs on the CPU whose
+ * area it flushes, in softirq: never inside a tc program's run on that CPU */
+struct tcf_tmr {
+	struct bpf_timer t;
+	__u32 inited;
+	__u32 armed;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TCF_MAX_CPUS);
+	__type(key, __u32);
+	__type(value, struct tcf_tmr);
+} stage_tmr SEC(".maps");
+
+const volatile __u64 stage_ns = TCF_STAGE_NS_DEFAULT;
+
+#define TCF_CLOCK_MONOTONIC 1
+
+static __always_inline void count_n(__u32 idx, __u64 n)
 {
 	__u32 cpu = bpf_get_smp_processor_id() & (TCF_MAX_CPUS - 1);
-	counters[cpu][idx & (TCF_CNT_ROW - 1)] += 1;
+	counters[cpu][idx & (TCF_CNT_ROW - 1)] += n;
+}
+
+static __always_inline void count(__u32 idx)
+{
+	count_n(idx, 1);
+}
+
+/* the staged records to the ring in one record; the area is empty after, written or lost */
+static __always_inline void flush(struct tcf_stage *st, __u32 why)
+{
+	__u32 n = st->h.n;
+	__u64 fl = BPF_RB_NO_WAKEUP;
+
+	st->h.n = 0;
+	if (n == 0 || n > TCF_STAGE_N)
+		return;
+	st->h.n = (__u16)n; /* the header as it goes out */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wake_bytes)
+		fl = BPF_RB_FORCE_WAKEUP;
+	if (bpf_ringbuf_output(&events, st, sizeof st->h + n * sizeof(struct gs_tap_seg), fl)) {
+		count(TCF_CNT_RB_LOST);
+		count_n(TCF_CNT_B_LOST_RECS, n);
+	} else {
+		count(why);
+		count_n(TCF_CNT_B_RECS, n);
+	}
+	st->h.n = 0;
+}
+
+/* a stale area when no packet came: flush it if its oldest record is stage_ns old, else come
+ * back when it will be */
+static int stage_timer_cb(void *map, __u32 *key, struct tcf_tmr *tm)
+{
+	__u32 zero = 0, cpu = bpf_get_smp_processor_id() & (TCF_MAX_CPUS - 1);
+	struct tcf_stage *st;
+	__u64 age;
+
+	(void)map;
+	count(TCF_CNT_B_FIRED);
+	tm->armed = 0;
+	if (*key != cpu) {
+		count(TCF_CNT_B_ODDCPU); /* the CPU's own runs flush its area by age */
+		return 0;
+	}
+	st = bpf_map_lookup_elem(&stage, &zero);
+	if (!st || !st->h.n)
+		return 0;
+	age = bpf_ktime_get_ns() - st->h.first_ts;
+	if (age >= stage_ns) {
+		flush(st, TCF_CNT_B_TIMER);
+		return 0;
+	}
+	if (!bpf_timer_start(&tm->t, stage_ns - age, BPF_F_TIMER_CPU_PIN)) {
+		tm->armed = 1;
+		count(TCF_CNT_B_ARMED);
+	}
+	return 0;
+}
+
+/* the first record of an empty area: this CPU's timer started (made on the CPU's first run),
+ * unless it is running already (it then re-arms itself for the new oldest record) */
+static __always_inline void stage_arm(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id() & (TCF_MAX_CPUS - 1);
+	struct tcf_tmr *tm = bpf_map_lookup_elem(&stage_tmr, &cpu);
+
+	if (!tm || tm->armed)
+		return;
+	if (!tm->inited) {
+		if (bpf_timer_init(&tm->t, &stage_tmr, TCF_CLOCK_MONOTONIC) && !tm->inited)
+			return;
+		if (bpf_timer_set_callback(&tm->t, stage_timer_cb))
+			return;
+		tm->inited = 1;
+	}
+	if (!bpf_timer_start(&tm->t, stage_ns, BPF_F_TIMER_CPU_PIN)) {
+		tm->armed = 1;
+		count(TCF_CNT_B_ARMED);
+	}
+}
+
+static __always_inline void fill(struct gs_tap_seg *r, struct __sk_buff *skb, const struct iphdr *ip,
+				 const __u8 *t, bool egress, __u64 ts)
+{
+	__builtin_memset(r, 0, sizeof *r);
+	r->kind = GS_REC_SEG;
+	r->ifindex = skb->ifindex;
+	r->ts_ns = ts;
+	r->flow.family = 4;
+	__builtin_memcpy(r->flow.saddr, &ip->saddr, 4);
+	__builtin_memcpy(r->flow.daddr, &ip->daddr, 4);
+	r->flow.sport = (__u16)t[0] << 8 | t[1];
+	r->flow.dport = (__u16)t[2] << 8 | t[3];
+	r->seq = (__u32)t[4] << 24 | (__u32)t[5] << 16 | (__u32)t[6] << 8 | t[7];
+	r->ack = (__u32)t[8] << 24 | (__u32)t[9] << 16 | (__u32)t[10] << 8 | t[11];
+	r->tcp_flags = t[13];
+	r->window = (__u16)t[14] << 8 | t[15];
+	r->flags = egress ? GS_SEG_EGRESS : 0;
+}
+
+/* variant batch: the record into this CPU's area; the area to the ring when full or stale */
+static __always_inline void stage_run(struct __sk_buff *skb, const struct iphdr *ip, const __u8 *t, bool egress)
+{
+	__u32 zero = 0, n;
+	__u64 ts = bpf_ktime_get_ns();
+	struct tcf_stage *st = bpf_map_lookup_elem(&stage, &zero);
+
+	if (!st)
+		return;
+	n = st->h.n;
+	if (n >= TCF_STAGE_N) { /* not left so by flush(); kept for the verifier */
+		flush(st, TCF_CNT_B_FULL);
+		n = 0;
+	}
+	fill(&st->recs[n], skb, ip, t, egress, ts);
+	if (n == 0) {
+		st->h.kind = TCF_REC_BATCH;
+		st->h.cpu = (__u16)bpf_get_smp_processor_id();
+		st->h.first_ts = ts;
+	}
+	st->h.n = (__u16)(n + 1);
+	if (n + 1 >= TCF_STAGE_N)
+		flush(st, TCF_CNT_B_FULL);
+	else if (ts - st->h.first_ts >= stage_ns)
+		flush(st, TCF_CNT_B_AGED);
+	else if (n == 0)
+		stage_arm();
 }
 
 static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
@@ -71,7 +233,11 @@ static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
 	      ((__u64)ip.daddr << 16);
 	w = &watch_tab[(((__u32)(tag ^ (tag >> 32)) * 0x9E3779B1u) >> 20) & (TCF_WATCH_SLOTS - 1)];
 	if (*(volatile __u64 *)&w->tag == tag)
-		count(TCF_CNT_ROW - 1);
+		count(TCF_CNT_WATCH);
+	if (variant == TCF_BATCH) {
+		stage_run(skb, &ip, t, egress);
+		return TCX_NEXT;
+	}
 	if (variant != TCF_RING && variant != TCF_STORE && variant != TCF_RING2)
 		return TCX_NEXT;
 	{
@@ -84,20 +250,7 @@ static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
 			count(TCF_CNT_RB_LOST);
 			return TCX_NEXT;
 		}
-		__builtin_memset(r, 0, sizeof *r);
-		r->kind = GS_REC_SEG;
-		r->ifindex = skb->ifindex;
-		r->ts_ns = bpf_ktime_get_ns();
-		r->flow.family = 4;
-		__builtin_memcpy(r->flow.saddr, &ip.saddr, 4);
-		__builtin_memcpy(r->flow.daddr, &ip.daddr, 4);
-		r->flow.sport = (__u16)t[0] << 8 | t[1];
-		r->flow.dport = (__u16)t[2] << 8 | t[3];
-		r->seq = (__u32)t[4] << 24 | (__u32)t[5] << 16 | (__u32)t[6] << 8 | t[7];
-		r->ack = (__u32)t[8] << 24 | (__u32)t[9] << 16 | (__u32)t[10] << 8 | t[11];
-		r->tcp_flags = t[13];
-		r->window = (__u16)t[14] << 8 | t[15];
-		r->flags = egress ? GS_SEG_EGRESS : 0;
+		fill(r, skb, &ip, t, egress, bpf_ktime_get_ns());
 		if (variant == TCF_STORE)
 			return TCX_NEXT;
 		/* as the tap's wake_flags(): no wake-up below wake_bytes */

@@ -8,7 +8,7 @@
  * attach_frozen); with -c MS a reader takes them out every MS milliseconds, as attach's does
  * (it polls), doing nothing with them.
  *
- * usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|clsact] [-r RING_MIB] [-c POLL_MS]
+ * usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|clsact] [-r RING_MIB] [-c POLL_MS]
  * Run it in the interface's network namespace (ip netns exec NS ...).
  * exit: 0 ok, 1 bad input, 2 usage or environment (not root, no TCX, ...). */
 #include <errno.h>
@@ -181,12 +181,12 @@ int main(int argc, char **argv)
 			}
 			break;
 		default:
-			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|clsact] [-r RING_MIB] [-c POLL_MS]\n");
+			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|clsact] [-r RING_MIB] [-c POLL_MS]\n");
 			return 2;
 		}
 	}
 	if (!iface || optind != argc) {
-		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|clsact] [-r RING_MIB] [-c POLL_MS]\n");
+		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|clsact] [-r RING_MIB] [-c POLL_MS]\n");
 		return 2;
 	}
 	if (strcmp(vname, "empty") == 0)
@@ -199,10 +199,12 @@ int main(int argc, char **argv)
 		v = TCF_STORE;
 	else if (strcmp(vname, "ring2") == 0)
 		v = TCF_RING2;
+	else if (strcmp(vname, "batch") == 0)
+		v = TCF_BATCH;
 	else if (strcmp(vname, "clsact") == 0)
 		f.clsact = true;
 	else {
-		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring ring2 store clsact)\n", vname);
+		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring ring2 store batch clsact)\n", vname);
 		return 1;
 	}
 	f.ifindex = if_nametoindex(iface);
@@ -279,6 +281,11 @@ int main(int argc, char **argv)
 				c[k] += f.skel->bss->counters[cpu][k];
 		fprintf(stderr, "tc_floor: %s: runs ingress %llu egress %llu, IPv4/TCP %llu, ring full %llu (empty, clsact: not counted), %llu bytes read\n",
 			vname, c[TCF_CNT_IN], c[TCF_CNT_OUT], c[TCF_CNT_TCP], c[TCF_CNT_RB_LOST], taken);
+		if (v == TCF_BATCH)
+			fprintf(stderr, "tc_floor: batch: flushes full %llu aged %llu timer %llu, records flushed %llu lost %llu, "
+				"timer starts %llu callbacks %llu off-CPU %llu\n",
+				c[TCF_CNT_B_FULL], c[TCF_CNT_B_AGED], c[TCF_CNT_B_TIMER], c[TCF_CNT_B_RECS],
+				c[TCF_CNT_B_LOST_RECS], c[TCF_CNT_B_ARMED], c[TCF_CNT_B_FIRED], c[TCF_CNT_B_ODDCPU]);
 	}
 	ring_buffer__free(rb);
 	tc_floor_bpf__destroy(f.skel);

@@ -63,7 +63,7 @@ struct tcf_tmr {
 	struct bpf_timer t;
 	__u32 inited;
 	__u32 armed;
-};
+} __attribute__((aligned(64))); /* a line per CPU */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -73,6 +73,7 @@ struct {
 } stage_tmr SEC(".maps");
 
 const volatile __u64 stage_ns = TCF_STAGE_NS_DEFAULT;
+const volatile __u32 stage_n = TCF_STAGE_N; /* records an area holds, 1..TCF_STAGE_N (-n) */
 
 #define TCF_CLOCK_MONOTONIC 1
 
@@ -109,13 +110,15 @@ static __always_inline void flush(struct tcf_stage *st, __u32 why)
 	st->h.n = 0;
 }
 
-/* a stale area when no packet came: flush it if its oldest record is stage_ns old, else come
- * back when it will be */
+/* this CPU's tick, every stage_ns while records come: whatever is staged goes to the ring (a
+ * record waits at most stage_ns and the timer's lateness); a tick that finds the area empty
+ * stops the ticking (the next record's run starts it again).  Its own time is counted
+ * (TCF_CNT_B_CB_NS): bpf_stats times the tc programs' runs, not their timers' callbacks. */
 static int stage_timer_cb(void *map, __u32 *key, struct tcf_tmr *tm)
 {
 	__u32 zero = 0, cpu = bpf_get_smp_processor_id() & (TCF_MAX_CPUS - 1);
+	__u64 t0 = bpf_ktime_get_ns();
 	struct tcf_stage *st;
-	__u64 age;
 
 	(void)map;
 	count(TCF_CNT_B_FIRED);
@@ -125,22 +128,19 @@ static int stage_timer_cb(void *map, __u32 *key, struct tcf_tmr *tm)
 		return 0;
 	}
 	st = bpf_map_lookup_elem(&stage, &zero);
-	if (!st || !st->h.n)
-		return 0;
-	age = bpf_ktime_get_ns() - st->h.first_ts;
-	if (age >= stage_ns) {
+	if (st && st->h.n) {
 		flush(st, TCF_CNT_B_TIMER);
-		return 0;
+		if (!bpf_timer_start(&tm->t, stage_ns, BPF_F_TIMER_CPU_PIN)) {
+			tm->armed = 1;
+			count(TCF_CNT_B_ARMED);
+		}
 	}
-	if (!bpf_timer_start(&tm->t, stage_ns - age, BPF_F_TIMER_CPU_PIN)) {
-		tm->armed = 1;
-		count(TCF_CNT_B_ARMED);
-	}
+	count_n(TCF_CNT_B_CB_NS, bpf_ktime_get_ns() - t0);
 	return 0;
 }
 
-/* the first record of an empty area: this CPU's timer started (made on the CPU's first run),
- * unless it is running already (it then re-arms itself for the new oldest record) */
+/* the first record of an empty area: this CPU's tick started (made on the CPU's first run),
+ * unless it is ticking already */
 static __always_inline void stage_arm(void)
 {
 	__u32 cpu = bpf_get_smp_processor_id() & (TCF_MAX_CPUS - 1);
@@ -201,7 +201,12 @@ static __always_inline void stage_run(struct __sk_buff *skb, const struct iphdr 
 		st->h.first_ts = ts;
 	}
 	st->h.n = (__u16)(n + 1);
-	if (n + 1 >= TCF_STAGE_N)
+	if (variant == TCF_STAGEW) { /* the area's lines written in turn, nothing flushed */
+		if (n + 1 >= stage_n)
+			st->h.n = 0;
+		return;
+	}
+	if (n + 1 >= stage_n)
 		flush(st, TCF_CNT_B_FULL);
 	else if (ts - st->h.first_ts >= stage_ns)
 		flush(st, TCF_CNT_B_AGED);
@@ -234,7 +239,7 @@ static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
 	w = &watch_tab[(((__u32)(tag ^ (tag >> 32)) * 0x9E3779B1u) >> 20) & (TCF_WATCH_SLOTS - 1)];
 	if (*(volatile __u64 *)&w->tag == tag)
 		count(TCF_CNT_WATCH);
-	if (variant == TCF_BATCH) {
+	if (variant == TCF_BATCH || variant == TCF_STAGEW) {
 		stage_run(skb, &ip, t, egress);
 		return TCX_NEXT;
 	}

@@ -8,7 +8,7 @@
  * attach_frozen); with -c MS a reader takes them out every MS milliseconds, as attach's does
  * (it polls), doing nothing with them.
  *
- * usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|clsact] [-r RING_MIB] [-c POLL_MS]
+ * usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]
  * Run it in the interface's network namespace (ip netns exec NS ...).
  * exit: 0 ok, 1 bad input, 2 usage or environment (not root, no TCX, ...). */
 #include <errno.h>
@@ -156,7 +156,7 @@ static void detach(struct floor *f)
 int main(int argc, char **argv)
 {
 	const char *iface = NULL, *vname = "empty";
-	unsigned ring_mib = 256, poll_ms = 0;
+	unsigned ring_mib = 256, poll_ms = 0, stage_n = TCF_STAGE_N;
 	struct ring_buffer *rb = NULL;
 	unsigned long long taken = 0;
 	enum tc_floor_variant v = TCF_EMPTY;
@@ -164,7 +164,7 @@ int main(int argc, char **argv)
 	sigset_t set;
 	int opt, sig, rc = 0;
 
-	while ((opt = getopt(argc, argv, "i:v:r:c:h")) != -1) {
+	while ((opt = getopt(argc, argv, "i:v:r:c:n:h")) != -1) {
 		switch (opt) {
 		case 'i': iface = optarg; break;
 		case 'v': vname = optarg; break;
@@ -180,13 +180,25 @@ int main(int argc, char **argv)
 				return 1;
 			}
 			break;
+		case 'n': {
+			char *end;
+			unsigned long n;
+			errno = 0;
+			n = strtoul(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 1 || n > TCF_STAGE_N) {
+				fprintf(stderr, "tc_floor: -n %s: records a staging area holds, 1..%d\n", optarg, TCF_STAGE_N);
+				return 1;
+			}
+			stage_n = (unsigned)n;
+			break;
+		}
 		default:
-			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|clsact] [-r RING_MIB] [-c POLL_MS]\n");
+			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]\n");
 			return 2;
 		}
 	}
 	if (!iface || optind != argc) {
-		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|clsact] [-r RING_MIB] [-c POLL_MS]\n");
+		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]\n");
 		return 2;
 	}
 	if (strcmp(vname, "empty") == 0)
@@ -201,10 +213,12 @@ int main(int argc, char **argv)
 		v = TCF_RING2;
 	else if (strcmp(vname, "batch") == 0)
 		v = TCF_BATCH;
+	else if (strcmp(vname, "stagew") == 0)
+		v = TCF_STAGEW;
 	else if (strcmp(vname, "clsact") == 0)
 		f.clsact = true;
 	else {
-		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring ring2 store batch clsact)\n", vname);
+		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring ring2 store batch stagew clsact)\n", vname);
 		return 1;
 	}
 	f.ifindex = if_nametoindex(iface);
@@ -219,6 +233,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	f.skel->rodata->variant = (uint32_t)v;
+	f.skel->rodata->stage_n = stage_n;
 	/* as attach (probe/attach_bpf.c): a record forces a wake-up only past a quarter of the ring
 	 * (with the bpf side's 1 MiB default, records piling up without a reader would each raise
 	 * an irq_work past the first MiB) */
@@ -281,11 +296,11 @@ int main(int argc, char **argv)
 				c[k] += f.skel->bss->counters[cpu][k];
 		fprintf(stderr, "tc_floor: %s: runs ingress %llu egress %llu, IPv4/TCP %llu, ring full %llu (empty, clsact: not counted), %llu bytes read\n",
 			vname, c[TCF_CNT_IN], c[TCF_CNT_OUT], c[TCF_CNT_TCP], c[TCF_CNT_RB_LOST], taken);
-		if (v == TCF_BATCH)
+		if (v == TCF_BATCH || v == TCF_STAGEW)
 			fprintf(stderr, "tc_floor: batch: flushes full %llu aged %llu timer %llu, records flushed %llu lost %llu, "
-				"timer starts %llu callbacks %llu off-CPU %llu\n",
+				"timer starts %llu callbacks %llu off-CPU %llu, ns in callbacks %llu\n",
 				c[TCF_CNT_B_FULL], c[TCF_CNT_B_AGED], c[TCF_CNT_B_TIMER], c[TCF_CNT_B_RECS],
-				c[TCF_CNT_B_LOST_RECS], c[TCF_CNT_B_ARMED], c[TCF_CNT_B_FIRED], c[TCF_CNT_B_ODDCPU]);
+				c[TCF_CNT_B_LOST_RECS], c[TCF_CNT_B_ARMED], c[TCF_CNT_B_FIRED], c[TCF_CNT_B_ODDCPU], c[TCF_CNT_B_CB_NS]);
 	}
 	ring_buffer__free(rb);
 	tc_floor_bpf__destroy(f.skel);

@@ -11,8 +11,11 @@ enum tc_floor_variant {
 	TCF_STORE = 3,   /* + the same record written into this CPU's one slot (warm lines), no ring */
 	TCF_RING2 = 4,   /* ring, but ingress and egress each with a ring of their own */
 	TCF_BATCH = 5,   /* the record staged in this CPU's area, the area written to the ring with
-			  * one bpf_ringbuf_output when full, when its oldest record is older than
-			  * stage_ns (seen at a run), or by this CPU's BPF timer when no packet comes */
+			  * one bpf_ringbuf_output when full, when its oldest record is stage_ns old
+			  * (seen at a run), or at this CPU's BPF timer tick (every stage_ns while
+			  * records come) */
+	TCF_STAGEW = 6,  /* batch's writes into the area (stage_n records in turn) without its
+			  * flushes and timer: what writing the area's lines costs alone */
 };
 
 /* variant batch: a staged batch as it goes to the ring (one ring record): this header, then
@@ -35,13 +38,14 @@ struct tcf_batch_hdr {
 #define TCF_CNT_RB_LOST 3  /* ring full (batch: a batch lost, its records in TCF_CNT_B_LOST_RECS) */
 #define TCF_CNT_B_FULL 4   /* batch: flushes at a run, the area full */
 #define TCF_CNT_B_AGED 5   /* batch: flushes at a run, the oldest record older than stage_ns */
-#define TCF_CNT_B_TIMER 6  /* batch: flushes by the timer */
+#define TCF_CNT_B_TIMER 6  /* batch: flushes at the timer's tick */
 #define TCF_CNT_WATCH 7    /* runs whose connection's watch slot matched */
 #define TCF_CNT_B_RECS 8   /* batch: records written to the ring by flushes */
 #define TCF_CNT_B_FIRED 9  /* batch: timer callbacks */
 #define TCF_CNT_B_ARMED 10 /* batch: timer starts (at a run, or re-armed by the callback) */
 #define TCF_CNT_B_LOST_RECS 11 /* batch: records of batches the ring had no room for */
 #define TCF_CNT_B_ODDCPU 12 /* batch: a callback on another CPU than its timer's (not expected) */
+#define TCF_CNT_B_CB_NS 13  /* batch: ns spent in the timer's callbacks */
 #define TCF_CNT_ROW 16
 
 #endif

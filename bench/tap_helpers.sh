@@ -69,7 +69,7 @@ start_probe() {
             "$bin" attach $hooks --pid "$SRV_PID" --pairs -o /dev/null --summary $TAP_ATTACH_OPTS 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "^giopscope attach: following" "${ATTACH_START_S:-120}" || return 1 ;;
-        tc_empty|tc_headers|tc_ring|tc_ring2|tc_store|tc_batch|tc_clsact|tc_ringr|tc_ringr4|tc_batchr|tc_batch8|tc_stagew|tc_stagew8)
+        tc_empty|tc_headers|tc_ring|tc_ring2|tc_store|tc_batch|tc_clsact|tc_ringr|tc_ringr4|tc_batchr|tc_batch8|tc_stagew|tc_stagew8|tc_coldw)
             # issue 16: bench/tc_floor, a tc program on the server veth's ingress and egress with
             # none (empty), some (headers) or more (ring; store: the record into a per-CPU slot,
             # not the ring) of the tap's per-packet work, as TCX
@@ -80,7 +80,8 @@ start_probe() {
             # tc_batch: the records staged per CPU, a CPU's staged records one ring record (full
             # 4 KiB area, 1 ms old, or its BPF timer); tc_batchr: that with tc_ringr's reader;
             # tc_batch8: an area of 8 records; tc_stagew, tc_stagew8: batch's writes into the
-            # area (48 or 8 records in turn) without flushes or timer
+            # area (48 or 8 records in turn) without flushes or timer; tc_coldw: the record
+            # 80 bytes on each run in a 1 MiB area per CPU, no ring (a ring's cold lines alone)
             local tcv=${arm#tc_} tco=""
             case "$arm" in
                 tc_ringr) tcv=ring tco="-r 64 -c 50" ;;

@@ -72,6 +72,21 @@ struct {
 	__type(value, struct tcf_tmr);
 } stage_tmr SEC(".maps");
 
+/* variant coldw: the record into a 1 MiB area per CPU, written in turn (the next 80 bytes each
+ * run, as a ring's), never read: the ring's cold lines without the ring */
+struct tcf_cold {
+	__u32 pos;
+	__u32 pad[15];
+	struct gs_tap_seg recs[TCF_COLD_N];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TCF_COLD_CPUS);
+	__type(key, __u32);
+	__type(value, struct tcf_cold);
+} cold SEC(".maps");
+
 const volatile __u64 stage_ns = TCF_STAGE_NS_DEFAULT;
 const volatile __u32 stage_n = TCF_STAGE_N; /* records an area holds, 1..TCF_STAGE_N (-n) */
 
@@ -241,6 +256,19 @@ static __always_inline int floor_run(struct __sk_buff *skb, bool egress)
 		count(TCF_CNT_WATCH);
 	if (variant == TCF_BATCH || variant == TCF_STAGEW) {
 		stage_run(skb, &ip, t, egress);
+		return TCX_NEXT;
+	}
+	if (variant == TCF_COLDW) {
+		__u32 cpu = bpf_get_smp_processor_id() & (TCF_COLD_CPUS - 1), p;
+		struct tcf_cold *c = bpf_map_lookup_elem(&cold, &cpu);
+
+		if (!c)
+			return TCX_NEXT;
+		p = c->pos;
+		if (p >= TCF_COLD_N)
+			p = 0;
+		fill(&c->recs[p], skb, &ip, t, egress, bpf_ktime_get_ns());
+		c->pos = p + 1;
 		return TCX_NEXT;
 	}
 	if (variant != TCF_RING && variant != TCF_STORE && variant != TCF_RING2)

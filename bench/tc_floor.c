@@ -8,7 +8,7 @@
  * attach_frozen); with -c MS a reader takes them out every MS milliseconds, as attach's does
  * (it polls), doing nothing with them.
  *
- * usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]
+ * usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|coldw|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]
  * Run it in the interface's network namespace (ip netns exec NS ...).
  * exit: 0 ok, 1 bad input, 2 usage or environment (not root, no TCX, ...). */
 #include <errno.h>
@@ -193,12 +193,12 @@ int main(int argc, char **argv)
 			break;
 		}
 		default:
-			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]\n");
+			fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|coldw|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]\n");
 			return 2;
 		}
 	}
 	if (!iface || optind != argc) {
-		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]\n");
+		fprintf(stderr, "usage: tc_floor -i IFACE [-v empty|headers|ring|ring2|store|batch|stagew|coldw|clsact] [-r RING_MIB] [-c POLL_MS] [-n STAGE_N]\n");
 		return 2;
 	}
 	if (strcmp(vname, "empty") == 0)
@@ -215,10 +215,12 @@ int main(int argc, char **argv)
 		v = TCF_BATCH;
 	else if (strcmp(vname, "stagew") == 0)
 		v = TCF_STAGEW;
+	else if (strcmp(vname, "coldw") == 0)
+		v = TCF_COLDW;
 	else if (strcmp(vname, "clsact") == 0)
 		f.clsact = true;
 	else {
-		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring ring2 store batch stagew clsact)\n", vname);
+		fprintf(stderr, "tc_floor: unknown variant '%s' (empty headers ring ring2 store batch stagew coldw clsact)\n", vname);
 		return 1;
 	}
 	f.ifindex = if_nametoindex(iface);

@@ -16,7 +16,11 @@ enum tc_floor_variant {
 			  * records come) */
 	TCF_STAGEW = 6,  /* batch's writes into the area (stage_n records in turn) without its
 			  * flushes and timer: what writing the area's lines costs alone */
+	TCF_COLDW = 7,   /* the record into a 1 MiB area per CPU, the next 80 bytes each run (as
+			  * a ring's), no ring: what writing lines not in cache costs alone */
 };
+#define TCF_COLD_N 13100 /* 64 + 13100 x 80 bytes: 1 MiB */
+#define TCF_COLD_CPUS 8  /* coldw's areas: CPU ids modulo 8 (this benchmark runs on 2) */
 
 /* variant batch: a staged batch as it goes to the ring (one ring record): this header, then
  * n struct gs_tap_seg in the order they were staged (time order of one CPU) */

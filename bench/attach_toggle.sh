@@ -49,7 +49,8 @@
 #               its 4 KiB area is full, its oldest record 1 ms old, or by its BPF timer;
 #               tc_batchr: tc_batch with tc_ringr's reader; tc_batch8: an area of 8
 #               records; tc_stagew, tc_stagew8: batch's writes into an area of 48 or 8
-#               records in turn, never flushed (the area's lines alone); the empty
+#               records in turn, never flushed (the area's lines alone); tc_coldw: each
+#               record 80 bytes on in a 1 MiB area per CPU, no ring (cold lines alone); the empty
 #               program through a clsact qdisc
 #               (cls_bpf, direct action) instead of TCX. No summary: not checked for calls seen
 #   - calls are put into windows by their start time; per window p50, p90, p99 of the round
@@ -129,12 +130,12 @@ ns_require
 for a in $ARMS; do
     case "$a" in
         none|attach|attach_sys|attach_frozen|attach_idle|attach_sched|attach_orb|live|dpdk) ;;
-        tc_empty|tc_headers|tc_ring|tc_ring2|tc_store|tc_batch|tc_clsact|tc_ringr|tc_ringr4|tc_batchr|tc_batch8|tc_stagew|tc_stagew8)
+        tc_empty|tc_headers|tc_ring|tc_ring2|tc_store|tc_batch|tc_clsact|tc_ringr|tc_ringr4|tc_batchr|tc_batch8|tc_stagew|tc_stagew8|tc_coldw)
             TC_FLOOR=${TC_FLOOR:-$BUILD/bench/tc_floor}
             [ -x "$TC_FLOOR" ] || make -s BUILD="$BUILD" "$TC_FLOOR" >&2 ||
                 { echo "attach_toggle: the $a arm wants $TC_FLOOR (make $BUILD/bench/tc_floor; eBPF built)" >&2; exit 2; } ;;
         attach_ref) [ -x "${GIOPSCOPE_REF:-}" ] || { echo "attach_toggle: the attach_ref arm wants GIOPSCOPE_REF (a giopscope)" >&2; exit 2; } ;;
-        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen attach_idle attach_sched attach_orb live attach_ref dpdk tc_empty tc_headers tc_ring tc_ring2 tc_store tc_batch tc_clsact tc_ringr tc_ringr4 tc_batchr tc_batch8 tc_stagew tc_stagew8)" >&2; exit 2 ;;
+        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen attach_idle attach_sched attach_orb live attach_ref dpdk tc_empty tc_headers tc_ring tc_ring2 tc_store tc_batch tc_clsact tc_ringr tc_ringr4 tc_batchr tc_batch8 tc_stagew tc_stagew8 tc_coldw)" >&2; exit 2 ;;
     esac
 done
 if [ "$PIN" = 1 ] && [ "$(nproc)" -lt 2 ]; then

@@ -266,6 +266,21 @@ $(BENCH_BIN)/bare_walk: bench/bare_walk.c probe/pcap_walk.c probe/pcap_walk_file
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -o $@ $(filter %.c,$^) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDFLAGS)
 
+# bench/tc_floor (issue 16): an empty tc tap on attach's hooks, for bench/attach_toggle.sh's tc_*
+# arms; its skeleton is generated here as ebpf/ebpf.mk does for the taps (only with eBPF built)
+ifeq ($(GS_EBPF_OK),yes)
+bench-tools: $(BENCH_BIN)/tc_floor
+$(BENCH_BIN)/tc_floor.bpf.o: bench/tc_floor.bpf.c bench/tc_floor.h ebpf/giop_tap.h $(GS_EBPF_OUT)/vmlinux.h
+	@mkdir -p $(dir $@)
+	$(GS_BPF_CLANG) $(GS_BPF_CFLAGS) -Ibench -c $< -o $@.tmp && $(GS_LLVM_STRIP) -g $@.tmp && mv $@.tmp $@
+
+$(BENCH_BIN)/tc_floor.skel.h: $(BENCH_BIN)/tc_floor.bpf.o
+	$(GS_BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+$(BENCH_BIN)/tc_floor: bench/tc_floor.c bench/tc_floor.h ebpf/giop_tap.h $(BENCH_BIN)/tc_floor.skel.h $(GS_CONFIG)
+	$(CC) $(CFLAGS_ALL) -I$(BENCH_BIN) -Ibench -Iebpf -o $@ bench/tc_floor.c -lbpf -lelf -lz $(LDFLAGS)
+endif
+
 bench: bench-tools
 	BUILD=$(BUILD) bench/run.sh full
 

@@ -37,11 +37,32 @@
 #       attach_sched  attach --sched (the scheduler probes and the split) [$ATTACH_OPTS]
 #       attach_orb  attach --sched --orb omniorb (and the upcall uprobes) [$ATTACH_OPTS]
 #       dpdk    as in attach_overhead.sh (its poller spins a CPU: not comparable when pinned)
+#       tc_empty, tc_headers, tc_ring, tc_clsact  bench/tc_floor on the server veth's ingress and
+#               egress (issue 16: what the hooks cost before the tap's work): an empty program
+#               as TCX links like attach's packet tap; + the header reads (bpf_skb_load_bytes of
+#               IP and TCP) and a watch-table lookup; + a ring record of a segment's size per
+#               packet (no reader: as attach_frozen); tc_store: the same record written into one
+#               per-CPU slot instead of the ring; tc_ringr, tc_ringr4: tc_ring with a reader
+#               emptying a 64 MiB (attach's default) or 4 MiB ring every 50 ms; tc_ring2: tc_ring
+#               with a ring per direction (each written by one CPU when pinned); tc_batch: the
+#               records staged per CPU, a CPU's staged records written as one ring record when
+#               its 4 KiB area is full, its oldest record 1 ms old, or by its BPF timer;
+#               tc_batchr: tc_batch with tc_ringr's reader; tc_batch8: an area of 8
+#               records; tc_stagew, tc_stagew8: batch's writes into an area of 48 or 8
+#               records in turn, never flushed (the area's lines alone); tc_coldw: each
+#               record 80 bytes on in a 1 MiB area per CPU, no ring (cold lines alone); the empty
+#               program through a clsact qdisc
+#               (cls_bpf, direct action) instead of TCX. No summary: not checked for calls seen
 #   - calls are put into windows by their start time; per window p50, p90, p99 of the round
 #     trips; per on-window the difference to the mean of its two neighbouring off-windows;
 #     the figure per arm is the median over its on-windows of that difference, with the
 #     interquartile range, min/max, a 95% confidence interval of the median (order statistics)
 #     and the number of windows.
+#   - CPU per call (SPIN=1): per window, the CPU time all CPUs spent on anything but the
+#     SCHED_IDLE spinners (nproc x the window's length minus the spinners' run time, from
+#     /proc/PID/schedstat, ns), divided by the calls in the window; per on-window minus its two
+#     neighbours' mean, median over the arm's windows. Far less noisy than a p50: it is the
+#     work the tap adds to a call on any CPU (programs, the path around them, the reader).
 #   - an on-window counts only if the tap exited 0 and its summary saw the calls: at least
 #     MIN_SEEN (0.995) of the calls the client made between the tap's "ready" line and its
 #     SIGINT, and no more than it made between the tap's start and exit. Others are listed as
@@ -109,8 +130,12 @@ ns_require
 for a in $ARMS; do
     case "$a" in
         none|attach|attach_sys|attach_frozen|attach_idle|attach_sched|attach_orb|live|dpdk) ;;
+        tc_empty|tc_headers|tc_ring|tc_ring2|tc_store|tc_batch|tc_clsact|tc_ringr|tc_ringr4|tc_batchr|tc_batch8|tc_stagew|tc_stagew8|tc_coldw)
+            TC_FLOOR=${TC_FLOOR:-$BUILD/bench/tc_floor}
+            [ -x "$TC_FLOOR" ] || make -s BUILD="$BUILD" "$TC_FLOOR" >&2 ||
+                { echo "attach_toggle: the $a arm wants $TC_FLOOR (make $BUILD/bench/tc_floor; eBPF built)" >&2; exit 2; } ;;
         attach_ref) [ -x "${GIOPSCOPE_REF:-}" ] || { echo "attach_toggle: the attach_ref arm wants GIOPSCOPE_REF (a giopscope)" >&2; exit 2; } ;;
-        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen attach_idle attach_sched attach_orb live attach_ref dpdk)" >&2; exit 2 ;;
+        *) echo "attach_toggle: unknown arm '$a' (none attach attach_sys attach_frozen attach_idle attach_sched attach_orb live attach_ref dpdk tc_empty tc_headers tc_ring tc_ring2 tc_store tc_batch tc_clsact tc_ringr tc_ringr4 tc_batchr tc_batch8 tc_stagew tc_stagew8 tc_coldw)" >&2; exit 2 ;;
     esac
 done
 if [ "$PIN" = 1 ] && [ "$(nproc)" -lt 2 ]; then
@@ -174,11 +199,22 @@ SRV_PID=$NS_LAST_PID
 ns_wait_file "$WORK/echo.ior" 15 && ns_wait_port "$NS_SRV" "$PORT" 10 || { echo "server did not start" >&2; exit 1; }
 
 now() { echo "${EPOCHREALTIME/./}"; }   # CLOCK_REALTIME, µs (the client's clock)
+# spin_ns: the spinners' run time so far, ns (their /proc/PID/schedstat; read with builtins, no
+# fork, right beside now()); "-" without spinners
+spin_ns() {
+    local p a t=0
+    [ -n "$SPINNERS" ] || { echo -; return; }
+    for p in $SPINNERS; do
+        read -r a _ <"/proc/$p/schedstat" || { echo -; return; }
+        t=$((t + a))
+    done
+    echo "$t"
+}
 
 # on_window ARM SIZE K: start the arm's tap, time its on-window, stop it; one line of
 # $WORK/windows: on ARM SIZE K t_launch t_ready t_on0 t_on1 t_sigint t_exit status seen
 on_window() {
-    local arm=$1 size=$2 k=$3 log=$WORK/tap.$2.$3.$1.log t_launch t_ready t_on0 t_on1 t_sig t_exit status=ok s=- rc
+    local arm=$1 size=$2 k=$3 log=$WORK/tap.$2.$3.$1.log t_launch t_ready t_on0 t_on1 t_sig t_exit status=ok s=- rc sp0 sp1
     t_launch=$(now)
     if [ "$arm" = none ]; then
         # the control: a process started and stopped like a tap, doing nothing
@@ -201,9 +237,11 @@ on_window() {
     t_ready=$(now)
     [ $rc = 0 ] || status="did not start: $(tail -1 "$log" 2>/dev/null)"
     sleep "$SETTLE_S"
+    sp0=$(spin_ns)
     t_on0=$(now)
     sleep "$ON_S"
     t_on1=$(now)
+    sp1=$(spin_ns)
     [ "$arm" = attach_frozen ] && [ -n "$PROBE_PID" ] && kill -CONT "$PROBE_PID"
     sleep "$DRAIN_S"
     t_sig=$(now)
@@ -215,19 +253,21 @@ on_window() {
         status="tap exit not 0: $(tail -1 "$log")"
     fi
     t_exit=$(now)
-    [ "$arm" != none ] && s=$(seen "$log")
+    [ "$arm" != none ] && [ "${arm#tc_}" = "$arm" ] && s=$(seen "$log")
     [ "$status" = ok ] || echo "attach_toggle: size $size window $k $arm: $status" >&2
-    printf 'on %s %s %s %s %s %s %s %s %s %s %s\n' "$arm" "$size" "$k" "$t_launch" "$t_ready" "$t_on0" "$t_on1" \
-        "$t_sig" "$t_exit" "${status// /_}" "$s" >>"$WORK/windows"
+    printf 'on %s %s %s %s %s %s %s %s %s %s %s %s %s\n' "$arm" "$size" "$k" "$t_launch" "$t_ready" "$t_on0" "$t_on1" \
+        "$t_sig" "$t_exit" "${status// /_}" "$s" "$sp0" "$sp1" >>"$WORK/windows"
 }
 
 off_window() {   # off_window SIZE K
-    local t0 t1
+    local t0 t1 sp0 sp1
     sleep "$SETTLE_S"
+    sp0=$(spin_ns)
     t0=$(now)
     sleep "$OFF_S"
     t1=$(now)
-    printf 'off - %s %s - - %s %s - - ok -\n' "$1" "$2" "$t0" "$t1" >>"$WORK/windows"
+    sp1=$(spin_ns)
+    printf 'off - %s %s - - %s %s - - ok - %s %s\n' "$1" "$2" "$t0" "$t1" "$sp0" "$sp1" >>"$WORK/windows"
 }
 
 read -r -a arms <<<"$ARMS"
@@ -311,6 +351,8 @@ def quart(v):
     return q[0], q[2]
 
 rows_out, results, rejected, calls_total, noise = [], {}, [], {}, {}
+nproc = int(meta["nproc"])
+cpu_res = {}  # (size, arm) -> [(on-window's CPU ns per call minus its neighbours' mean, on, off mean)]
 for size in sizes:
     t0s, lats = array("q"), array("q")
     with open(os.path.join(work, "lat.%s.csv" % size)) as f:
@@ -332,6 +374,7 @@ for size in sizes:
             continue
         wins.append(f)
     stats = {}  # (kind, k) -> (p50, p90, p99, n)
+    cpu = {}    # (kind, k) -> CPU ns per call on all CPUs but the spinners' (SPIN=1)
     for f in wins:
         kind, arm, k = f[0], f[1], int(f[3])
         a, b = int(f[6]) * 1000, int(f[7]) * 1000
@@ -341,6 +384,8 @@ for size in sizes:
             stats[(kind, k)] = None
             continue
         stats[(kind, k)] = (pct(v, 0.5) / 1000.0, pct(v, 0.9) / 1000.0, pct(v, 0.99) / 1000.0, len(v))
+        if len(f) >= 14 and f[12] != "-" and f[13] != "-":
+            cpu[(kind, k)] = (nproc * (b - a) - (int(f[13]) - int(f[12]))) / len(v)
         rows_out.append("%s,%s,%s,%d,%d,%d,%d,%.2f,%.2f,%.2f\n" % (size, kind, arm, k, a, b, len(v), *stats[(kind, k)][:3]))
     noise[size] = [stats[("off", int(f[3]))][0] for f in wins if f[0] == "off" and stats.get(("off", int(f[3])))]
     for f in wins:
@@ -356,7 +401,7 @@ for size in sizes:
             why = "fewer than 100 calls in the window"
         elif stats.get(("off", k - 1)) is None or stats.get(("off", k)) is None:
             why = "a neighbouring off-window has fewer than 100 calls"
-        elif arm != "none":
+        elif arm != "none" and not arm.startswith("tc_"):
             # the tap's count against the client's: between its ready line and its SIGINT it
             # must have seen (nearly) all; between its start and its exit no more than it made
             i, j = bisect.bisect_left(t0s, t_ready), bisect.bisect_left(t0s, t_sig)
@@ -373,6 +418,9 @@ for size in sizes:
         on, before, after = stats[("on", k)], stats[("off", k - 1)], stats[("off", k)]
         d = tuple(on[i] - (before[i] + after[i]) / 2.0 for i in range(3))
         results.setdefault((size, arm), []).append((d, on, before, after))
+        if ("on", k) in cpu and ("off", k - 1) in cpu and ("off", k) in cpu:
+            offm = (cpu[("off", k - 1)] + cpu[("off", k)]) / 2.0
+            cpu_res.setdefault((size, arm), []).append((cpu[("on", k)] - offm, cpu[("on", k)], offm))
 
 if os.environ.get("KEEP_WINDOWS", "1") == "1":
     with open(os.path.join(work, "windows.csv"), "w") as f:
@@ -426,6 +474,25 @@ for s in sizes:
         flag = "" if len(l) == tot else " (%d rejected)" % (tot - len(l))
         w("| %s | %s | %s | %s | %s | %s | %.1f | %.1f | %d/%d%s | %s |" % (s, a, cells[0], cells[1], cells[2], cis, offp, onp, len(l), tot, flag, seen_s))
 w("")
+if cpu_res:
+    w("CPU per call (ns; SPIN=1: all %d CPUs' time but the SCHED_IDLE spinners' run time, over the window's calls); "
+      "*Δ*: on-window minus the mean of its two neighbouring off-windows, median [interquartile range] (min .. max), "
+      "95%% CI of the median:" % nproc)
+    w("")
+    w("| size | arm | off | on | Δ CPU per call | Δ 95% CI | windows |")
+    w("|---|---|---|---|---|---|---|")
+    for s in sizes:
+        for a in arms:
+            l = cpu_res.get((s, a))
+            if not l:
+                continue
+            v = sorted(x[0] for x in l)
+            q1, q3 = quart(v)
+            ci = ci_median(len(v))
+            w("| %s | %s | %.0f | %.0f | %+.0f [%+.0f, %+.0f] (%+.0f .. %+.0f) | %s | %d |" % (
+                s, a, med([x[2] for x in l]), med([x[1] for x in l]), med(v), q1, q3, v[0], v[-1],
+                "%+.0f .. %+.0f" % (v[ci[0] - 1], v[ci[1] - 1]) if ci else "-", len(v)))
+    w("")
 w("*tap saw*: the tap's count of calls over the client's between the tap's ready line and its SIGINT, lowest and highest over the windows (at least %s to count; more than 1 when it also saw calls of its start-up and its drain)." % meta["min_seen"])
 w("")
 if rejected:

@@ -4,6 +4,7 @@
 # SCHED_IDLE spinners, MTU-sized frames on the veth, the set-up and clean-up of a run. Sourced
 # after tests/lib/netns.sh; the caller sets:
 #   GIOPSCOPE, GIOPSCOPE_REF (attach_ref; attach_sys: GIOPSCOPE attach --syscall-hooks), AFP_OPTS (dpdk), SRV_PID (the server), and may set
+#   TC_FLOOR (the tc_* arms' bench/tc_floor, default $BUILD/bench/tc_floor),
 #   TAP_SETTLE (sleep after the tap says it is ready, default 0.5 s), TAP_DRAIN (sleep before
 #   the SIGINT that stops it, default 0.3 s), TAP_ATTACH_OPTS (more options for attach).
 # start_probe sets PROBE_PID ("" for none); SPINNERS lists the spinners' pids; the cleanup
@@ -68,6 +69,32 @@ start_probe() {
             "$bin" attach $hooks --pid "$SRV_PID" --pairs -o /dev/null --summary $TAP_ATTACH_OPTS 2>"$log" </dev/null &
             PROBE_PID=$!
             ns_wait_grep "$log" "^giopscope attach: following" "${ATTACH_START_S:-120}" || return 1 ;;
+        tc_empty|tc_headers|tc_ring|tc_ring2|tc_store|tc_batch|tc_clsact|tc_ringr|tc_ringr4|tc_batchr|tc_batch8|tc_stagew|tc_stagew8|tc_coldw)
+            # issue 16: bench/tc_floor, a tc program on the server veth's ingress and egress with
+            # none (empty), some (headers) or more (ring; store: the record into a per-CPU slot,
+            # not the ring) of the tap's per-packet work, as TCX
+            # links like attach's, or the empty one through a clsact qdisc (clsact); no reader,
+            # no summary (records pile up in its 256 MiB ring as under a frozen attach)
+            # tc_ringr, tc_ringr4: ring with a reader emptying it every 50 ms, as attach's, in a
+            # 64 MiB ring (attach's default) or a 4 MiB one; tc_ring2: a ring per direction;
+            # tc_batch: the records staged per CPU, a CPU's staged records one ring record (full
+            # 4 KiB area, 1 ms old, or its BPF timer); tc_batchr: that with tc_ringr's reader;
+            # tc_batch8: an area of 8 records; tc_stagew, tc_stagew8: batch's writes into the
+            # area (48 or 8 records in turn) without flushes or timer; tc_coldw: the record
+            # 80 bytes on each run in a 1 MiB area per CPU, no ring (a ring's cold lines alone)
+            local tcv=${arm#tc_} tco=""
+            case "$arm" in
+                tc_ringr) tcv=ring tco="-r 64 -c 50" ;;
+                tc_ringr4) tcv=ring tco="-r 4 -c 50" ;;
+                tc_batchr) tcv=batch tco="-r 64 -c 50" ;;
+                tc_batch8) tcv=batch tco="-n 8" ;;
+                tc_stagew8) tcv=stagew tco="-n 8" ;;
+            esac
+            # shellcheck disable=SC2086
+            ip netns exec "$NS_SRV" "${TC_FLOOR:-${BUILD:-build}/bench/tc_floor}" -i "$NS_VETH_SRV" -v "$tcv" $tco \
+                2>"$log" </dev/null &
+            PROBE_PID=$!
+            ns_wait_grep "$log" "^tc_floor: .*: ready" 15 || return 1 ;;
         dpdk)
             # the ring holds framecnt frames while the poller is away (docs/dpdk.md); on a shared 2-CPU
             # machine it is away for up to ~300 ms: 16384 frames of 2 KB (32 MiB) cover ~50k frames/s

@@ -643,6 +643,9 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			}
 		}
 	}
+	/* (a fault while the walker read a record: zeros it did not vouch for) */
+	if (rc != 0 && rc != -2 && !gs_stop_requested && gs_walk_cut())
+		rc = -2;
 	/* the capture's clock at the end of the walk, as a reader's tick after
 	 * its last frame: an engine with few records of the file keeps up */
 	if (!gs_stop_requested)

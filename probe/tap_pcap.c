@@ -189,6 +189,14 @@ enum gs_read_result gs_pcap_check_file(const char *path, char *err, size_t errle
 	return GS_READ_OK;
 }
 
+/* The regular file of `fp` is shorter now than the `size` it had when it was
+ * opened: truncated under the read (tcpdump -W rotating over it). */
+static bool cut_short(FILE *fp, off_t size)
+{
+	struct stat st;
+	return fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size < size;
+}
+
 /* `start` > 0: libpcap reads from that record on, the file's first `n0`
  * records having been read already (read --threads' walk, read_shards.c). */
 static enum gs_read_result read_file(const char *path, const struct sink *k, off_t start, uint64_t n0,
@@ -207,6 +215,7 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	struct fast_reader fr = { .fd = -1 };
 	bool fast = false;
 	struct gs_walk w;
+	bool walk;
 	int64_t ts;
 
 	if (is_stdin) {
@@ -248,7 +257,16 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 		*snaplen = pcap_snapshot(p);
 	/* a pipe cannot be handed back to libpcap at a record: stdin is libpcap's;
 	 * read --threads' reader (k->fn) gets only what its engines did not walk */
-	if (size > 0 && start == 0 && !k->fn && gs_walk_map_fd(&w, fileno(fp), dlt, pcap_snapshot(p))) {
+	/* pcapng only: a classic file goes faster through the pread reader below
+	 * (its kernel copy streams the file into a buffer that stays in the
+	 * cache, where the walk meets each page cold: def1m 1.20 against 1.31 s,
+	 * docs/benchmarks.md "one-thread read walks the mapped file") */
+	walk = size > 0 && start == 0 && !k->fn && gs_walk_map_fd(&w, fileno(fp), dlt, pcap_snapshot(p));
+	if (walk && !w.ng) {
+		gs_walk_close(&w);
+		walk = false;
+	}
+	if (walk) {
 		/* the file walked in place (pcap_walk.h), as read --threads does;
 		 * at a record the walker does not vouch for libpcap reads on from
 		 * it (where it is after its opening, when that is the first) */
@@ -271,6 +289,9 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 				drop_at = dropped + GS_WALK_KEEP + GS_WALK_DROP;
 			}
 		}
+		/* (a fault while the walker read a block: zeros it did not vouch for) */
+		if (wr != 1 && gs_walk_cut())
+			wr = -2;
 		gs_walk_close(&w);
 		if (wr == -2) {
 			snprintf(err, errlen, "%s: the file was cut short while it was read (after %llu packets)",
@@ -337,6 +358,11 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 		fr.buf = NULL;
 		if (gs_stop_requested || at == size)
 			goto done;
+		if (cut_short(fp, size)) {
+			snprintf(err, errlen, "%s: the file was cut short while it was read (after %llu packets)",
+				 path, (unsigned long long)n);
+			goto bad;
+		}
 		if (fseeko(fp, at, SEEK_SET) != 0) {
 			snprintf(err, errlen, "%s: %s (after %llu packets)", path, strerror(errno),
 				 (unsigned long long)n);

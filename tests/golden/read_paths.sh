@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Run by `make check-golden`: giopscope reads a capture file itself (mapped and
-# walked in place, probe/pcap_walk.c, probe/tap_pcap.c) and hands everything else
-# to libpcap: stdin, and, from that record on, any record it does not vouch for
+# Run by `make check-golden`: giopscope reads a classic pcap file itself (large
+# preads parsed in place, probe/tap_pcap.c) and hands everything else to libpcap:
+# stdin, pcapng, and, from that record on, any record it does not vouch for
 # (capture length above the snapshot length, a file cut short).  Reading a file
 # through stdin goes through libpcap only, so for every form of a capture
 # (tests/golden/pcap_forms.py: both byte orders, us and ns, a low or zero snapshot
@@ -66,22 +66,15 @@ if [ -f "$tmp/gen.le-ns.pcap" ] && python3 tests/golden/pcap_forms.py late-1ns "
 	if [ "$a" != "$b" ]; then ok "the comparison sees 1 ns (late-1ns read as a file vs le-ns on stdin)"
 	else ko "late-1ns read as a file = le-ns on stdin"; fi
 fi
-# and the two paths are really two: a file is mapped and walked in place (one
-# mmap of the file's size) and libpcap reads little of it (its header: a few
-# reads), stdin is not mapped and libpcap reads all of it (the dynamic loader's
-# few reads are in both counts)
+# and the two paths are really two: a file is read with pread (giopscope's
+# reader), stdin is not (libpcap's fread; the dynamic loader's few preads are
+# in both counts)
 if command -v strace >/dev/null; then
 	f=$tmp/gen.le-us.pcap
-	sz=$(stat -c %s "$f")
-	strace -f -e trace=mmap,read -o "$tmp/strace.f" "$GS" read "$f" >/dev/null 2>&1
-	strace -f -e trace=mmap,read -o "$tmp/strace.s" "$GS" read - <"$f" >/dev/null 2>&1
-	mf=$(grep -c "mmap(NULL, $sz, PROT_READ, MAP_PRIVATE" "$tmp/strace.f")
-	ms=$(grep -c "mmap(NULL, $sz, PROT_READ, MAP_PRIVATE" "$tmp/strace.s")
-	nf=$(grep -c ' read(' "$tmp/strace.f")
-	ns=$(grep -c ' read(' "$tmp/strace.s")
-	if [ "$mf" -eq 1 ] && [ "$ms" -eq 0 ] && [ "$ns" -gt $((nf + 10)) ]; then
-		ok "a file is mapped and walked (mapped $mf, $nf reads), stdin read by libpcap (mapped $ms, $ns reads)"
-	else ko "reader paths: a file mapped $mf times and $nf reads, stdin mapped $ms times and $ns reads (want 1, 0 and 10 reads more for stdin)"; fi
+	nf=$(strace -f -e trace=pread64 "$GS" read "$f" 2>&1 >/dev/null | grep -c '^pread64\|pread64(')
+	ns=$(strace -f -e trace=pread64 "$GS" read - <"$f" 2>&1 >/dev/null | grep -c '^pread64\|pread64(')
+	if [ "$nf" -gt $((ns + 10)) ]; then ok "a file is read by giopscope's reader ($nf preads), stdin by libpcap ($ns)"
+	else ko "reader paths: $nf preads for a file, $ns for stdin (want 10 more for the file)"; fi
 elif [ "${GIOPSCOPE_STRICT:-0}" = 1 ]; then
 	ko "strace is missing (scripts/install-deps.sh installs it)"
 else

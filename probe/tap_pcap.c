@@ -197,6 +197,15 @@ static bool cut_short(FILE *fp, off_t size)
 	return fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size < size;
 }
 
+/* The file starts with a pcapng section header block (its type, read with
+ * pread: libpcap's position is left alone). */
+static bool is_pcapng(FILE *fp)
+{
+	uint8_t m[4];
+	return pread(fileno(fp), m, sizeof m, 0) == (ssize_t)sizeof m && m[0] == 0x0a && m[1] == 0x0d &&
+	       m[2] == 0x0d && m[3] == 0x0a;
+}
+
 /* `start` > 0: libpcap reads from that record on, the file's first `n0`
  * records having been read already (read --threads' walk, read_shards.c). */
 static enum gs_read_result read_file(const char *path, const struct sink *k, off_t start, uint64_t n0,
@@ -261,7 +270,8 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	 * (its kernel copy streams the file into a buffer that stays in the
 	 * cache, where the walk meets each page cold: def1m 1.20 against 1.31 s,
 	 * docs/benchmarks.md "one-thread read walks the mapped file") */
-	walk = size > 0 && start == 0 && !k->fn && gs_walk_map_fd(&w, fileno(fp), dlt, pcap_snapshot(p));
+	walk = size > 0 && start == 0 && !k->fn && is_pcapng(fp) &&
+	       gs_walk_map_fd(&w, fileno(fp), dlt, pcap_snapshot(p));
 	if (walk && !w.ng) {
 		gs_walk_close(&w);
 		walk = false;

@@ -614,7 +614,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 		at = it.off;
 		if ((rc = gs_walk_next(w, &it, &r)) != 1)
 			break;
-		if (!gs_walk_rec_whole(&r)) {
+		if (gs_walk_cut()) {
 			rc = -2;
 			break;
 		}

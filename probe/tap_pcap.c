@@ -289,7 +289,7 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 			at = it.off;
 			if ((wr = gs_walk_next(&w, &it, &r)) != 1)
 				break;
-			if (!gs_walk_rec_whole(&r)) {
+			if (gs_walk_cut()) {
 				wr = -2;
 				break;
 			}

@@ -40,11 +40,10 @@ enum { POOL_SHIFT = 12, POOL_CHUNK = 1 << POOL_SHIFT, POOL_CHUNKS = 1 << 16, FRE
  * the one behind).  The summary alone needs no such wait: an engine that was
  * kept off its CPU does not hold the others up. */
 enum { STEP = 1024, LAG = 64 * 1024 };
-/* The mapped pages more than KEEP bytes behind an engine are given back by
- * it, in steps of DROP bytes, so that the mapping does not add the file to
- * the resident memory. */
-#define DROP ((size_t)256 << 10)
-#define KEEP ((size_t)256 << 10)
+/* The mapped pages more than GS_WALK_KEEP bytes behind an engine are given
+ * back by it (gs_walk_drop_behind), so that the mapping does not add the file
+ * to the resident memory; an engine behind it reads them in again from the
+ * page cache, and gives them back in turn. */
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 /* The progress line moves every PROGRESS packets, as tap_pcap.c draws it */
 #define PROGRESS ((uint64_t)1 << 16)
@@ -552,21 +551,6 @@ static void hand_over(struct shard *sh)
 		gs_bell_ring(&sh->S->bell);
 }
 
-/* The mapped pages more than KEEP bytes behind this engine: given back (an
- * engine behind it reads them in again from the page cache, and gives them
- * back in turn). */
-static void drop_behind(const struct gs_walk *w, size_t off, size_t *dropped)
-{
-	size_t lo;
-	if (off < KEEP + DROP)
-		return;
-	lo = (off - KEEP) & ~(DROP - 1);
-	if (lo > *dropped) {
-		madvise((void *)(uintptr_t)(w->base + *dropped), lo - *dropped, MADV_DONTNEED);
-		*dropped = lo;
-	}
-}
-
 static void walk_step(struct shard *sh, uint64_t no, int64_t now, size_t off)
 {
 	const struct gs_shards *S = sh->S;
@@ -634,7 +618,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 				say_ended(sh);
 		}
 		if ((no & (STEP - 1)) == 0) {
-			drop_behind(w, it.off, &dropped);
+			gs_walk_drop_behind(w, it.off, &dropped);
 			walk_step(sh, no, now, it.off);
 			if (gs_stop_requested) {
 				rc = -1;

@@ -596,12 +596,10 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	for (;;) {
 		int64_t before = now;
 		at = it.off;
-		if ((rc = gs_walk_next(w, &it, &r)) != 1)
+		/* (a record read from the zero pages of a file cut short is not
+		 * handed over) */
+		if ((rc = gs_walk_next(w, &it, &r)) != 1 || gs_walk_cut())
 			break;
-		if (gs_walk_cut()) {
-			rc = -2;
-			break;
-		}
 		no++;
 		if (first == 0)
 			first = r.ts;
@@ -627,14 +625,11 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			}
 		}
 	}
-	/* (a fault while the walker read a record: zeros it did not vouch for) */
-	if (rc != 0 && rc != -2 && !gs_stop_requested && gs_walk_cut())
-		rc = -2;
 	/* the capture's clock at the end of the walk, as a reader's tick after
 	 * its last frame: an engine with few records of the file keeps up */
 	if (!gs_stop_requested)
 		clock_to(sh, now, 2 * no + 1);
-	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .cut = rc == -2,
+	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .cut = gs_walk_cut(),
 				     .off = at };
 	say_walked(sh, no, it.off);
 	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
@@ -1067,8 +1062,7 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 		prog->packets += res.no - before;
 		if (prog->enabled && prog->last_print_ns)
 			gs_read_progress_line(prog, path, -1, 0, true);
-		snprintf(err, errlen, "%s: the file was cut short while it was read (after %llu packets)", path,
-			 (unsigned long long)res.no);
+		gs_read_cut_short(err, errlen, path, res.no);
 		return GS_READ_BAD_INPUT;
 	}
 	if (res.stopped && !gs_stop_requested && res.no == before)

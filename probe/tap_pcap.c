@@ -197,6 +197,12 @@ static bool cut_short(FILE *fp, off_t size)
 	return fstat(fileno(fp), &st) == 0 && S_ISREG(st.st_mode) && st.st_size < size;
 }
 
+void gs_read_cut_short(char *err, size_t errlen, const char *path, uint64_t n)
+{
+	snprintf(err, errlen, "%s: the file was cut short while it was read (after %llu packets)", path,
+		 (unsigned long long)n);
+}
+
 /* The file starts with a pcapng section header block (its type, read with
  * pread: libpcap's position is left alone). */
 static bool is_pcapng(FILE *fp)
@@ -265,17 +271,13 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	if (snaplen)
 		*snaplen = pcap_snapshot(p);
 	/* a pipe cannot be handed back to libpcap at a record: stdin is libpcap's;
-	 * read --threads' reader (k->fn) gets only what its engines did not walk */
-	/* pcapng only: a classic file goes faster through the pread reader below
-	 * (its kernel copy streams the file into a buffer that stays in the
-	 * cache, where the walk meets each page cold: def1m 1.20 against 1.31 s,
-	 * docs/benchmarks.md "one-thread read walks the mapped file") */
+	 * read --threads' reader (k->fn) gets only what its engines did not walk.
+	 * Walked: pcapng only; a classic file goes faster through the pread
+	 * reader below (its kernel copy streams the file into a buffer that stays
+	 * in the cache, where the walk meets each page cold: def1m 1.20 against
+	 * 1.31 s, docs/benchmarks.md "one-thread read walks the mapped file") */
 	walk = size > 0 && start == 0 && !k->fn && is_pcapng(fp) &&
 	       gs_walk_map_fd(&w, fileno(fp), dlt, pcap_snapshot(p));
-	if (walk && !w.ng) {
-		gs_walk_close(&w);
-		walk = false;
-	}
 	if (walk) {
 		/* the file walked in place (pcap_walk.h), as read --threads does;
 		 * at a record the walker does not vouch for libpcap reads on from
@@ -287,25 +289,19 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 		gs_walk_start(&w, &it);
 		while (!gs_stop_requested) {
 			at = it.off;
-			if ((wr = gs_walk_next(&w, &it, &r)) != 1)
+			/* (a record read from the zero pages of a file cut short is
+			 * not handed over) */
+			if ((wr = gs_walk_next(&w, &it, &r)) != 1 || gs_walk_cut())
 				break;
-			if (gs_walk_cut()) {
-				wr = -2;
-				break;
-			}
 			feed(k, prog, path, dlt, r.ts, r.data, r.caplen, r.len, ++n, (off_t)it.off, NULL, size);
 			if (it.off >= drop_at) {
 				gs_walk_drop_behind(&w, it.off, &dropped);
 				drop_at = dropped + GS_WALK_KEEP + GS_WALK_DROP;
 			}
 		}
-		/* (a fault while the walker read a block: zeros it did not vouch for) */
-		if (wr != 1 && gs_walk_cut())
-			wr = -2;
 		gs_walk_close(&w);
-		if (wr == -2) {
-			snprintf(err, errlen, "%s: the file was cut short while it was read (after %llu packets)",
-				 path, (unsigned long long)n);
+		if (gs_walk_cut()) {
+			gs_read_cut_short(err, errlen, path, n);
 			goto bad;
 		}
 		if (gs_stop_requested)
@@ -369,8 +365,7 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 		if (gs_stop_requested || at == size)
 			goto done;
 		if (cut_short(fp, size)) {
-			snprintf(err, errlen, "%s: the file was cut short while it was read (after %llu packets)",
-				 path, (unsigned long long)n);
+			gs_read_cut_short(err, errlen, path, n);
 			goto bad;
 		}
 		if (fseeko(fp, at, SEEK_SET) != 0) {

@@ -26,6 +26,10 @@ struct gs_read_progress {
  * with `last` at the end of a file when it drew one. */
 void gs_read_progress_line(struct gs_read_progress *p, const char *path, off_t pos, off_t size, bool last);
 
+/* The one-line error of a capture file cut short while it was read (truncated
+ * under the read), after `n` packets: the readers' and the walks' alike. */
+void gs_read_cut_short(char *err, size_t errlen, const char *path, uint64_t n);
+
 /* Whether `path` opens for reading (and is not a folder), before any output is touched:
  * GS_READ_OK, or GS_READ_CANNOT_OPEN with `err` holding the same one-line reason
  * gs_pcap_read_file would give.  "-" (stdin) is always GS_READ_OK. */

@@ -38,12 +38,12 @@ enum { POOL_SHIFT = 12, POOL_CHUNK = 1 << POOL_SHIFT, POOL_CHUNKS = 1 << 16, FRE
  * over and says how far it is; when the output is ordered it waits while it
  * is more than LAG records ahead of another (the calls the merge holds for
  * the one behind).  The summary alone needs no such wait: an engine that was
- * kept off its CPU does not hold the others up. */
+ * kept off its CPU holds the others up only past DROP_LAG bytes of the file
+ * (the mapped pages behind it are kept for it). */
 enum { STEP = 1024, LAG = 64 * 1024 };
-/* The mapped pages more than GS_WALK_KEEP bytes behind an engine are given
- * back by it (gs_walk_drop_behind), so that the mapping does not add the file
- * to the resident memory; an engine behind it reads them in again from the
- * page cache, and gives them back in turn. */
+/* The mapped pages more than GS_WALK_KEEP bytes behind the engine furthest
+ * behind are given back (drop_behind), so that the mapping does not add the
+ * file to the resident memory. */
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 /* The progress line moves every PROGRESS packets, as tap_pcap.c draws it */
 #define PROGRESS ((uint64_t)1 << 16)

@@ -551,7 +551,8 @@ static bool ahead(const struct shard *sh, uint64_t no, size_t off, uint64_t lag)
 {
 	if (gs_stop_requested)
 		return false;
-	return (!sh->has_st && no > others_walked(sh) + lag) || off > others_off(sh) + DROP_LAG;
+	/* (others_off is SIZE_MAX with no other engine: compared, never added to) */
+	return (!sh->has_st && no > others_walked(sh) + lag) || (off > DROP_LAG && off - DROP_LAG > others_off(sh));
 }
 
 static void say_walked(struct shard *sh, uint64_t no, size_t off)

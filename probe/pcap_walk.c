@@ -133,11 +133,7 @@ int gs_walk_next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_wa
 			r->data = p + 28;
 			r->caplen = caplen;
 			r->len = len;
-			/* the next block, and the one after if it is as long (next_classic) */
-			__builtin_prefetch(w->base + it->off);
-			__builtin_prefetch(w->base + it->off + 64);
-			if (it->off + blen < w->size)
-				__builtin_prefetch(w->base + it->off + blen);
+			gs_walk_ahead_(w->base, w->size, it, it->off);
 			return 1;
 		case BT_SPB:
 			/* no time stamp; the captured length: the packet's, at most the snapshot's */
@@ -151,6 +147,7 @@ int gs_walk_next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_wa
 			r->data = p + 12;
 			r->caplen = caplen;
 			r->len = len;
+			gs_walk_ahead_(w->base, w->size, it, it->off);
 			return 1;
 		case BT_IDB:
 			/* link type (16 bits), reserved, snapshot length, options */

@@ -137,7 +137,12 @@ void gs_walk_drop_behind(const struct gs_walk *w, size_t off, size_t *dropped)
 		return;
 	lo = (off - GS_WALK_KEEP) & ~(GS_WALK_DROP - 1);
 	if (lo > *dropped) {
-		madvise((void *)(uintptr_t)(w->base + *dropped), lo - *dropped, MADV_DONTNEED);
+		gs_walk_give_back(w, *dropped, lo);
 		*dropped = lo;
 	}
+}
+
+void gs_walk_give_back(const struct gs_walk *w, size_t from, size_t to)
+{
+	madvise((void *)(uintptr_t)(w->base + from), to - from, MADV_DONTNEED);
 }

@@ -38,12 +38,12 @@ enum { POOL_SHIFT = 12, POOL_CHUNK = 1 << POOL_SHIFT, POOL_CHUNKS = 1 << 16, FRE
  * over and says how far it is; when the output is ordered it waits while it
  * is more than LAG records ahead of another (the calls the merge holds for
  * the one behind).  The summary alone needs no such wait: an engine that was
- * kept off its CPU does not hold the others up. */
+ * kept off its CPU holds the others up only past DROP_LAG bytes of the file
+ * (the mapped pages behind it are kept for it). */
 enum { STEP = 1024, LAG = 64 * 1024 };
-/* The mapped pages more than GS_WALK_KEEP bytes behind an engine are given
- * back by it (gs_walk_drop_behind), so that the mapping does not add the file
- * to the resident memory; an engine behind it reads them in again from the
- * page cache, and gives them back in turn. */
+/* The mapped pages more than GS_WALK_KEEP bytes behind the engine furthest
+ * behind are given back (drop_behind), so that the mapping does not add the
+ * file to the resident memory. */
 #define TICK UINT32_MAX   /* an entry that only moves the clock */
 /* The progress line moves every PROGRESS packets, as tap_pcap.c draws it */
 #define PROGRESS ((uint64_t)1 << 16)
@@ -169,6 +169,7 @@ struct gs_shards {
 	bool ordered, finished;
 	bool window_full;               /* the calls waiting came near the order window */
 	bool progress;                  /* a progress line is drawn: engines ring every PROGRESS records */
+	_Atomic size_t dropped;         /* the walk: the mapped pages before it were given back (drop_behind) */
 	struct gs_intern final;
 	bool has_final;
 	struct gs_stats *dst_stats;     /* summary only: the engines' statistics go there at the end */
@@ -525,6 +526,35 @@ static uint64_t others_walked(const struct shard *sh)
 	return m;
 }
 
+/* The offset of the engine furthest behind (at its last step) but this one. */
+static size_t others_off(const struct shard *sh)
+{
+	size_t m = SIZE_MAX;
+	for (unsigned i = 0; i < sh->S->n; i++) {
+		size_t o;
+		if (&sh->S->sh[i] == sh)
+			continue;
+		o = atomic_load(&sh->S->sh[i].walked_off);
+		if (o < m)
+			m = o;
+	}
+	return m;
+}
+
+/* The mapped pages stay given back behind the engine furthest behind
+ * (drop_behind): an engine more than DROP_LAG bytes ahead of another waits
+ * for it, even for the summary alone (else a loaded machine keeping one
+ * engine off its CPU would let the other map the file as it goes). */
+#define DROP_LAG ((size_t)4 << 20)
+
+static bool ahead(const struct shard *sh, uint64_t no, size_t off, uint64_t lag)
+{
+	if (gs_stop_requested)
+		return false;
+	/* (others_off is SIZE_MAX with no other engine: compared, never added to) */
+	return (!sh->has_st && no > others_walked(sh) + lag) || (off > DROP_LAG && off - DROP_LAG > others_off(sh));
+}
+
 static void say_walked(struct shard *sh, uint64_t no, size_t off)
 {
 	atomic_store(&sh->walked_off, off);
@@ -566,14 +596,45 @@ static void walk_step(struct shard *sh, uint64_t no, int64_t now, size_t off)
 	 * records adds calls the capture had not brought yet at theirs, and
 	 * writes calls early that one engine kept in order) */
 	lag = S->window > 0 && shard_queued(sh) + S->window / 4 > sh->win ? STEP : LAG;
-	/* ahead of another engine: wait for it (it never waits for us then) */
-	while (!sh->has_st && !gs_stop_requested && no > others_walked(sh) + lag) {
+	/* ahead of another engine: wait for it (it never waits for us then:
+	 * each says how far it is before it waits) */
+	while (ahead(sh, no, off, lag)) {
 		unsigned seen = gs_bell_seq(&sh->bell);
 		atomic_store(&sh->lagging, 1);
-		if (no > others_walked(sh) + lag && !gs_stop_requested)
+		if (ahead(sh, no, off, lag))
 			gs_bell_wait(&sh->bell, seen);
 		atomic_store(&sh->lagging, 0);
 	}
+}
+
+/* Gives back the mapped pages behind the engine furthest behind (each at
+ * its last step, this one at `off`), once, by whichever engine gets there
+ * first.  (Each giving back the pages behind itself, a page the other had
+ * still to walk was mapped again, by a fault, and given back twice, each
+ * time with the other CPU's TLB flushed by an interrupt: a quarter of read
+ * --threads 2's CPU time on def1m went to the kernel's faults and
+ * madvise.)  So that the pages mapped stay few, an engine waits while it
+ * is more than DROP_LAG bytes ahead of another (walk_step).  The pages go
+ * back DROP_STEP bytes at a time: each madvise interrupts the other CPUs
+ * the engines run on to flush their TLBs, a cost by the call, not by the
+ * page (256 KiB steps: 7% of the CPU time in those interrupts). */
+#define DROP_STEP ((size_t)2 << 20)
+static void drop_behind(struct shard *sh, const struct gs_walk *w, size_t off)
+{
+	struct gs_shards *S = sh->S;
+	size_t low = off, d, to;
+	for (unsigned i = 0; i < S->n; i++) {
+		size_t o = atomic_load(&S->sh[i].walked_off);
+		if (&S->sh[i] != sh && o < low)
+			low = o;
+	}
+	d = atomic_load(&S->dropped);
+	if (low < d + GS_WALK_KEEP + DROP_STEP)
+		return;
+	to = (low - GS_WALK_KEEP) & ~(DROP_STEP - 1);
+	/* the range is this engine's once it moved `dropped` on */
+	if (atomic_compare_exchange_strong(&S->dropped, &d, to))
+		gs_walk_give_back(w, d, to);
 }
 
 /* Every record of the file: this engine's own (by the connection, as pick
@@ -589,7 +650,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	struct gs_walk_rec r;
 	uint64_t no = b->total;
 	int64_t now = b->now, first = b->first_ts;
-	size_t at, dropped = 0;
+	size_t at;
 	int rc;
 
 	gs_walk_start(w, &it);
@@ -616,7 +677,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 				say_ended(sh);
 		}
 		if ((no & (STEP - 1)) == 0) {
-			gs_walk_drop_behind(w, it.off, &dropped);
+			drop_behind(sh, w, it.off);
 			walk_step(sh, no, now, it.off);
 			if (gs_stop_requested) {
 				rc = -1;
@@ -1017,11 +1078,15 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	if (S->n == 1 || !gs_walk_open_file(path, &w))
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
 	S->progress = prog->enabled;
-	/* every engine walks the whole file, after the frames it was given */
+	/* every engine walks the whole file, after the frames it was given
+	 * (each engine's offset at 0 before any starts: drop_behind reads them) */
+	atomic_store(&S->dropped, 0);
+	for (unsigned i = 0; i < S->n; i++) {
+		atomic_store(&S->sh[i].walked, S->packets);
+		atomic_store(&S->sh[i].walked_off, 0);
+	}
 	for (unsigned i = 0; i < S->n; i++) {
 		struct shard *sh = &S->sh[i];
-		atomic_store(&sh->walked, S->packets);
-		atomic_store(&sh->walked_off, 0);
 		in_send(sh);
 		sh->cur_in = in_get(S, sh);
 		sh->cur_in->walk = &w;

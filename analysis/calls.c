@@ -515,6 +515,33 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 	c->rtx_mark = x->rtx_mark;
 }
 
+/* The fields the summary reads (gs_engine_summary_records), into a record
+ * whose other fields are 0 and stay so. */
+static inline __attribute__((always_inline)) void assemble_summary(const struct gs_ocall *o,
+								   const struct gs_cext *x, struct gs_call *c)
+{
+	c->op = o->op;
+	c->kind = o->kind;
+	c->flags = o->flags;
+	c->outcome = o->outcome;
+	c->t_request_first = o->t_request_first;
+	c->t_request_last = o->t_request_last;
+	if (!x) {
+		c->reply_type = 0;
+		c->status = 0;
+		c->gap_fills = 0;
+		c->fill_wait_ns = 0;
+		c->t_reply_first = c->t_reply_last = 0;
+		return;
+	}
+	c->reply_type = x->reply_type;
+	c->status = x->status;
+	c->gap_fills = x->gap_fills;
+	c->fill_wait_ns = x->fill_wait_ns;
+	c->t_reply_first = x->t_reply_first;
+	c->t_reply_last = x->t_reply_last;
+}
+
 /* Frees a call's slot (and side record); inline where each written call goes. */
 static inline __attribute__((always_inline)) void release(struct gs_engine *e, uint32_t idx)
 {
@@ -567,7 +594,12 @@ static void emit_top(struct gs_engine *e)
 {
 	uint32_t idx = out_pop(e);
 	struct gs_call rec, *c = &rec;
-	assemble(e, &e->calls[idx], c);
+	if (e->lean) {
+		c = &e->lean_rec;
+		assemble_summary(&e->calls[idx], gs_cx_peek(e, &e->calls[idx]), c);
+	} else {
+		assemble(e, &e->calls[idx], c);
+	}
 	e->hold.serial = 0; /* a hold is for the top until it changes: serials wrap */
 	if (e->cfg.ordered && c->t_request_first < e->last_emitted_t)
 		e->cnt.rows_out_of_order++; /* only an ordered output can be out of order */

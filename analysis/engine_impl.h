@@ -347,6 +347,10 @@ struct gs_engine {
 	uint32_t serial;
 	int64_t last_emitted_t;
 	bool finishing;
+	/* gs_engine_summary_records: the calls go out in lean_rec, whose other
+	 * fields stay 0 (calloc'd with the engine) */
+	bool lean;
+	struct gs_call lean_rec;
 };
 
 /* The next ended call out, in output order (out_n > 0): the first of a run

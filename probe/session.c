@@ -255,6 +255,12 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 	emit(s, s->e, c, t);
 }
 
+bool gs_session_summary_only(const struct gs_session *s)
+{
+	return !s->call_hook && !s->opt.pairs && !s->extras && !s->no_stats && s->stats.by == GS_BY_OP &&
+	       !s->stats.parts;
+}
+
 static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct gs_session *s = arg;

@@ -664,22 +664,6 @@ static bool settled(const struct gs_engine *e, const struct gs_ocall *c)
 	return f->dir[c->dir].ack_max >= c->req_off1;
 }
 
-/* The top of the queue was not settled at the last drain: what it waits for
- * (see struct gs_drain_hold).  It is still the top, its connection is still
- * there and still lacks the acknowledgement, and the linger has not passed:
- * it still waits, as settled() would say, without reading the call records. */
-static bool still_held(const struct gs_engine *e)
-{
-	const struct gs_drain_hold *h = &e->hold;
-	const struct gs_flow *f;
-	if (h->serial == 0 || gs_out_top(e)->serial != h->serial)
-		return false;
-	if (e->now - h->t_done >= e->cfg.linger_ns)
-		return false;
-	f = &e->flows[h->flow];
-	return f->in_use && f->gen == h->gen && f->dir[h->dir].ack_max < h->need;
-}
-
 /* Notes what the unsettled top (attached, with a side record) waits for. */
 static void hold(struct gs_engine *e, const struct gs_ocall *c, const struct gs_cext *x)
 {
@@ -696,12 +680,14 @@ static void hold(struct gs_engine *e, const struct gs_ocall *c, const struct gs_
 /* Writes the queued calls that can be written: settled (acknowledged, or ended
  * at least `linger` ago) and, when ordered, started before every call that may
  * still appear (unless more than `order_window` calls are queued). */
-void gs_calls_drain(struct gs_engine *e, bool all)
+static inline __attribute__((always_inline)) void drain(struct gs_engine *e, bool all, bool tested)
 {
 	while (e->out_n > 0) {
 		const struct gs_ocall *top;
-		if (!all && still_held(e))
+		/* `tested`: the caller found the top not held (gs_calls_held) */
+		if (!all && !tested && gs_calls_held(e))
 			break;
+		tested = false;
 		top = &e->calls[gs_out_top(e)->idx];
 		if (!all) {
 			const struct gs_cext *x = gs_cx_peek(e, top);
@@ -723,6 +709,16 @@ void gs_calls_drain(struct gs_engine *e, bool all)
 		}
 		emit_top(e);
 	}
+}
+
+void gs_calls_drain(struct gs_engine *e, bool all)
+{
+	drain(e, all, false);
+}
+
+void gs_calls_drain_unheld(struct gs_engine *e)
+{
+	drain(e, false, true);
 }
 
 uint32_t gs_call_alloc(struct gs_engine *e)

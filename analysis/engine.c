@@ -378,8 +378,10 @@ settled:
 	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
 		gs_flow_end(e, f, false);
 	expire_due(e);
-	if (e->out_n) /* a call per packet at most: skip the call when none waits */
-		gs_calls_drain(e, false);
+	/* a call per packet at most: skip the call when none waits, or when the
+	 * first waits for what it waited for at the last packet */
+	if (e->out_n && !gs_calls_held(e))
+		gs_calls_drain_unheld(e);
 }
 
 void gs_engine_segment(struct gs_engine *e, int64_t ts, const struct gs_segment *s)

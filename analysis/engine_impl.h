@@ -360,6 +360,24 @@ static inline const struct gs_heap_ent *gs_out_top(const struct gs_engine *e)
 	return e->out_src < 0 ? &e->heap_mem[e->n_calls - 1] : &e->run_first[e->out_src];
 }
 
+/* The top of the queue was not settled at the last drain: what it waits for
+ * (see struct gs_drain_hold).  It is still the top, its connection is still
+ * there and still lacks the acknowledgement, and the linger has not passed:
+ * it still waits, as the drain's settled() would say, without reading the
+ * call records.  Inline in the per-packet path: most packets find the top
+ * held, and then cost no call of gs_calls_drain. */
+static inline bool gs_calls_held(const struct gs_engine *e)
+{
+	const struct gs_drain_hold *h = &e->hold;
+	const struct gs_flow *f;
+	if (h->serial == 0 || gs_out_top(e)->serial != h->serial)
+		return false;
+	if (e->now - h->t_done >= e->cfg.linger_ns)
+		return false;
+	f = &e->flows[h->flow];
+	return f->in_use && f->gen == h->gen && f->dir[h->dir].ack_max < h->need;
+}
+
 /* flows.c: the connection of a packet whose connection hash (flow_hash.h) is
  * h, and the packet's direction in it; created when there is none and `create`
  * (the least recently active gives way when the table is full), else NULL. */
@@ -589,6 +607,8 @@ static inline struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t f
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);
 void gs_calls_drain(struct gs_engine *e, bool all);
+/* gs_calls_drain(e, false) once the caller found gs_calls_held false. */
+void gs_calls_drain_unheld(struct gs_engine *e);
 void gs_call_release(struct gs_engine *e, uint32_t idx);
 void gs_call_discard(struct gs_engine *e, uint32_t idx);
 void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t_request_first);

@@ -97,7 +97,8 @@ void gs_engine_tick(struct gs_engine *e, int64_t now_ns);
 /* The sink reads only what the summary by operation reads (gs_stats_add_call:
  * op, kind, flags, outcome, reply_type, status, gap_fills, fill_wait_ns and the
  * four instants): each call is handed over with just those fields written, the
- * rest 0.  `read` without rows or extras (issue 19: assembling the whole
+ * rest 0, and the evidence only the tail analysis reads (queued, Nagle) is not
+ * gathered.  `read` without rows or extras (issue 19: assembling the whole
  * record was about a tenth of its own work on the echo mix). */
 void gs_engine_summary_records(struct gs_engine *e);
 

@@ -341,7 +341,21 @@ struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t
 	return NULL;
 }
 
-static void index_put(struct gs_engine *e, uint32_t idx)
+/* The open call idx is in the index (open_remove's test, the other way). */
+static bool indexed(const struct gs_engine *e, uint32_t idx)
+{
+	const struct gs_ocall *c = &e->calls[idx];
+	const struct gs_flow *f;
+	if (c->where != GS_CALL_OPEN)
+		return false;
+	if (!c->attached)
+		return true;
+	f = &e->flows[c->flow];
+	return !(f->in_use && f->gen == c->flow_gen && f->dir[c->dir].open_solo &&
+		 f->dir[c->dir].last_call == idx);
+}
+
+static void index_insert(struct gs_engine *e, uint32_t idx)
 {
 	uint32_t i = call_hash(&e->calls[idx]) & e->open_mask;
 	while (e->open_index[i])
@@ -349,10 +363,29 @@ static void index_put(struct gs_engine *e, uint32_t idx)
 	e->open_index[i] = idx + 1;
 }
 
+/* The index in use doubles (see open_mask): what it held is put again from
+ * the call records, which say which calls it holds.  A walk of the slots ever
+ * used, a few times a run at most (log2 of the growth). */
+static __attribute__((noinline)) void index_grow(struct gs_engine *e)
+{
+	memset(e->open_index, 0, ((size_t)e->open_mask + 1) * sizeof *e->open_index);
+	e->open_mask = e->open_mask * 2 + 1;
+	for (uint32_t k = 0; k < e->call_hwm; k++)
+		if (indexed(e, k))
+			index_insert(e, k);
+}
+
+static void index_put(struct gs_engine *e, uint32_t idx)
+{
+	e->open_indexed++;
+	index_insert(e, idx);
+}
+
 static void index_del(struct gs_engine *e, uint32_t idx)
 {
 	uint32_t mask = e->open_mask;
 	uint32_t i = call_hash(&e->calls[idx]) & mask;
+	e->open_indexed--;
 	while (e->open_index[i] != idx + 1)
 		i = (i + 1) & mask;
 	for (;;) {
@@ -379,6 +412,11 @@ static void index_del(struct gs_engine *e, uint32_t idx)
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 {
 	struct gs_ocall *c = &e->calls[idx];
+	/* room for the two entries a call may bring (itself, and the call it
+	 * joins on its direction), made while the records say what is in the
+	 * index: this one is not open yet */
+	if (e->open_indexed + 2 > (e->open_mask + 1) / 4 && e->open_mask < e->open_mask_max)
+		index_grow(e);
 	e->open_count++;
 	c->where = GS_CALL_OPEN;
 	if (c->attached) {

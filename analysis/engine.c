@@ -145,8 +145,9 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->calls = calloc(e->n_calls, sizeof *e->calls);
 	e->cext = calloc(e->n_calls, sizeof *e->cext);
 	e->cext_free = GS_NONE;
-	e->open_mask = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
-	e->open_index = calloc((size_t)e->open_mask + 1, sizeof *e->open_index);
+	e->open_mask_max = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
+	e->open_mask = e->open_mask_max < GS_OPEN_INDEX_START - 1 ? e->open_mask_max : GS_OPEN_INDEX_START - 1;
+	e->open_index = calloc((size_t)e->open_mask_max + 1, sizeof *e->open_index);
 	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
 	e->wm_heap = e->heap_mem;
 	e->wm_kept = cfg->ordered || cfg->reply_timeout_ns > 0;

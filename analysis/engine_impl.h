@@ -317,7 +317,15 @@ struct gs_engine {
 	uint32_t call_free;         /* free list through flow_next */
 	uint32_t call_hwm;          /* slots ever used */
 	uint32_t *open_index;       /* (flow, gen, dir, request id) -> call + 1 */
-	uint32_t open_mask;
+	/* The index is allocated for every call slot (open_mask_max + 1 entries,
+	 * twice the slots) but used from its start, open_mask + 1 entries, doubled
+	 * as it fills past a quarter (calls.c): the blocks its hash spreads request
+	 * ids over then lie in a few pages, not all over 8 MiB (by default), where
+	 * each probe was a TLB miss and each first touch of a page two faults
+	 * (echo1m: 4,000 of its 5,000). */
+	uint32_t open_mask, open_mask_max;
+	uint32_t open_indexed;      /* entries in the index */
+#define GS_OPEN_INDEX_START 4096
 	uint32_t open_count;
 	/* One array of n_calls entries holds both heaps: the open calls' from its
 	 * start, the ended calls' from its end (out_heap[i] is heap_mem[n_calls-1-i]

@@ -375,6 +375,14 @@ static __attribute__((noinline)) void index_grow(struct gs_engine *e)
 			index_insert(e, k);
 }
 
+/* Room for the two entries a call may bring (itself, and the call it joins on
+ * its direction). */
+static inline void index_room(struct gs_engine *e)
+{
+	if (e->open_indexed + 2 > (e->open_mask + 1) / 4 && e->open_mask < e->open_mask_max)
+		index_grow(e);
+}
+
 static void index_put(struct gs_engine *e, uint32_t idx)
 {
 	e->open_indexed++;
@@ -412,18 +420,15 @@ static void index_del(struct gs_engine *e, uint32_t idx)
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 {
 	struct gs_ocall *c = &e->calls[idx];
-	/* room for the two entries a call may bring (itself, and the call it
-	 * joins on its direction), made while the records say what is in the
-	 * index: this one is not open yet */
-	if (e->open_indexed + 2 > (e->open_mask + 1) / 4 && e->open_mask < e->open_mask_max)
-		index_grow(e);
 	e->open_count++;
-	c->where = GS_CALL_OPEN;
+	/* index_room before the call is marked open: the records then say which
+	 * calls the index holds (index_grow) */
 	if (c->attached) {
 		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
 		if (dr->open_n == 0) {
 			dr->open_solo = true;
 		} else {
+			index_room(e);
 			if (dr->open_solo)
 				index_put(e, dr->last_call);
 			dr->open_solo = false;
@@ -432,8 +437,10 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 		dr->open_n++;
 		dr->last_call = idx;
 	} else {
+		index_room(e);
 		index_put(e, idx);
 	}
+	c->where = GS_CALL_OPEN;
 	wm_push(e, idx);
 }
 
@@ -689,7 +696,7 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 /* A queued call may still gain retransmissions until the other side has
  * acknowledged its last bytes (or `linger` has passed): a copy sent after that
  * would be a spurious retransmission, which the capture rarely holds. */
-static bool settled(const struct gs_engine *e, const struct gs_ocall *c)
+static inline __attribute__((always_inline)) bool settled(const struct gs_engine *e, const struct gs_ocall *c)
 {
 	const struct gs_flow *f;
 	if (!c->attached)

@@ -427,9 +427,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 	if (dr->missing)
 		c->flags |= GS_CF_CAPTURE_LOSS;
 	message_times(e, dr, c, idx);
-	/* the tail analysis's evidence: no sink of summary records reads it */
-	if (!e->lean)
-		gs_evidence_nagle(e, c, dr, ts, dr->msg_half);
+	gs_evidence_nagle(e, c, dr, ts, dr->msg_half);
 	if (dr->msg_half == 0) {
 		if (!dr->more_frags) {
 			c->flags &= ~(uint32_t)GS_CF_REQ_FRAG;
@@ -445,8 +443,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 			c->flags &= ~(uint32_t)GS_CF_REP_FRAG;
 			c->flags |= GS_CF_REP_DONE;
 			if (!(c->flags & GS_CF_PARKED)) {
-				if (!e->lean)
-					gs_evidence_queued(e, f, c);
+				gs_evidence_queued(e, f, c);
 				/* The request is still being delivered (its last bytes held
 				 * behind a hole, or missing from the capture): the call ends
 				 * with it, so that its completion and any loss are on it. */

@@ -341,7 +341,21 @@ struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t
 	return NULL;
 }
 
-static void index_put(struct gs_engine *e, uint32_t idx)
+/* The open call idx is in the index (open_remove's test, the other way). */
+static bool indexed(const struct gs_engine *e, uint32_t idx)
+{
+	const struct gs_ocall *c = &e->calls[idx];
+	const struct gs_flow *f;
+	if (c->where != GS_CALL_OPEN)
+		return false;
+	if (!c->attached)
+		return true;
+	f = &e->flows[c->flow];
+	return !(f->in_use && f->gen == c->flow_gen && f->dir[c->dir].open_solo &&
+		 f->dir[c->dir].last_call == idx);
+}
+
+static void index_insert(struct gs_engine *e, uint32_t idx)
 {
 	uint32_t i = call_hash(&e->calls[idx]) & e->open_mask;
 	while (e->open_index[i])
@@ -349,10 +363,37 @@ static void index_put(struct gs_engine *e, uint32_t idx)
 	e->open_index[i] = idx + 1;
 }
 
+/* The index in use doubles (see open_mask): what it held is put again from
+ * the call records, which say which calls it holds.  A walk of the slots ever
+ * used, a few times a run at most (log2 of the growth). */
+static __attribute__((noinline)) void index_grow(struct gs_engine *e)
+{
+	memset(e->open_index, 0, ((size_t)e->open_mask + 1) * sizeof *e->open_index);
+	e->open_mask = e->open_mask * 2 + 1;
+	for (uint32_t k = 0; k < e->call_hwm; k++)
+		if (indexed(e, k))
+			index_insert(e, k);
+}
+
+/* Room for the two entries a call may bring (itself, and the call it joins on
+ * its direction). */
+static inline void index_room(struct gs_engine *e)
+{
+	if (e->open_indexed + 2 > (e->open_mask + 1) / 4 && e->open_mask < e->open_mask_max)
+		index_grow(e);
+}
+
+static void index_put(struct gs_engine *e, uint32_t idx)
+{
+	e->open_indexed++;
+	index_insert(e, idx);
+}
+
 static void index_del(struct gs_engine *e, uint32_t idx)
 {
 	uint32_t mask = e->open_mask;
 	uint32_t i = call_hash(&e->calls[idx]) & mask;
+	e->open_indexed--;
 	while (e->open_index[i] != idx + 1)
 		i = (i + 1) & mask;
 	for (;;) {
@@ -380,12 +421,14 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 {
 	struct gs_ocall *c = &e->calls[idx];
 	e->open_count++;
-	c->where = GS_CALL_OPEN;
+	/* index_room before the call is marked open: the records then say which
+	 * calls the index holds (index_grow) */
 	if (c->attached) {
 		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
 		if (dr->open_n == 0) {
 			dr->open_solo = true;
 		} else {
+			index_room(e);
 			if (dr->open_solo)
 				index_put(e, dr->last_call);
 			dr->open_solo = false;
@@ -394,8 +437,10 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 		dr->open_n++;
 		dr->last_call = idx;
 	} else {
+		index_room(e);
 		index_put(e, idx);
 	}
+	c->where = GS_CALL_OPEN;
 	wm_push(e, idx);
 }
 
@@ -515,6 +560,33 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 	c->rtx_mark = x->rtx_mark;
 }
 
+/* The fields the summary reads (gs_engine_summary_records), into a record
+ * whose other fields are 0 and stay so. */
+static inline __attribute__((always_inline)) void assemble_summary(const struct gs_ocall *o,
+								   const struct gs_cext *x, struct gs_call *c)
+{
+	c->op = o->op;
+	c->kind = o->kind;
+	c->flags = o->flags;
+	c->outcome = o->outcome;
+	c->t_request_first = o->t_request_first;
+	c->t_request_last = o->t_request_last;
+	if (!x) {
+		c->reply_type = 0;
+		c->status = 0;
+		c->gap_fills = 0;
+		c->fill_wait_ns = 0;
+		c->t_reply_first = c->t_reply_last = 0;
+		return;
+	}
+	c->reply_type = x->reply_type;
+	c->status = x->status;
+	c->gap_fills = x->gap_fills;
+	c->fill_wait_ns = x->fill_wait_ns;
+	c->t_reply_first = x->t_reply_first;
+	c->t_reply_last = x->t_reply_last;
+}
+
 /* Frees a call's slot (and side record); inline where each written call goes. */
 static inline __attribute__((always_inline)) void release(struct gs_engine *e, uint32_t idx)
 {
@@ -567,7 +639,12 @@ static void emit_top(struct gs_engine *e)
 {
 	uint32_t idx = out_pop(e);
 	struct gs_call rec, *c = &rec;
-	assemble(e, &e->calls[idx], c);
+	if (e->lean) {
+		c = &e->lean_rec;
+		assemble_summary(&e->calls[idx], gs_cx_peek(e, &e->calls[idx]), c);
+	} else {
+		assemble(e, &e->calls[idx], c);
+	}
 	e->hold.serial = 0; /* a hold is for the top until it changes: serials wrap */
 	if (e->cfg.ordered && c->t_request_first < e->last_emitted_t)
 		e->cnt.rows_out_of_order++; /* only an ordered output can be out of order */
@@ -619,7 +696,7 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 /* A queued call may still gain retransmissions until the other side has
  * acknowledged its last bytes (or `linger` has passed): a copy sent after that
  * would be a spurious retransmission, which the capture rarely holds. */
-static bool settled(const struct gs_engine *e, const struct gs_ocall *c)
+static inline __attribute__((always_inline)) bool settled(const struct gs_engine *e, const struct gs_ocall *c)
 {
 	const struct gs_flow *f;
 	if (!c->attached)
@@ -630,22 +707,6 @@ static bool settled(const struct gs_engine *e, const struct gs_ocall *c)
 	if (c->flags & GS_CF_REP_SEEN)
 		return f->dir[!c->dir].ack_max >= gs_cx_peek(e, c)->rep_off1;
 	return f->dir[c->dir].ack_max >= c->req_off1;
-}
-
-/* The top of the queue was not settled at the last drain: what it waits for
- * (see struct gs_drain_hold).  It is still the top, its connection is still
- * there and still lacks the acknowledgement, and the linger has not passed:
- * it still waits, as settled() would say, without reading the call records. */
-static bool still_held(const struct gs_engine *e)
-{
-	const struct gs_drain_hold *h = &e->hold;
-	const struct gs_flow *f;
-	if (h->serial == 0 || gs_out_top(e)->serial != h->serial)
-		return false;
-	if (e->now - h->t_done >= e->cfg.linger_ns)
-		return false;
-	f = &e->flows[h->flow];
-	return f->in_use && f->gen == h->gen && f->dir[h->dir].ack_max < h->need;
 }
 
 /* Notes what the unsettled top (attached, with a side record) waits for. */
@@ -664,12 +725,14 @@ static void hold(struct gs_engine *e, const struct gs_ocall *c, const struct gs_
 /* Writes the queued calls that can be written: settled (acknowledged, or ended
  * at least `linger` ago) and, when ordered, started before every call that may
  * still appear (unless more than `order_window` calls are queued). */
-void gs_calls_drain(struct gs_engine *e, bool all)
+static inline __attribute__((always_inline)) void drain(struct gs_engine *e, bool all, bool tested)
 {
 	while (e->out_n > 0) {
 		const struct gs_ocall *top;
-		if (!all && still_held(e))
+		/* `tested`: the caller found the top not held (gs_calls_held) */
+		if (!all && !tested && gs_calls_held(e))
 			break;
+		tested = false;
 		top = &e->calls[gs_out_top(e)->idx];
 		if (!all) {
 			const struct gs_cext *x = gs_cx_peek(e, top);
@@ -691,6 +754,16 @@ void gs_calls_drain(struct gs_engine *e, bool all)
 		}
 		emit_top(e);
 	}
+}
+
+void gs_calls_drain(struct gs_engine *e, bool all)
+{
+	drain(e, all, false);
+}
+
+void gs_calls_drain_unheld(struct gs_engine *e)
+{
+	drain(e, false, true);
 }
 
 uint32_t gs_call_alloc(struct gs_engine *e)

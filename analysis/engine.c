@@ -145,8 +145,9 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->calls = calloc(e->n_calls, sizeof *e->calls);
 	e->cext = calloc(e->n_calls, sizeof *e->cext);
 	e->cext_free = GS_NONE;
-	e->open_mask = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
-	e->open_index = calloc((size_t)e->open_mask + 1, sizeof *e->open_index);
+	e->open_mask_max = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
+	e->open_mask = e->open_mask_max < GS_OPEN_INDEX_START - 1 ? e->open_mask_max : GS_OPEN_INDEX_START - 1;
+	e->open_index = calloc((size_t)e->open_mask_max + 1, sizeof *e->open_index);
 	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
 	e->wm_heap = e->heap_mem;
 	e->wm_kept = cfg->ordered || cfg->reply_timeout_ns > 0;
@@ -378,8 +379,10 @@ settled:
 	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
 		gs_flow_end(e, f, false);
 	expire_due(e);
-	if (e->out_n) /* a call per packet at most: skip the call when none waits */
-		gs_calls_drain(e, false);
+	/* a call per packet at most: skip the call when none waits, or when the
+	 * first waits for what it waited for at the last packet */
+	if (e->out_n && !gs_calls_held(e))
+		gs_calls_drain_unheld(e);
 }
 
 void gs_engine_segment(struct gs_engine *e, int64_t ts, const struct gs_segment *s)
@@ -458,6 +461,11 @@ void gs_engine_finish(struct gs_engine *e)
 			gs_flow_end(e, f, false);
 	}
 	gs_calls_drain(e, true);
+}
+
+void gs_engine_summary_records(struct gs_engine *e)
+{
+	e->lean = true;
 }
 
 const struct gs_counters *gs_engine_counters(const struct gs_engine *e) { return &e->cnt; }

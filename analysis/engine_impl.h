@@ -221,22 +221,32 @@ struct gs_ocall {
 	uint8_t attached;
 };
 
-/* The rest of a call (see struct gs_ocall); zero but for `exception` when taken. */
+/* The rest of a call (see struct gs_ocall); zero but for `exception` when taken.
+ * Its first 60 bytes are what a queued call is read for when it is written
+ * (the drain's linger and settled tests, the summary's fields, the free list):
+ * a record then costs one or two cache lines, not three (issue 19, echo1m: the
+ * calls wait behind a thousand connections' and are cold when written). */
 struct gs_cext {
 	int64_t t_reply_first, t_reply_last;
 	int64_t t_done;        /* capture time at which the call ended (not kept while finishing) */
+	uint64_t rep_off1;
+	int64_t fill_wait_ns;
+	uint32_t status, gap_fills;
+	uint32_t next_free;
+	uint32_t exception;
+	uint8_t reply_type, completion, nagle_half, has_ep;
+	uint32_t minor_code;
+	/* the rest: evidence, the endpoints of a call that outlived its connection */
 	uint64_t reply_bytes;
-	uint64_t rep_off0, rep_off1;
-	int64_t rtx_cost_ns, fill_wait_ns, queued_ns, nagle_ns, zero_window_ns;
+	uint64_t rep_off0;
+	int64_t rtx_cost_ns, queued_ns, nagle_ns, zero_window_ns;
 	struct gs_endpoint client, server; /* when has_ep: the call outlived its connection's slot */
-	uint32_t status, exception, minor_code;
-	uint32_t retransmits, gap_fills;
+	uint32_t retransmits;
 	uint32_t queued_rid, queued_op;
 	uint32_t rep_seq_base;
 	uint32_t rtx_mark;     /* the last retransmitted range charged to this call */
-	uint32_t next_free;
-	uint8_t reply_type, completion, nagle_half, has_ep;
 };
+_Static_assert(offsetof(struct gs_cext, minor_code) + 4 <= 64, "struct gs_cext: its first line");
 
 /* What the first call in output order waits for, noted when gs_calls_drain
  * found it unsettled: the peer's acknowledgement of `need` on direction `dir`
@@ -317,7 +327,15 @@ struct gs_engine {
 	uint32_t call_free;         /* free list through flow_next */
 	uint32_t call_hwm;          /* slots ever used */
 	uint32_t *open_index;       /* (flow, gen, dir, request id) -> call + 1 */
-	uint32_t open_mask;
+	/* The index is allocated for every call slot (open_mask_max + 1 entries,
+	 * twice the slots) but used from its start, open_mask + 1 entries, doubled
+	 * as it fills past a quarter (calls.c): the blocks its hash spreads request
+	 * ids over then lie in a few pages, not all over 8 MiB (by default), where
+	 * each probe was a TLB miss and each first touch of a page two faults
+	 * (echo1m: 4,000 of its 5,000). */
+	uint32_t open_mask, open_mask_max;
+	uint32_t open_indexed;      /* entries in the index */
+#define GS_OPEN_INDEX_START 4096
 	uint32_t open_count;
 	/* One array of n_calls entries holds both heaps: the open calls' from its
 	 * start, the ended calls' from its end (out_heap[i] is heap_mem[n_calls-1-i]
@@ -347,6 +365,10 @@ struct gs_engine {
 	uint32_t serial;
 	int64_t last_emitted_t;
 	bool finishing;
+	/* gs_engine_summary_records: the calls go out in lean_rec, whose other
+	 * fields stay 0 (calloc'd with the engine) */
+	bool lean;
+	struct gs_call lean_rec;
 };
 
 /* The next ended call out, in output order (out_n > 0): the first of a run
@@ -354,6 +376,24 @@ struct gs_engine {
 static inline const struct gs_heap_ent *gs_out_top(const struct gs_engine *e)
 {
 	return e->out_src < 0 ? &e->heap_mem[e->n_calls - 1] : &e->run_first[e->out_src];
+}
+
+/* The top of the queue was not settled at the last drain: what it waits for
+ * (see struct gs_drain_hold).  It is still the top, its connection is still
+ * there and still lacks the acknowledgement, and the linger has not passed:
+ * it still waits, as the drain's settled() would say, without reading the
+ * call records.  Inline in the per-packet path: most packets find the top
+ * held, and then cost no call of gs_calls_drain. */
+static inline bool gs_calls_held(const struct gs_engine *e)
+{
+	const struct gs_drain_hold *h = &e->hold;
+	const struct gs_flow *f;
+	if (h->serial == 0 || gs_out_top(e)->serial != h->serial)
+		return false;
+	if (e->now - h->t_done >= e->cfg.linger_ns)
+		return false;
+	f = &e->flows[h->flow];
+	return f->in_use && f->gen == h->gen && f->dir[h->dir].ack_max < h->need;
 }
 
 /* flows.c: the connection of a packet whose connection hash (flow_hash.h) is
@@ -585,6 +625,8 @@ static inline struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t f
 void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
 void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);
 void gs_calls_drain(struct gs_engine *e, bool all);
+/* gs_calls_drain(e, false) once the caller found gs_calls_held false. */
+void gs_calls_drain_unheld(struct gs_engine *e);
 void gs_call_release(struct gs_engine *e, uint32_t idx);
 void gs_call_discard(struct gs_engine *e, uint32_t idx);
 void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t_request_first);

@@ -99,7 +99,8 @@ void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_
 		       uint8_t half)
 {
 	int64_t gap = ts - dr->msg_prev_seg_ts;
-	if (!dr->msg_prev_seg_ts || gap < GS_NAGLE_MIN_NS)
+	/* the tail analysis's evidence: no sink of summary records reads it */
+	if (e->lean || !dr->msg_prev_seg_ts || gap < GS_NAGLE_MIN_NS)
 		return;
 	if (dr->peer_ack_ts < dr->msg_prev_seg_ts || dr->peer_ack_ts > ts)
 		return;
@@ -133,7 +134,10 @@ void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_
 void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall *c)
 {
 	struct gs_dir *rq = &f->dir[c->dir];
-	struct gs_cext *x = gs_cx(e, c); /* its reply has ended: it has one */
+	struct gs_cext *x;
+	if (e->lean) /* as gs_evidence_nagle */
+		return;
+	x = gs_cx(e, c); /* its reply has ended: it has one */
 	if (rq->done_valid && rq->done_t_req_first > c->t_request_first)
 		rq->served_concurrently = true;
 	if (rq->done_valid && !rq->served_concurrently && rq->done_t_req_first < c->t_request_first &&

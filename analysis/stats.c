@@ -97,8 +97,11 @@ static inline void count_rare(uint64_t *all, uint64_t *g)
 		(*g)++;
 }
 
-static void account(struct gs_group *g, struct gs_group *all, const struct gs_call *c)
+/* Inline in each caller: a call of the summary is one function call, not three. */
+static inline __attribute__((always_inline)) void account(struct gs_stats *s, struct gs_group *g,
+							   const struct gs_call *c)
 {
+	struct gs_group *all = &s->all;
 	bool answered = (c->flags & GS_CF_REP_SEEN) && c->outcome == GS_OUT_REPLY;
 	all->calls++;
 	if (g)
@@ -119,6 +122,12 @@ static void account(struct gs_group *g, struct gs_group *all, const struct gs_ca
 	all->answered++;
 	if (g) {
 		g->answered++;
+		if (!s->folded) {
+			/* the whole's histograms take it at gs_stats_fold */
+			gs_hist_record(&g->total, c->t_reply_last - c->t_request_first);
+			gs_hist_record(&g->server, c->t_reply_first - c->t_request_last);
+			return;
+		}
 		gs_hist_record2(&g->total, &all->total, c->t_reply_last - c->t_request_first);
 		gs_hist_record2(&g->server, &all->server, c->t_reply_first - c->t_request_last);
 	} else {
@@ -127,7 +136,13 @@ static void account(struct gs_group *g, struct gs_group *all, const struct gs_ca
 	}
 }
 
-static struct gs_group *group_for(struct gs_stats *s, uint32_t key, uint8_t kind)
+static __attribute__((noinline)) struct gs_group *group_new(struct gs_stats *s, uint32_t slot, uint32_t key,
+							     uint8_t kind);
+
+/* The group of a key: found inline (every call but a group's first), made,
+ * or the overflow group, out of line. */
+static inline __attribute__((always_inline)) struct gs_group *group_for(struct gs_stats *s, uint32_t key,
+									 uint8_t kind)
 {
 	uint32_t slot;
 	/* LocateRequests have no operation: give them a key of their own */
@@ -137,6 +152,11 @@ static struct gs_group *group_for(struct gs_stats *s, uint32_t key, uint8_t kind
 		slot = key < s->max_keys - 1 ? key : GS_NONE;
 	if (slot != GS_NONE && s->by_key[slot])
 		return &s->groups[s->by_key[slot] - 1];
+	return group_new(s, slot, key, kind);
+}
+
+static struct gs_group *group_new(struct gs_stats *s, uint32_t slot, uint32_t key, uint8_t kind)
+{
 	if (slot != GS_NONE && s->n < s->max && group_init(&s->groups[s->n], key, kind) == 0) {
 		s->by_key[slot] = ++s->n;
 		return &s->groups[s->n - 1];
@@ -153,7 +173,7 @@ static struct gs_group *group_for(struct gs_stats *s, uint32_t key, uint8_t kind
 void gs_stats_add(struct gs_stats *s, const struct gs_call *c)
 {
 	struct gs_group *g = group_for(s, c->op, c->kind);
-	account(g, &s->all, c);
+	account(s, g, c);
 }
 
 int gs_group_by_parse(const char *s)
@@ -244,7 +264,7 @@ void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, cons
 	/* by operation, no parts: what gs_stats_add_call_parts does then, without
 	 * the frame its labels need */
 	if (s->by == GS_BY_OP || !s->has_labels) {
-		account(group_for(s, c->op, c->kind), &s->all, c);
+		account(s, group_for(s, c->op, c->kind), c);
 		return;
 	}
 	gs_stats_add_call_parts(s, strings, c, NULL);
@@ -260,7 +280,7 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 	struct gs_group *g;
 	if (s->by == GS_BY_OP || !s->has_labels) {
 		g = group_for(s, c->op, c->kind);
-		account(g, &s->all, c);
+		account(s, g, c);
 		goto parts;
 	}
 	switch (s->by) {
@@ -289,7 +309,7 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 		n = sizeof label - 1;
 	id = gs_intern(&s->labels, label, n);
 	g = group_for(s, id == GS_INTERN_FULL ? GS_NONE : id, GS_KIND_REQUEST);
-	account(g, &s->all, c);
+	account(s, g, c);
 parts:
 	if (!p || !s->parts || (!p->sched && !p->orb))
 		return;
@@ -337,9 +357,35 @@ static void group_merge(struct gs_group *g, const struct gs_group *src)
 	gs_hist_merge(&g->server, &src->server);
 }
 
+/* The groups' latencies into the whole's histograms (to is s->all, or the
+ * destination's of a merge). */
+static void fold_groups(struct gs_group *to, const struct gs_stats *s)
+{
+	for (uint32_t i = 0; i < s->n; i++) {
+		gs_hist_merge(&to->total, &s->groups[i].total);
+		gs_hist_merge(&to->server, &s->groups[i].server);
+	}
+	if (s->other != GS_NONE) {
+		gs_hist_merge(&to->total, &s->groups[s->other].total);
+		gs_hist_merge(&to->server, &s->groups[s->other].server);
+	}
+}
+
+void gs_stats_fold(struct gs_stats *s)
+{
+	if (s->folded)
+		return;
+	fold_groups(&s->all, s);
+	s->folded = true;
+}
+
 void gs_stats_merge(struct gs_stats *s, const struct gs_stats *src, uint32_t (*map)(void *arg, uint32_t key),
 		    void *arg)
 {
+	/* the groups merged here reach the whole's histograms through src's
+	 * whole (and its groups while src is not folded), not through s's
+	 * groups: s is folded first */
+	gs_stats_fold(s);
 	for (uint32_t i = 0; i < src->n; i++) {
 		const struct gs_group *sg = &src->groups[i];
 		struct gs_group *g = group_for(s, map(arg, sg->key), sg->kind);
@@ -358,4 +404,6 @@ void gs_stats_merge(struct gs_stats *s, const struct gs_stats *src, uint32_t (*m
 			group_merge(&s->groups[s->other], so);
 	}
 	group_merge(&s->all, &src->all);
+	if (!src->folded) /* what src's whole has not taken yet */
+		fold_groups(&s->all, src);
 }

@@ -54,7 +54,14 @@ struct gs_stats {
 	uint32_t max_keys;
 	uint32_t other;        /* index of (other), GS_NONE until needed */
 	uint64_t other_calls;
+	/* The whole's counters take every call; its histograms, until folded,
+	 * only the latencies of calls without a group: gs_stats_fold adds the
+	 * groups' then, and from then on each call goes to both (issue 19: two
+	 * histogram records and bucket lines a call less).  Whoever reads
+	 * all.total or all.server folds first; gs_stats_merge folds the
+	 * destination and takes an unfolded source's groups into the whole. */
 	struct gs_group all;
+	bool folded;
 	enum gs_group_by by;
 	struct gs_intern labels;  /* group labels when not by operation */
 	bool has_labels;
@@ -79,6 +86,8 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 /* Adds the groups of `src` (by operation, another engine's names) into `s`
  * (read --threads: one gs_stats a thread, merged at the end); `map` turns a
  * key of src into one of s.  Groups beyond s's bound go to (other). */
+/* Adds the groups' latencies to the whole's histograms, once (see `folded`). */
+void gs_stats_fold(struct gs_stats *s);
 void gs_stats_merge(struct gs_stats *s, const struct gs_stats *src, uint32_t (*map)(void *arg, uint32_t key),
 		    void *arg);
 /* The label of a group, printable, into buf. */

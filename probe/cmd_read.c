@@ -66,6 +66,10 @@ static int read_files(const struct gs_session_opts *o, int n, char **files)
 	int status = 0, snaplen = 0, rc;
 	if (gs_session_open(&s, o, "read") != 0)
 		return 2;
+	/* one engine whose calls only feed the summary: it writes just the summary's
+	 * fields of each (--threads: read_shards.c keeps its own summaries) */
+	if (!s.shards && gs_session_summary_only(&s))
+		gs_engine_summary_records(s.e);
 	/* no progress line where the rows themselves appear (the same terminal) */
 	prog.enabled = s.tty && !s.rows_tty;
 	for (int i = 0; i < n; i++) {

@@ -255,6 +255,12 @@ void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct
 	emit(s, s->e, c, t);
 }
 
+bool gs_session_summary_only(const struct gs_session *s)
+{
+	return !s->call_hook && !s->opt.pairs && !s->extras && !s->no_stats && s->stats.by == GS_BY_OP &&
+	       !s->stats.parts;
+}
+
 static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct gs_session *s = arg;
@@ -393,6 +399,7 @@ static void progress(struct gs_session *s, int64_t mono, const struct gs_drops *
 	double rate = secs > 0 ? (double)(s->calls - s->progress_calls) / secs : 0;
 	const struct gs_counters *c = gs_engine_counters(s->e);
 	char p99[32] = "-";
+	gs_stats_fold(&s->stats);
 	if (s->stats.all.total.total)
 		snprintf(p99, sizeof p99, "%.1f us", (double)gs_hist_quantile(&s->stats.all.total, 0.99) / 1e3);
 	int n = snprintf(s->progress_text, sizeof s->progress_text,
@@ -471,6 +478,7 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 		/* with threads: the names numbered as one engine would (ties in the table) */
 		const struct gs_intern *names = s->shards ? gs_shards_summary_strings(s->shards, &s->stats) :
 						  gs_engine_strings(s->e);
+		gs_stats_fold(&s->stats);
 		if (!s->opt.pairs)
 			gs_summary_write(s->out, s->text ? GS_SUM_TEXT : s->fmt == GS_PAIRS_CSV ? GS_SUM_CSV : GS_SUM_JSONL,
 					 &s->stats, c, names, &info);

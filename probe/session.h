@@ -121,6 +121,9 @@ void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops
 /* Counts, adds to the statistics and writes one ended call (`t`: attach's
  * syscall instants, or NULL). */
 void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t);
+/* The calls go to the summary by operation alone (no rows, no extras, no hook,
+ * no parts): gs_engine_summary_records may be asked for. */
+bool gs_session_summary_only(const struct gs_session *s);
 /* True once --duration or --count is reached. */
 bool gs_session_done(const struct gs_session *s);
 /* Ends every open call and writes the summary, the tail, the intervals, the report and

@@ -512,12 +512,21 @@ static uint32_t ring_count(struct gs_ring *r)
 
 static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint32_t caplen, uint32_t len);
 
+/* An engine whose walk ended holds no other back: where it stopped early (a
+ * file cut short under the walks, a record the walker does not vouch for)
+ * the others stop too, at their own next record, and must get there (an
+ * engine waiting for it would wait for ever). */
+static bool walked_all(const struct shard *o)
+{
+	return atomic_load_explicit(&o->walk_done, memory_order_acquire) != 0;
+}
+
 static uint64_t others_walked(const struct shard *sh)
 {
 	uint64_t m = UINT64_MAX;
 	for (unsigned i = 0; i < sh->S->n; i++) {
 		uint64_t w;
-		if (&sh->S->sh[i] == sh)
+		if (&sh->S->sh[i] == sh || walked_all(&sh->S->sh[i]))
 			continue;
 		w = atomic_load(&sh->S->sh[i].walked);
 		if (w < m)
@@ -532,7 +541,7 @@ static size_t others_off(const struct shard *sh)
 	size_t m = SIZE_MAX;
 	for (unsigned i = 0; i < sh->S->n; i++) {
 		size_t o;
-		if (&sh->S->sh[i] == sh)
+		if (&sh->S->sh[i] == sh || walked_all(&sh->S->sh[i]))
 			continue;
 		o = atomic_load(&sh->S->sh[i].walked_off);
 		if (o < m)
@@ -549,10 +558,18 @@ static size_t others_off(const struct shard *sh)
 
 static bool ahead(const struct shard *sh, uint64_t no, size_t off, uint64_t lag)
 {
-	if (gs_stop_requested)
+	if (gs_stop_requested || gs_walk_cut())
 		return false;
 	/* (others_off is SIZE_MAX with no other engine: compared, never added to) */
 	return (!sh->has_st && no > others_walked(sh) + lag) || (off > DROP_LAG && off - DROP_LAG > others_off(sh));
+}
+
+/* The engines waiting for this one (walk_step) look again. */
+static void wake_lagging(const struct shard *sh)
+{
+	for (unsigned i = 0; i < sh->S->n; i++)
+		if (&sh->S->sh[i] != sh && atomic_load(&sh->S->sh[i].lagging))
+			gs_bell_ring(&sh->S->sh[i].bell);
 }
 
 static void say_walked(struct shard *sh, uint64_t no, size_t off)
@@ -562,9 +579,7 @@ static void say_walked(struct shard *sh, uint64_t no, size_t off)
 	/* the reader draws the progress line (it sleeps while the engines walk) */
 	if (sh->S->progress && (no & (PROGRESS - 1)) == 0)
 		gs_bell_ring(&sh->S->bell);
-	for (unsigned i = 0; i < sh->S->n; i++)
-		if (&sh->S->sh[i] != sh && atomic_load(&sh->S->sh[i].lagging))
-			gs_bell_ring(&sh->S->sh[i].bell);
+	wake_lagging(sh);
 }
 
 /* The calls so far to the merge, with the floor behind them. */
@@ -694,6 +709,8 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 				     .off = at };
 	say_walked(sh, no, it.off);
 	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
+	/* done, it holds none back (walked_all): one waiting for it goes on */
+	wake_lagging(sh);
 }
 
 static void *shard_main(void *arg)

@@ -4,9 +4,10 @@
 # SIGBUS the mapping raises (probe/pcap_walk_file.c), nor end quietly as if the file had
 # ended, but stop with one line naming the file (ours, or libpcap's "truncated ..." when the
 # cut lands inside a record it then reads), exit 1, and keep every row written before it
-# whole. The file is truncated once the read is in it (mapped: /proc/PID/maps; or read past
-# its first MiB: /proc/PID/fdinfo), to 0 bytes and to a middle offset: classic pcap with one
-# thread (the pread reader) and two (the engines' walk), pcapng with one (the walk).
+# whole. The file is truncated once the read is in it: it has the file open and its rows
+# have filled a pipe nobody drains yet (its writer blocked there), so however loaded the
+# machine, the read cannot end before the cut; to 0 bytes and to a middle offset: classic pcap
+# with one thread (the pread reader) and two (the engines' walk), pcapng with one (the walk).
 # Exit 0 pass, 1 fail.
 set -u
 cd "$(dirname "$0")/../.."
@@ -24,30 +25,56 @@ bad() { fail=$((fail + 1)); echo "FAIL $*"; }
 editcap -F pcapng "$WORK/src.pcap" "$WORK/src.pcapng" || { echo "FAIL editcap"; exit 1; }
 cols=$("$GS" read -q "$WORK/src.pcap" --pairs --format csv 2>/dev/null | head -1 | tr ',' '\n' | wc -l)
 
-# in_file PID FILE OUT: the read is in FILE: it has it mapped, or has written 2000 rows
+# in_file PID FILE: the read has FILE open (or mapped: the walks close it) and one of its
+# threads waits to write into the full pipe
 in_file() {
-	grep -q "$2" "/proc/$1/maps" 2>/dev/null && return 0
-	[ "$(wc -l < "$3")" -gt 2000 ]
+	{ ls -l "/proc/$1/fd" 2>/dev/null | grep -q -- "$2" || grep -q -- "$2" "/proc/$1/maps" 2>/dev/null; } &&
+		cat "/proc/$1/task/"*/wchan 2>/dev/null | grep -q pipe_write
 }
-
 # cut THREADS SIZE FORM: read a copy, truncate it to SIZE once the read is in it
 cut_case() {
-	local t=$1 size=$2 form=$3 label="$3, --threads $1, cut to $2 bytes" i rc
+	local t=$1 size=$2 form=$3 label="$3, --threads $1, cut to $2 bytes" i rc cpid
 	cp "$WORK/src.$form" "$WORK/a.$form"
-	"$GS" read -q --threads "$t" "$WORK/a.$form" --pairs --format csv > "$WORK/out" 2> "$WORK/err" &
+	rm -f "$WORK/fifo"
+	mkfifo "$WORK/fifo"
+	# the shell holds the pipe open for reading (and writing: the open does not wait) and
+	# drains nothing until the cut
+	exec 3<> "$WORK/fifo"
+	"$GS" read -q --threads "$t" "$WORK/a.$form" --pairs --format csv > "$WORK/fifo" 2> "$WORK/err" 3>&- &
 	pid=$!
-	for ((i = 0; i < 4000; i++)); do
-		in_file "$pid" "$WORK/a.$form" "$WORK/out" && break
+	for ((i = 0; i < 2000; i++)); do
+		in_file "$pid" "$WORK/a.$form" && break
 		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.002
+		sleep 0.005
 	done
-	if ! in_file "$pid" "$WORK/a.$form" "$WORK/out"; then
+	if ! in_file "$pid" "$WORK/a.$form"; then
+		exec 3>&-
+		kill "$pid" 2>/dev/null
 		wait "$pid"; pid=
-		bad "$label: the read was never seen in the file"
+		bad "$label: the read was never seen blocked in the file"
 		return
 	fi
 	truncate -s "$size" "$WORK/a.$form"
+	# the pipe drained from a read-only end (the read-write one would keep it from ending),
+	# opened before the shell lets go of its own: the read never meets a pipe without reader
+	exec 4< "$WORK/fifo"
+	cat <&4 > "$WORK/out" 3>&- 4<&- &
+	cpid=$!
+	exec 3>&- 4<&-
+	# bounded: a read that hangs after the cut (an engine waiting for one that stopped)
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -9 "$pid" 2>/dev/null
+		wait "$pid"; pid=
+		wait "$cpid"
+		bad "$label: still running 60 s after the cut (hung)"
+		return
+	fi
 	wait "$pid"; rc=$?; pid=
+	wait "$cpid"
 	if [ "$rc" -gt 128 ]; then
 		bad "$label: killed by signal $((rc - 128))"; return
 	fi

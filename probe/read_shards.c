@@ -558,10 +558,14 @@ static size_t others_off(const struct shard *sh)
 
 static bool ahead(const struct shard *sh, uint64_t no, size_t off, uint64_t lag)
 {
+	uint64_t w;
 	if (gs_stop_requested || gs_walk_cut())
 		return false;
-	/* (others_off is SIZE_MAX with no other engine: compared, never added to) */
-	return (!sh->has_st && no > others_walked(sh) + lag) || (off > DROP_LAG && off - DROP_LAG > others_off(sh));
+	/* (others_walked and others_off are the MAX with no other engine still
+	 * walking: compared, never added to) */
+	if (!sh->has_st && (w = others_walked(sh)) != UINT64_MAX && no > w + lag)
+		return true;
+	return off > DROP_LAG && off - DROP_LAG > others_off(sh);
 }
 
 /* The engines waiting for this one (walk_step) look again. */

@@ -521,33 +521,26 @@ static bool walked_all(const struct shard *o)
 	return atomic_load_explicit(&o->walk_done, memory_order_acquire) != 0;
 }
 
-static uint64_t others_walked(const struct shard *sh)
+/* How far the engine furthest behind but this one is, among those still
+ * walking, at its last step: its records and its offset (the MAX of each with
+ * none). */
+static void others_min(const struct shard *sh, uint64_t *no, size_t *off)
 {
-	uint64_t m = UINT64_MAX;
+	*no = UINT64_MAX;
+	*off = SIZE_MAX;
 	for (unsigned i = 0; i < sh->S->n; i++) {
+		const struct shard *o = &sh->S->sh[i];
 		uint64_t w;
-		if (&sh->S->sh[i] == sh || walked_all(&sh->S->sh[i]))
+		size_t f;
+		if (o == sh || walked_all(o))
 			continue;
-		w = atomic_load(&sh->S->sh[i].walked);
-		if (w < m)
-			m = w;
+		w = atomic_load(&o->walked);
+		f = atomic_load(&o->walked_off);
+		if (w < *no)
+			*no = w;
+		if (f < *off)
+			*off = f;
 	}
-	return m;
-}
-
-/* The offset of the engine furthest behind (at its last step) but this one. */
-static size_t others_off(const struct shard *sh)
-{
-	size_t m = SIZE_MAX;
-	for (unsigned i = 0; i < sh->S->n; i++) {
-		size_t o;
-		if (&sh->S->sh[i] == sh || walked_all(&sh->S->sh[i]))
-			continue;
-		o = atomic_load(&sh->S->sh[i].walked_off);
-		if (o < m)
-			m = o;
-	}
-	return m;
 }
 
 /* The mapped pages stay given back behind the engine furthest behind
@@ -559,13 +552,14 @@ static size_t others_off(const struct shard *sh)
 static bool ahead(const struct shard *sh, uint64_t no, size_t off, uint64_t lag)
 {
 	uint64_t w;
+	size_t o;
 	if (gs_stop_requested || gs_walk_cut())
 		return false;
-	/* (others_walked and others_off are the MAX with no other engine still
-	 * walking: compared, never added to) */
-	if (!sh->has_st && (w = others_walked(sh)) != UINT64_MAX && no > w + lag)
+	others_min(sh, &w, &o);
+	/* (the MAX with no other engine still walking: compared, never added to) */
+	if (!sh->has_st && w != UINT64_MAX && no > w + lag)
 		return true;
-	return off > DROP_LAG && off - DROP_LAG > others_off(sh);
+	return off > DROP_LAG && off - DROP_LAG > o;
 }
 
 /* The engines waiting for this one (walk_step) look again. */
@@ -641,12 +635,11 @@ static void walk_step(struct shard *sh, uint64_t no, int64_t now, size_t off)
 static void drop_behind(struct shard *sh, const struct gs_walk *w, size_t off)
 {
 	struct gs_shards *S = sh->S;
-	size_t low = off, d, to;
-	for (unsigned i = 0; i < S->n; i++) {
-		size_t o = atomic_load(&S->sh[i].walked_off);
-		if (&S->sh[i] != sh && o < low)
-			low = o;
-	}
+	size_t low, d, to;
+	uint64_t no;
+	others_min(sh, &no, &low);
+	if (off < low)
+		low = off;
 	d = atomic_load(&S->dropped);
 	if (low < d + GS_WALK_KEEP + DROP_STEP)
 		return;

@@ -36,11 +36,12 @@ static uint32_t intern_span(struct gs_engine *e, struct gs_span s)
 
 /* Most requests of a connection repeat the last operation: compare with it
  * before interning. */
-static uint32_t intern_cached(struct gs_engine *e, struct gs_span s, uint32_t *last)
+static inline __attribute__((always_inline)) uint32_t intern_cached(struct gs_engine *e, struct gs_span s,
+								     uint32_t *last)
 {
 	size_t n;
 	const char *prev = gs_intern_get(&e->strings, *last, &n);
-	if (n && n == s.len && memcmp(prev, s.p, n) == 0)
+	if (n && n == s.len && gs_same_bytes(prev, s.p, n))
 		return *last;
 	*last = intern_span(e, s);
 	return *last;

@@ -217,8 +217,9 @@ static struct gs_heap_ent out_ent(const struct gs_engine *e, uint32_t idx)
 }
 
 
-/* Finds where the next call out is, after it left or when any queued call did. */
-static void out_find_top(struct gs_engine *e)
+/* Finds where the next call out is, after it left or when any queued call did
+ * (inline: every call written asks). */
+static inline __attribute__((always_inline)) void out_find_top(struct gs_engine *e)
 {
 	const struct gs_heap_ent *top = e->out_hn ? &e->heap_mem[e->n_calls - 1] : NULL;
 	e->out_src = -1;

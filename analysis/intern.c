@@ -90,7 +90,7 @@ uint32_t gs_intern(struct gs_intern *t, const void *p, size_t len)
 	memcpy(&b, (const uint8_t *)p + len - 8, 8);
 	q = (uint32_t)(((a ^ (b * 0x9e3779b97f4a7c15ULL) ^ len) * 0xbf58476d1ce4e5b9ULL) >> 58);
 	id = t->quick[q];
-	if (id && t->length[id - 1] == len && memcmp(t->chars + t->offset[id - 1], p, len) == 0)
+	if (id && t->length[id - 1] == len && gs_same_bytes(t->chars + t->offset[id - 1], p, len))
 		return id - 1;
 	id = intern_hashed(t, p, len);
 	if (id != GS_INTERN_FULL)

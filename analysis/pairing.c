@@ -36,11 +36,12 @@ static uint32_t intern_span(struct gs_engine *e, struct gs_span s)
 
 /* Most requests of a connection repeat the last operation: compare with it
  * before interning. */
-static uint32_t intern_cached(struct gs_engine *e, struct gs_span s, uint32_t *last)
+static inline __attribute__((always_inline)) uint32_t intern_cached(struct gs_engine *e, struct gs_span s,
+								     uint32_t *last)
 {
 	size_t n;
 	const char *prev = gs_intern_get(&e->strings, *last, &n);
-	if (n && n == s.len && memcmp(prev, s.p, n) == 0)
+	if (n && n == s.len && gs_same_bytes(prev, s.p, n))
 		return *last;
 	*last = intern_span(e, s);
 	return *last;
@@ -427,7 +428,9 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 	if (dr->missing)
 		c->flags |= GS_CF_CAPTURE_LOSS;
 	message_times(e, dr, c, idx);
-	gs_evidence_nagle(e, c, dr, ts, dr->msg_half);
+	/* summary records read no evidence (as inside): not even the call */
+	if (!e->lean)
+		gs_evidence_nagle(e, c, dr, ts, dr->msg_half);
 	if (dr->msg_half == 0) {
 		if (!dr->more_frags) {
 			c->flags &= ~(uint32_t)GS_CF_REQ_FRAG;
@@ -443,7 +446,8 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 			c->flags &= ~(uint32_t)GS_CF_REP_FRAG;
 			c->flags |= GS_CF_REP_DONE;
 			if (!(c->flags & GS_CF_PARKED)) {
-				gs_evidence_queued(e, f, c);
+				if (!e->lean)
+					gs_evidence_queued(e, f, c);
 				/* The request is still being delivered (its last bytes held
 				 * behind a hole, or missing from the capture): the call ends
 				 * with it, so that its completion and any loss are on it. */

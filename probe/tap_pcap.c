@@ -67,8 +67,13 @@ struct sink {
 	void *arg;
 };
 
-static void feed(const struct sink *k, struct gs_read_progress *prog, const char *path, int dlt, int64_t ts,
-		 const uint8_t *data, uint32_t caplen, uint32_t len, uint64_t n, off_t pos, FILE *fp, off_t size)
+/* Inlined into each reading loop: called out of line with its twelve
+ * arguments, its frame and the saved registers were about 40 instructions a
+ * packet (callgrind, echo40k), a twelfth of the bare libpcap loop's whole. */
+static inline __attribute__((always_inline)) void feed(const struct sink *k, struct gs_read_progress *prog,
+							const char *path, int dlt, int64_t ts, const uint8_t *data,
+							uint32_t caplen, uint32_t len, uint64_t n, off_t pos, FILE *fp,
+							off_t size)
 {
 	if (k->fn)
 		k->fn(k->arg, dlt, ts, data, caplen, len);

@@ -84,7 +84,8 @@ static inline enum giop_res cdr_skip(struct cdr *c, size_t n)
 
 /* sequence<octet>: a length then the bytes.  The bytes must be available only
  * when `want` is set; otherwise they are skipped (only bounded by the message). */
-static inline enum giop_res cdr_octets(struct cdr *c, struct gs_span *out, bool want)
+static inline __attribute__((always_inline)) enum giop_res cdr_octets(struct cdr *c, struct gs_span *out,
+									 bool want)
 {
 	uint32_t n;
 	enum giop_res r = cdr_ulong(c, &n);

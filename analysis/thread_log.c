@@ -124,6 +124,7 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 	t->n_states++;
 	s->ts = ts;
 	s->state = state;
+	s->woken = !from_switch && state == GS_TS_RUNQ;
 	t->cur = state;
 }
 
@@ -202,17 +203,33 @@ static uint64_t kept(const struct gs_tlog_thread *t)
 	return t->n_states < GS_TLOG_STATES ? t->n_states : GS_TLOG_STATES;
 }
 
+/* No wake-up to count from (kcpu_at's `woke`). */
+#define NO_WAKE INT64_MIN
+
 /* the kernel's CPU time at `ts`, `e` the change at or before it, `nx` the
- * change after it (NULL: none yet): see gs_tlog_cum() */
-static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state *nx, int64_t ts)
+ * change after it (NULL: none yet): see gs_tlog_cum().  `woke`: when `ts`
+ * ends an interval and e's run began with a wake-up inside that interval,
+ * the wake-up's instant (else NO_WAKE); the count is then the most the kernel
+ * can have charged by `ts`: it charges a woken thread from its run queue's
+ * clock as last updated before the switch-in, and the wake-up updated that
+ * clock, so from no earlier than the wake-up -- the wait the instants count
+ * as run queue is on the thread's CPU clock, and an interval that holds the
+ * wake-up holds that charge.  The count back from the run's end falls short
+ * of it by whatever the run's end did not charge (a tail after the last
+ * clock update, steal), forward from the switch-in by the whole lead-in; the
+ * most charged is above the count by at most what the kernel charged between
+ * `ts` and the switch-out (not past the run's end count) */
+static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state *nx, int64_t ts, int64_t woke)
 {
-	int64_t k;
+	int64_t k, up;
+	bool end_known;
 	if (e->krt == GS_TLOG_NO_KCPU)
 		return GS_TLOG_NO_KCPU;
 	if (e->state != GS_TS_ONCPU)
 		return e->krt;
 	k = e->krt + (ts - e->ts);
-	if (nx && nx->krt != GS_TLOG_NO_KCPU && nx->krt >= e->krt) {
+	end_known = nx && nx->krt != GS_TLOG_NO_KCPU && nx->krt >= e->krt;
+	if (end_known) {
 		/* the later of forward from the run's start (not past its
 		 * end's count) and back from its end: each falls short only of
 		 * what the kernel charged outside the instants (a lead-in from
@@ -220,18 +237,29 @@ static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state
 		int64_t back = nx->krt - (nx->ts - ts);
 		if (k > nx->krt)
 			k = nx->krt;
-		return back > k ? back : k;
+		k = back > k ? back : k;
 	}
-	return k;
+	/* (a run not ended yet: the wait may not have been charged -- a woken
+	 * thread that waited for a tick -- and no end count bounds the most) */
+	if (woke == NO_WAKE || !end_known)
+		return k;
+	up = e->krt + (ts - woke);
+	if (up > nx->krt)
+		up = nx->krt;
+	return up > k ? up : k;
 }
 
 /* cum at `ts`: from the last change at or before it; `oncpu`: the thread is
  * known on CPU at ts, so before its first change (if none was pushed out)
- * it was on CPU too */
-static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64_t cum[GS_TLOG_CUM])
+ * it was on CPU too.  `end_of`: `ts` ends an interval that began at end_of
+ * (the kernel's count is then taken as the most it can have charged by ts
+ * when the run at ts began with a wake-up inside the interval: kcpu_at);
+ * NO_WAKE: ts starts one (the count is taken as the least) */
+static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64_t end_of, int64_t cum[GS_TLOG_CUM])
 {
 	uint64_t n = kept(t), at = 0;
-	const struct gs_tlog_state *e = NULL;
+	const struct gs_tlog_state *e = NULL, *w;
+	int64_t woke = NO_WAKE;
 	/* newest first: the instants asked for are recent */
 	for (uint64_t k = n; k-- > 0;)
 		if (nth(t, k)->ts <= ts) {
@@ -254,14 +282,18 @@ static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64
 		cum[e->state - 1] += ts - e->ts;
 	else
 		return false;
-	cum[GS_TLOG_KCPU] = kcpu_at(e, at + 1 < n ? nth(t, at + 1) : NULL, ts);
+	/* the run at ts began inside the interval, woken there */
+	if (end_of != NO_WAKE && e->state == GS_TS_ONCPU && at > 0 && (w = nth(t, at - 1))->state == GS_TS_RUNQ &&
+	    w->woken && w->ts >= end_of)
+		woke = w->ts;
+	cum[GS_TLOG_KCPU] = kcpu_at(e, at + 1 < n ? nth(t, at + 1) : NULL, ts, woke);
 	return true;
 }
 
 bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[GS_TLOG_CUM])
 {
 	const struct gs_tlog_thread *t = find(l, tid);
-	return gs_tlog_known(l, ts) && t && cum_at(t, ts, true, cum);
+	return gs_tlog_known(l, ts) && t && cum_at(t, ts, true, NO_WAKE, cum);
 }
 
 void gs_tlog_set_complete(struct gs_tlog *l, int64_t ts)
@@ -389,12 +421,12 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
 		}
 		/* the logs first (a run's end may be there by now), then what
 		 * was taken when the syscall came */
-		if (!(b && cum_at(b, from, true, ca))) {
+		if (!(b && cum_at(b, from, true, NO_WAKE, ca))) {
 			if (!cum_from)
 				return false;
 			memcpy(ca, cum_from, sizeof ca);
 		}
-		if (!(b && cum_at(b, to, true, cb))) {
+		if (!(b && cum_at(b, to, true, from, cb))) {
 			if (!cum_to)
 				return false;
 			memcpy(cb, cum_to, sizeof cb);
@@ -453,15 +485,15 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
 			if (!t)
 				return false;
 			if (j == len - 1) {
-				if (!cum_at(t, from, true, c0)) {
+				if (!cum_at(t, from, true, NO_WAKE, c0)) {
 					if (!cum_from)
 						return false;
 					memcpy(c0, cum_from, sizeof c0);
 				}
-			} else if (!cum_at(t, x->ts, false, c0)) {
+			} else if (!cum_at(t, x->ts, false, NO_WAKE, c0)) {
 				return false;
 			}
-			if (!cum_at(t, end, true, c1)) {
+			if (!cum_at(t, end, true, j == len - 1 ? from : x->ts, c1)) {
 				if (j != 0 || !cum_to)
 					return false;
 				memcpy(c1, cum_to, sizeof c1);

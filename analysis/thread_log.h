@@ -40,6 +40,7 @@ struct gs_tlog_state {
 	int64_t krt;              /* the kernel's CPU time of the thread at ts (a switch
 				   * record's sum_exec_runtime; GS_TLOG_NO_KCPU: none) */
 	uint8_t state;            /* enum gs_tstate: the state from ts on */
+	uint8_t woken;            /* GS_TS_RUNQ entered by a wake-up (not a preemption) */
 };
 
 struct gs_tlog_edge {

@@ -90,7 +90,8 @@ static struct gs_tlog_thread *get(struct gs_tlog *l, uint32_t tid)
 
 /* krt: the kernel's CPU time of the thread at ts (a switch record's), or
  * GS_TLOG_NO_KCPU: the last change's carried on (a wake-up), or none */
-static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state, int64_t krt, bool from_switch)
+static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state, int64_t krt, bool from_switch,
+		      bool from_idle)
 {
 	struct gs_tlog_thread *t = get(l, tid);
 	struct gs_tlog_state *s;
@@ -125,6 +126,7 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 	s->ts = ts;
 	s->state = state;
 	s->woken = !from_switch && state == GS_TS_RUNQ;
+	s->from_idle = from_idle && state == GS_TS_ONCPU;
 	t->cur = state;
 }
 
@@ -148,10 +150,16 @@ static void count_runs(struct gs_tlog *l, uint32_t tid, int64_t ts, uint32_t run
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 		    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt)
 {
+	gs_tlog_switch_idle(l, ts, prev, next, prev_runnable, pcount, prev_pcount, rt, prev_rt, false);
+}
+
+void gs_tlog_switch_idle(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			 int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt, bool from_idle)
+{
 	if (prev)
-		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED, prev_rt, true);
+		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED, prev_rt, true, false);
 	if (next)
-		set_state(l, ts, next, GS_TS_ONCPU, rt, true);
+		set_state(l, ts, next, GS_TS_ONCPU, rt, true, from_idle && !prev);
 	/* prev: its runs so far, this one included; next: before this one */
 	if (prev && prev_pcount >= 0)
 		count_runs(l, prev, ts, (uint32_t)prev_pcount, 0);
@@ -175,7 +183,7 @@ void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
 	/* a wake-up of a thread that is not blocked (it was still on its way to
 	 * sleep, or the record of its switch-in came first) changes nothing */
 	if (t && (t->cur == GS_TS_BLOCKED || t->cur == GS_TS_UNKNOWN))
-		set_state(l, ts, tid, GS_TS_RUNQ, GS_TLOG_NO_KCPU, false);
+		set_state(l, ts, tid, GS_TS_RUNQ, GS_TLOG_NO_KCPU, false, false);
 }
 
 void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge)
@@ -208,17 +216,21 @@ static uint64_t kept(const struct gs_tlog_thread *t)
 
 /* the kernel's CPU time at `ts`, `e` the change at or before it, `nx` the
  * change after it (NULL: none yet): see gs_tlog_cum().  `woke`: when `ts`
- * ends an interval and e's run began with a wake-up inside that interval,
- * the wake-up's instant (else NO_WAKE); the count is then the most the kernel
- * can have charged by `ts`: it charges a woken thread from its run queue's
- * clock as last updated before the switch-in, and the wake-up updated that
- * clock, so from no earlier than the wake-up -- the wait the instants count
- * as run queue is on the thread's CPU clock, and an interval that holds the
- * wake-up holds that charge.  The count back from the run's end falls short
- * of it by whatever the run's end did not charge (a tail after the last
- * clock update, steal), forward from the switch-in by the whole lead-in; the
- * most charged is above the count by at most what the kernel charged between
- * `ts` and the switch-out (not past the run's end count) */
+ * ends an interval and e's run began inside it with a switch from the idle
+ * task after a wake-up, the wake-up's instant (else NO_WAKE).  The kernel
+ * charges a thread from its run queue's clock as last updated before the
+ * switch-in; a wake-up onto an idle CPU updated that clock and asked the idle
+ * task to reschedule, which skips the update at the switch
+ * (rq_clock_skip_update()): the wait the instants count as run queue is on
+ * the thread's CPU clock, inside the interval.  The count back from the run's
+ * end holds it only as far as the run's end charged its instants (a tail
+ * after the last clock update, steal: not), forward from the switch-in not
+ * at all; so the count is then the most the kernel can have charged by `ts`,
+ * forward from the wake-up, not past the run's end count (above the count by
+ * at most what it charged between `ts` and the switch-out).  Only once the
+ * run's end is in the log.  (A wake-up onto a busy CPU may or may not skip
+ * the update: a switch-in at the next tick or when the running task blocks
+ * updates it, the wait is not charged, and only the count back says which) */
 static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state *nx, int64_t ts, int64_t woke)
 {
 	int64_t k, up;
@@ -282,9 +294,9 @@ static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64
 		cum[e->state - 1] += ts - e->ts;
 	else
 		return false;
-	/* the run at ts began inside the interval, woken there */
-	if (end_of != NO_WAKE && e->state == GS_TS_ONCPU && at > 0 && (w = nth(t, at - 1))->state == GS_TS_RUNQ &&
-	    w->woken && w->ts >= end_of)
+	/* the run at ts began inside the interval, woken there onto an idle CPU */
+	if (end_of != NO_WAKE && e->state == GS_TS_ONCPU && e->from_idle && at > 0 &&
+	    (w = nth(t, at - 1))->state == GS_TS_RUNQ && w->woken && w->ts >= end_of)
 		woke = w->ts;
 	cum[GS_TLOG_KCPU] = kcpu_at(e, at + 1 < n ? nth(t, at + 1) : NULL, ts, woke);
 	return true;
@@ -541,7 +553,8 @@ static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)
 {
 	switch (e->kind) {
 	case 1:
-		gs_tlog_switch(l, e->ts, e->a, e->b, e->flag != 0, e->pc, e->prev_pc, e->rt, e->prev_rt);
+		gs_tlog_switch_idle(l, e->ts, e->a, e->b, (e->flag & 1) != 0, e->pc, e->prev_pc, e->rt, e->prev_rt,
+				    (e->flag & 2) != 0);
 		break;
 	case 2:
 		gs_tlog_wakeup(l, e->ts, e->a, e->b);
@@ -602,7 +615,14 @@ void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32
 void gs_tlog_push_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 			    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt)
 {
-	struct gs_tlog_pending e = { ts, prev, next, pcount, prev_pcount, rt, prev_rt, 1, prev_runnable };
+	gs_tlog_push_switch_idle(l, ts, prev, next, prev_runnable, pcount, prev_pcount, rt, prev_rt, false);
+}
+
+void gs_tlog_push_switch_idle(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			      int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt, bool from_idle)
+{
+	struct gs_tlog_pending e = { ts,	  prev, next, pcount, prev_pcount, rt, prev_rt, 1,
+				     (uint8_t)((prev_runnable ? 1 : 0) | (from_idle ? 2 : 0)) };
 	push(l, &e);
 }
 

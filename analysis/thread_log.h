@@ -41,6 +41,7 @@ struct gs_tlog_state {
 				   * record's sum_exec_runtime; GS_TLOG_NO_KCPU: none) */
 	uint8_t state;            /* enum gs_tstate: the state from ts on */
 	uint8_t woken;            /* GS_TS_RUNQ entered by a wake-up (not a preemption) */
+	uint8_t from_idle;        /* GS_TS_ONCPU: switched in from the CPU's idle task */
 };
 
 struct gs_tlog_edge {
@@ -81,7 +82,7 @@ struct gs_tlog_pending {
 				   * prev's with its run included (-1: not known) */
 	int64_t rt, prev_rt;      /* switch: next's, prev's kernel CPU time (GS_TLOG_NO_KCPU) */
 	uint8_t kind;             /* 1 switch, 2 wakeup, 3 upcall */
-	uint8_t flag;             /* switch: prev runnable */
+	uint8_t flag;             /* switch: 1 prev runnable, 2 from the idle task */
 };
 
 struct gs_tlog {
@@ -127,6 +128,11 @@ void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next,
  * (so any switch-in without a record up to `ts` is known), or when its
  * records carry none. */
 bool gs_tlog_counted(const struct gs_tlog *l, uint32_t tid, int64_t ts);
+/* gs_tlog_switch, and `from_idle`: the CPU switched from its idle task (a
+ * wake-up onto an idle CPU: the kernel charges the thread switched in from the
+ * wake-up on, gs_tlog_split) */
+void gs_tlog_switch_idle(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			 int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt, bool from_idle);
 /* `tid` was woken by `waker` (0: not known). */
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 /* An ORB upcall edge on thread `tid`. */
@@ -141,6 +147,8 @@ void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32
 			    int64_t pcount, int64_t prev_pcount);
 void gs_tlog_push_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 			    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt);
+void gs_tlog_push_switch_idle(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			      int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt, bool from_idle);
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
 /* Applies the pushed events up to `ts` (inclusive), never past the point

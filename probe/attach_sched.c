@@ -91,16 +91,16 @@ static int on_record(void *ctx, void *data, size_t len)
 	}
 	p->records++;
 	if (p->dump)
-		fprintf(p->dump, "%llu %u %u %u %u %u %u %u %llu %llu\n", (unsigned long long)e->ts_ns, e->kind, e->cpu,
-			e->tid, e->other, e->prev_state, e->pcount, e->prev_pcount, (unsigned long long)e->prev_rt,
-			(unsigned long long)e->next_rt);
+		fprintf(p->dump, "%llu %u %u %u %u %u %u %u %llu %llu %u\n", (unsigned long long)e->ts_ns, e->kind,
+			e->cpu, e->tid, e->other, e->prev_state, e->pcount, e->prev_pcount,
+			(unsigned long long)e->prev_rt, (unsigned long long)e->next_rt, e->flags);
 	bool pc = (e->flags & GS_SCHED_F_PCOUNT) != 0;
 	if (e->kind == GS_SCHED_SWITCH)
-		gs_tlog_push_switch_rt(p->log, (int64_t)e->ts_ns, e->tid, e->other,
-				       e->prev_state == GS_SCHED_PREV_RUNNABLE, pc && e->other ? (int64_t)e->pcount : -1,
-				       pc && e->tid ? (int64_t)e->prev_pcount : -1,
-				       e->other ? (int64_t)e->next_rt : GS_TLOG_NO_KCPU,
-				       e->tid ? (int64_t)e->prev_rt : GS_TLOG_NO_KCPU);
+		gs_tlog_push_switch_idle(p->log, (int64_t)e->ts_ns, e->tid, e->other,
+					 e->prev_state == GS_SCHED_PREV_RUNNABLE, pc && e->other ? (int64_t)e->pcount : -1,
+					 pc && e->tid ? (int64_t)e->prev_pcount : -1,
+					 e->other ? (int64_t)e->next_rt : GS_TLOG_NO_KCPU,
+					 e->tid ? (int64_t)e->prev_rt : GS_TLOG_NO_KCPU, (e->flags & GS_SCHED_F_FROM_IDLE) != 0);
 	else if (e->kind == GS_SCHED_WAKEUP)
 		gs_tlog_push_wakeup(p->log, (int64_t)e->ts_ns, e->tid, e->other);
 	else

@@ -429,8 +429,10 @@ static void split_kernel_cpu(void **state)
  * instants after t5 (the clock's last update before the switch-out came
  * early: the rest went to the next thread), so the count back from the
  * run's end missed that wait, and forward from the switch-in misses it by
- * construction: on-CPU lost it to the run queue.  The numbers: the columns
- * of the failing calls (runq 50, on-CPU by the instants 30) */
+ * construction: on-CPU lost it to the run queue.  The vCPU was idle
+ * through the sleep (quiet), so the switch-in came from its idle task.  The
+ * numbers: the columns of the failing calls (runq 50, on-CPU by the
+ * instants 30) */
 static void split_woken_wait_charged(void **state)
 {
 	struct gs_tlog l;
@@ -448,15 +450,16 @@ static void split_woken_wait_charged(void **state)
 	 * 4080 (its CPU clock: 30 + 60), t5 = 4090; switched out at 4140 with 95
 	 * (charged up to 4085) */
 	gs_tlog_wakeup(&l, 4020 * US, 7, 0);
-	gs_tlog_switch(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch_idle(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU, true);
 	gs_tlog_switch(&l, 4140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 95 * US);
 	assert_true(gs_tlog_split(&l, 7, 1010 * US, NULL, 7, 4090 * US, NULL, &sp));
 	assert_true(sp.kernel);
 	assert_int_equal(sp.oncpu_inst, 30 * US);
 	/* never below what the kernel charged between the instants (at least
-	 * the servant's own CPU time, c1 - c0 = 68): the count at t5 is the most
-	 * the kernel can have charged by then, from the wake-up on, not past the
-	 * run's end: min(30 + (4090 - 4020), 95) = 95; at t4 the least: 20 */
+	 * the servant's own CPU time, c1 - c0 = 68): switched in from the idle
+	 * task, so the count at t5 is the most the kernel can have charged by
+	 * then, from the wake-up on, not past the run's end: min(30 + (4090 -
+	 * 4020), 95) = 95; at t4 the least: 20 */
 	assert_true(sp.oncpu >= c1 - c0);
 	assert_int_equal(sp.oncpu, (95 - 20) * US);
 	assert_int_equal(sp.runq, (50 - 45) * US);
@@ -474,7 +477,7 @@ static void split_woken_wait_charged(void **state)
 	gs_tlog_push_switch_rt(&l, 900 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 0);
 	gs_tlog_push_switch_rt(&l, 1000 * US, 0, 7, false, -1, -1, 0, GS_TLOG_NO_KCPU);
 	gs_tlog_push_switch_rt(&l, 1020 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 30 * US);
-	gs_tlog_push_switch_rt(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_push_switch_idle(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU, true);
 	gs_tlog_push_wakeup(&l, 990 * US, 7, 99);
 	gs_tlog_push_switch_rt(&l, 4140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 95 * US);
 	gs_tlog_push_wakeup(&l, 4020 * US, 7, 0);
@@ -483,13 +486,25 @@ static void split_woken_wait_charged(void **state)
 	assert_true(gs_tlog_split(&l, 7, 1010 * US, NULL, 7, 4090 * US, NULL, &sp));
 	assert_true(sp.oncpu >= c1 - c0);
 	assert_int_equal(sp.oncpu + sp.runq + sp.blocked, 3080 * US);
-	/* before the run at t5 has ended: forward from its switch-in (the
-	 * wait may not have been charged: nothing bounds the most yet) */
+	/* switched in from another task (a busy CPU: the kernel may have
+	 * updated its clock at the switch-in, the wait then not charged): the
+	 * later of forward and back, as before */
 	gs_tlog_free(&l);
 	assert_int_equal(gs_tlog_init(&l, 64), 0);
 	gs_tlog_switch(&l, 1020 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 30 * US);
 	gs_tlog_wakeup(&l, 4020 * US, 7, 0);
 	gs_tlog_switch(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 4140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 95 * US);
+	assert_true(gs_tlog_split(&l, 7, 1010 * US, NULL, 7, 4090 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, (50 - 20) * US);
+	assert_int_equal(sp.runq, 50 * US);
+	/* from the idle task, before the run at t5 has ended: forward from its
+	 * switch-in (no end count bounds the most yet) */
+	gs_tlog_free(&l);
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_switch(&l, 1020 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 30 * US);
+	gs_tlog_wakeup(&l, 4020 * US, 7, 0);
+	gs_tlog_switch_idle(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU, true);
 	assert_true(gs_tlog_split(&l, 7, 1010 * US, NULL, 7, 4090 * US, NULL, &sp));
 	assert_int_equal(sp.oncpu, (10 + 20) * US);
 	assert_int_equal(sp.runq, 50 * US);

@@ -251,8 +251,8 @@ static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state
 			k = nx->krt;
 		k = back > k ? back : k;
 	}
-	/* (a run not ended yet: the wait may not have been charged -- a woken
-	 * thread that waited for a tick -- and no end count bounds the most) */
+	/* (a run not ended yet: no end count bounds the most, which would grow
+	 * with ts past whatever the run's end turns out to have charged) */
 	if (woke == NO_WAKE || !end_known)
 		return k;
 	up = e->krt + (ts - woke);
@@ -265,7 +265,8 @@ static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state
  * known on CPU at ts, so before its first change (if none was pushed out)
  * it was on CPU too.  `end_of`: `ts` ends an interval that began at end_of
  * (the kernel's count is then taken as the most it can have charged by ts
- * when the run at ts began with a wake-up inside the interval: kcpu_at);
+ * when the run at ts was switched in from the idle task after a wake-up
+ * inside the interval: kcpu_at);
  * NO_WAKE: ts starts one (the count is taken as the least) */
 static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64_t end_of, int64_t cum[GS_TLOG_CUM])
 {

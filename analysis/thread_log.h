@@ -202,7 +202,11 @@ bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[
  * threads' CPU clocks count) and the difference to the on-CPU time by the
  * records' instants is taken from runq, then blocked (the kernel charges a
  * woken thread from its wake-up: time the instants count as run queue), so
- * the three still add up to to - from.  When the threads differ, the call is followed from `first` to `last`
+ * the three still add up to to - from.  The count at `to` (and at the end of
+ * each thread of a chain) of a run switched in from the idle task after a
+ * wake-up inside the interval is the most the kernel can have charged by
+ * then: its wait from the wake-up on, which the kernel charges, inside the
+ * interval (gs_tlog_switch_idle; thread_log.c, kcpu_at).  When the threads differ, the call is followed from `first` to `last`
  * along wake-up edges in the interval: the earliest chain of wake-ups (each
  * later than the one before, at most GS_TLOG_CHAIN threads in all) by which
  * `first` reaches `last`; each thread of the chain counts from its wake-up to

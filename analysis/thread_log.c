@@ -90,7 +90,8 @@ static struct gs_tlog_thread *get(struct gs_tlog *l, uint32_t tid)
 
 /* krt: the kernel's CPU time of the thread at ts (a switch record's), or
  * GS_TLOG_NO_KCPU: the last change's carried on (a wake-up), or none */
-static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state, int64_t krt, bool from_switch)
+static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state, int64_t krt, bool from_switch,
+		      bool from_idle)
 {
 	struct gs_tlog_thread *t = get(l, tid);
 	struct gs_tlog_state *s;
@@ -124,6 +125,8 @@ static void set_state(struct gs_tlog *l, int64_t ts, uint32_t tid, uint8_t state
 	t->n_states++;
 	s->ts = ts;
 	s->state = state;
+	s->woken = !from_switch && state == GS_TS_RUNQ;
+	s->from_idle = from_idle && state == GS_TS_ONCPU;
 	t->cur = state;
 }
 
@@ -147,10 +150,16 @@ static void count_runs(struct gs_tlog *l, uint32_t tid, int64_t ts, uint32_t run
 void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 		    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt)
 {
+	gs_tlog_switch_idle(l, ts, prev, next, prev_runnable, pcount, prev_pcount, rt, prev_rt, false);
+}
+
+void gs_tlog_switch_idle(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			 int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt, bool from_idle)
+{
 	if (prev)
-		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED, prev_rt, true);
+		set_state(l, ts, prev, prev_runnable ? GS_TS_RUNQ : GS_TS_BLOCKED, prev_rt, true, false);
 	if (next)
-		set_state(l, ts, next, GS_TS_ONCPU, rt, true);
+		set_state(l, ts, next, GS_TS_ONCPU, rt, true, from_idle && !prev);
 	/* prev: its runs so far, this one included; next: before this one */
 	if (prev && prev_pcount >= 0)
 		count_runs(l, prev, ts, (uint32_t)prev_pcount, 0);
@@ -174,7 +183,7 @@ void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker)
 	/* a wake-up of a thread that is not blocked (it was still on its way to
 	 * sleep, or the record of its switch-in came first) changes nothing */
 	if (t && (t->cur == GS_TS_BLOCKED || t->cur == GS_TS_UNKNOWN))
-		set_state(l, ts, tid, GS_TS_RUNQ, GS_TLOG_NO_KCPU, false);
+		set_state(l, ts, tid, GS_TS_RUNQ, GS_TLOG_NO_KCPU, false, false);
 }
 
 void gs_tlog_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge)
@@ -202,17 +211,37 @@ static uint64_t kept(const struct gs_tlog_thread *t)
 	return t->n_states < GS_TLOG_STATES ? t->n_states : GS_TLOG_STATES;
 }
 
+/* No wake-up to count from (kcpu_at's `woke`). */
+#define NO_WAKE INT64_MIN
+
 /* the kernel's CPU time at `ts`, `e` the change at or before it, `nx` the
- * change after it (NULL: none yet): see gs_tlog_cum() */
-static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state *nx, int64_t ts)
+ * change after it (NULL: none yet): see gs_tlog_cum().  `woke`: when `ts`
+ * ends an interval and e's run began inside it with a switch from the idle
+ * task after a wake-up, the wake-up's instant (else NO_WAKE).  The kernel
+ * charges a thread from its run queue's clock as last updated before the
+ * switch-in; a wake-up onto an idle CPU updated that clock and asked the idle
+ * task to reschedule, which skips the update at the switch
+ * (rq_clock_skip_update()): the wait the instants count as run queue is on
+ * the thread's CPU clock, inside the interval.  The count back from the run's
+ * end holds it only as far as the run's end charged its instants (a tail
+ * after the last clock update, steal: not), forward from the switch-in not
+ * at all; so the count is then the most the kernel can have charged by `ts`,
+ * forward from the wake-up, not past the run's end count (above the count by
+ * at most what it charged between `ts` and the switch-out).  Only once the
+ * run's end is in the log.  (A wake-up onto a busy CPU may or may not skip
+ * the update: a switch-in at the next tick or when the running task blocks
+ * updates it, the wait is not charged, and only the count back says which) */
+static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state *nx, int64_t ts, int64_t woke)
 {
-	int64_t k;
+	int64_t k, up;
+	bool end_known;
 	if (e->krt == GS_TLOG_NO_KCPU)
 		return GS_TLOG_NO_KCPU;
 	if (e->state != GS_TS_ONCPU)
 		return e->krt;
 	k = e->krt + (ts - e->ts);
-	if (nx && nx->krt != GS_TLOG_NO_KCPU && nx->krt >= e->krt) {
+	end_known = nx && nx->krt != GS_TLOG_NO_KCPU && nx->krt >= e->krt;
+	if (end_known) {
 		/* the later of forward from the run's start (not past its
 		 * end's count) and back from its end: each falls short only of
 		 * what the kernel charged outside the instants (a lead-in from
@@ -220,18 +249,30 @@ static int64_t kcpu_at(const struct gs_tlog_state *e, const struct gs_tlog_state
 		int64_t back = nx->krt - (nx->ts - ts);
 		if (k > nx->krt)
 			k = nx->krt;
-		return back > k ? back : k;
+		k = back > k ? back : k;
 	}
-	return k;
+	/* (a run not ended yet: no end count bounds the most, which would grow
+	 * with ts past whatever the run's end turns out to have charged) */
+	if (woke == NO_WAKE || !end_known)
+		return k;
+	up = e->krt + (ts - woke);
+	if (up > nx->krt)
+		up = nx->krt;
+	return up > k ? up : k;
 }
 
 /* cum at `ts`: from the last change at or before it; `oncpu`: the thread is
  * known on CPU at ts, so before its first change (if none was pushed out)
- * it was on CPU too */
-static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64_t cum[GS_TLOG_CUM])
+ * it was on CPU too.  `end_of`: `ts` ends an interval that began at end_of
+ * (the kernel's count is then taken as the most it can have charged by ts
+ * when the run at ts was switched in from the idle task after a wake-up
+ * inside the interval: kcpu_at);
+ * NO_WAKE: ts starts one (the count is taken as the least) */
+static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64_t end_of, int64_t cum[GS_TLOG_CUM])
 {
 	uint64_t n = kept(t), at = 0;
-	const struct gs_tlog_state *e = NULL;
+	const struct gs_tlog_state *e = NULL, *w;
+	int64_t woke = NO_WAKE;
 	/* newest first: the instants asked for are recent */
 	for (uint64_t k = n; k-- > 0;)
 		if (nth(t, k)->ts <= ts) {
@@ -254,14 +295,18 @@ static bool cum_at(const struct gs_tlog_thread *t, int64_t ts, bool oncpu, int64
 		cum[e->state - 1] += ts - e->ts;
 	else
 		return false;
-	cum[GS_TLOG_KCPU] = kcpu_at(e, at + 1 < n ? nth(t, at + 1) : NULL, ts);
+	/* the run at ts began inside the interval, woken there onto an idle CPU */
+	if (end_of != NO_WAKE && e->state == GS_TS_ONCPU && e->from_idle && at > 0 &&
+	    (w = nth(t, at - 1))->state == GS_TS_RUNQ && w->woken && w->ts >= end_of)
+		woke = w->ts;
+	cum[GS_TLOG_KCPU] = kcpu_at(e, at + 1 < n ? nth(t, at + 1) : NULL, ts, woke);
 	return true;
 }
 
 bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[GS_TLOG_CUM])
 {
 	const struct gs_tlog_thread *t = find(l, tid);
-	return gs_tlog_known(l, ts) && t && cum_at(t, ts, true, cum);
+	return gs_tlog_known(l, ts) && t && cum_at(t, ts, true, NO_WAKE, cum);
 }
 
 void gs_tlog_set_complete(struct gs_tlog *l, int64_t ts)
@@ -389,12 +434,12 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
 		}
 		/* the logs first (a run's end may be there by now), then what
 		 * was taken when the syscall came */
-		if (!(b && cum_at(b, from, true, ca))) {
+		if (!(b && cum_at(b, from, true, NO_WAKE, ca))) {
 			if (!cum_from)
 				return false;
 			memcpy(ca, cum_from, sizeof ca);
 		}
-		if (!(b && cum_at(b, to, true, cb))) {
+		if (!(b && cum_at(b, to, true, from, cb))) {
 			if (!cum_to)
 				return false;
 			memcpy(cb, cum_to, sizeof cb);
@@ -453,15 +498,15 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
 			if (!t)
 				return false;
 			if (j == len - 1) {
-				if (!cum_at(t, from, true, c0)) {
+				if (!cum_at(t, from, true, NO_WAKE, c0)) {
 					if (!cum_from)
 						return false;
 					memcpy(c0, cum_from, sizeof c0);
 				}
-			} else if (!cum_at(t, x->ts, false, c0)) {
+			} else if (!cum_at(t, x->ts, false, NO_WAKE, c0)) {
 				return false;
 			}
-			if (!cum_at(t, end, true, c1)) {
+			if (!cum_at(t, end, true, j == len - 1 ? from : x->ts, c1)) {
 				if (j != 0 || !cum_to)
 					return false;
 				memcpy(c1, cum_to, sizeof c1);
@@ -509,7 +554,8 @@ static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)
 {
 	switch (e->kind) {
 	case 1:
-		gs_tlog_switch(l, e->ts, e->a, e->b, e->flag != 0, e->pc, e->prev_pc, e->rt, e->prev_rt);
+		gs_tlog_switch_idle(l, e->ts, e->a, e->b, (e->flag & 1) != 0, e->pc, e->prev_pc, e->rt, e->prev_rt,
+				    (e->flag & 2) != 0);
 		break;
 	case 2:
 		gs_tlog_wakeup(l, e->ts, e->a, e->b);
@@ -570,7 +616,14 @@ void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32
 void gs_tlog_push_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 			    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt)
 {
-	struct gs_tlog_pending e = { ts, prev, next, pcount, prev_pcount, rt, prev_rt, 1, prev_runnable };
+	gs_tlog_push_switch_idle(l, ts, prev, next, prev_runnable, pcount, prev_pcount, rt, prev_rt, false);
+}
+
+void gs_tlog_push_switch_idle(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			      int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt, bool from_idle)
+{
+	struct gs_tlog_pending e = { ts,	  prev, next, pcount, prev_pcount, rt, prev_rt, 1,
+				     (uint8_t)((prev_runnable ? 1 : 0) | (from_idle ? 2 : 0)) };
 	push(l, &e);
 }
 

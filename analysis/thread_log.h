@@ -40,6 +40,8 @@ struct gs_tlog_state {
 	int64_t krt;              /* the kernel's CPU time of the thread at ts (a switch
 				   * record's sum_exec_runtime; GS_TLOG_NO_KCPU: none) */
 	uint8_t state;            /* enum gs_tstate: the state from ts on */
+	uint8_t woken;            /* GS_TS_RUNQ entered by a wake-up (not a preemption) */
+	uint8_t from_idle;        /* GS_TS_ONCPU: switched in from the CPU's idle task */
 };
 
 struct gs_tlog_edge {
@@ -80,7 +82,7 @@ struct gs_tlog_pending {
 				   * prev's with its run included (-1: not known) */
 	int64_t rt, prev_rt;      /* switch: next's, prev's kernel CPU time (GS_TLOG_NO_KCPU) */
 	uint8_t kind;             /* 1 switch, 2 wakeup, 3 upcall */
-	uint8_t flag;             /* switch: prev runnable */
+	uint8_t flag;             /* switch: 1 prev runnable, 2 from the idle task */
 };
 
 struct gs_tlog {
@@ -126,6 +128,11 @@ void gs_tlog_switch(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next,
  * (so any switch-in without a record up to `ts` is known), or when its
  * records carry none. */
 bool gs_tlog_counted(const struct gs_tlog *l, uint32_t tid, int64_t ts);
+/* gs_tlog_switch, and `from_idle`: the CPU switched from its idle task (a
+ * wake-up onto an idle CPU: the kernel charges the thread switched in from the
+ * wake-up on, gs_tlog_split) */
+void gs_tlog_switch_idle(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			 int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt, bool from_idle);
 /* `tid` was woken by `waker` (0: not known). */
 void gs_tlog_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 /* An ORB upcall edge on thread `tid`. */
@@ -140,6 +147,8 @@ void gs_tlog_push_switch_pc(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32
 			    int64_t pcount, int64_t prev_pcount);
 void gs_tlog_push_switch_rt(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
 			    int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt);
+void gs_tlog_push_switch_idle(struct gs_tlog *l, int64_t ts, uint32_t prev, uint32_t next, bool prev_runnable,
+			      int64_t pcount, int64_t prev_pcount, int64_t rt, int64_t prev_rt, bool from_idle);
 void gs_tlog_push_wakeup(struct gs_tlog *l, int64_t ts, uint32_t tid, uint32_t waker);
 void gs_tlog_push_upcall(struct gs_tlog *l, int64_t ts, uint32_t tid, enum gs_tedge edge);
 /* Applies the pushed events up to `ts` (inclusive), never past the point
@@ -193,7 +202,11 @@ bool gs_tlog_cum(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t cum[
  * threads' CPU clocks count) and the difference to the on-CPU time by the
  * records' instants is taken from runq, then blocked (the kernel charges a
  * woken thread from its wake-up: time the instants count as run queue), so
- * the three still add up to to - from.  When the threads differ, the call is followed from `first` to `last`
+ * the three still add up to to - from.  The count at `to` (and at the end of
+ * each thread of a chain) of a run switched in from the idle task after a
+ * wake-up inside the interval is the most the kernel can have charged by
+ * then: its wait from the wake-up on, which the kernel charges, inside the
+ * interval (gs_tlog_switch_idle; thread_log.c, kcpu_at).  When the threads differ, the call is followed from `first` to `last`
  * along wake-up edges in the interval: the earliest chain of wake-ups (each
  * later than the one before, at most GS_TLOG_CHAIN threads in all) by which
  * `first` reaches `last`; each thread of the chain counts from its wake-up to

@@ -57,7 +57,7 @@ static __always_inline void lost(__u64 now)
 }
 
 static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_state, __u32 pcount,
-				 __u32 prev_pcount, __u64 prev_rt, __u64 next_rt)
+				 __u32 prev_pcount, __u64 prev_rt, __u64 next_rt, __u32 flags_more)
 {
 	/* stamped after the reservation: a record reserved after user space
 	 * read the producer position has a later time than that read
@@ -79,7 +79,7 @@ static __always_inline void emit(__u32 kind, __u32 tid, __u32 other, __u32 prev_
 	e->prev_pcount = prev_pcount;
 	e->prev_rt = prev_rt;
 	e->next_rt = next_rt;
-	e->flags = bpf_core_field_exists(struct sched_info, pcount) ? GS_SCHED_F_PCOUNT : 0;
+	e->flags = (bpf_core_field_exists(struct sched_info, pcount) ? GS_SCHED_F_PCOUNT : 0) | flags_more;
 	flags = bpf_ringbuf_query(&sched_events, BPF_RB_AVAIL_DATA) >= wake_bytes ? BPF_RB_FORCE_WAKEUP
 										   : BPF_RB_NO_WAKEUP;
 	bpf_ringbuf_submit(e, flags);
@@ -103,10 +103,13 @@ int BPF_PROG(gs_sched_switch, bool preempt, struct task_struct *prev, struct tas
 	emit(GS_SCHED_SWITCH, p, n, (preempt || prev_state == 0) ? GS_SCHED_PREV_RUNNABLE : GS_SCHED_PREV_BLOCKED,
 	     n && bpf_core_field_exists(next->sched_info.pcount) ? (__u32)next->sched_info.pcount : 0,
 	     p && bpf_core_field_exists(prev->sched_info.pcount) ? (__u32)prev->sched_info.pcount : 0,
-	     p ? prev->se.sum_exec_runtime : 0, n ? next->se.sum_exec_runtime : 0);
+	     p ? prev->se.sum_exec_runtime : 0, n ? next->se.sum_exec_runtime : 0,
+	     prev->pid == 0 ? GS_SCHED_F_FROM_IDLE : 0);
 	/* (prev's sum_exec_runtime is up to date here: __schedule() charged its
 	 * run -- update_curr() -- before the tracepoint) */
 	/* (a new thread's first switch-in carries 0: a count like any other) */
+	/* (prev->pid 0: the idle task; only a switch-in of a followed thread
+	 * after it is read) */
 	return 0;
 }
 
@@ -114,7 +117,7 @@ static __always_inline int woken(struct task_struct *p)
 {
 	if (!followed(p->tgid))
 		return 0;
-	emit(GS_SCHED_WAKEUP, (__u32)p->pid, (__u32)bpf_get_current_pid_tgid(), 0, 0, 0, 0, 0);
+	emit(GS_SCHED_WAKEUP, (__u32)p->pid, (__u32)bpf_get_current_pid_tgid(), 0, 0, 0, 0, 0, 0);
 	return 0;
 }
 

@@ -39,13 +39,19 @@ struct gs_sched_ev {
 				  * of more than one from its last record is a switch-in no
 				  * record told of */
 	__u32 prev_pcount;       /* SWITCH with `tid`: tid's count, this run included */
-	__u32 flags;             /* GS_SCHED_F_PCOUNT: the two counts are there */
+	__u32 flags;             /* GS_SCHED_F_PCOUNT: the two counts are there;
+				  * GS_SCHED_F_FROM_IDLE */
 	/* SWITCH: the CPU time the kernel has charged `tid` (this run included)
 	 * and `other` (before this run): se.sum_exec_runtime, what their CPU
 	 * clocks read (0 for a thread not followed) */
 	__u64 prev_rt, next_rt;
 };
 #define GS_SCHED_F_PCOUNT 1u
+/* SWITCH: `prev` was the CPU's idle task.  A wake-up onto an idle CPU asks the
+ * idle task to reschedule and the kernel skips its clock update at the switch
+ * (rq_clock_skip_update()): the thread switched in is charged from the clock
+ * as the wake-up left it, its whole wait in the run queue with it */
+#define GS_SCHED_F_FROM_IDLE 2u
 _Static_assert(sizeof(struct gs_sched_ev) == 56, "gs_sched_ev layout");
 
 /* Counters, one row per CPU in .bss (no atomics). */

@@ -67,6 +67,9 @@ struct gs_sched_probe {
 	struct gs_ring_mark mark;
 	uint32_t ncpus;               /* rows of the loss counters to add */
 	uint64_t records, bad;
+	/* GIOPSCOPE_SCHED_RECORDS=FILE (a debugging aid, off by default): every
+	 * record as it is read, one text line, to look at a split by hand */
+	FILE *dump;
 };
 
 static uint64_t lost_total(const void *arg)
@@ -87,13 +90,17 @@ static int on_record(void *ctx, void *data, size_t len)
 		return 0;
 	}
 	p->records++;
+	if (p->dump)
+		fprintf(p->dump, "%llu %u %u %u %u %u %u %u %llu %llu %u\n", (unsigned long long)e->ts_ns, e->kind,
+			e->cpu, e->tid, e->other, e->prev_state, e->pcount, e->prev_pcount,
+			(unsigned long long)e->prev_rt, (unsigned long long)e->next_rt, e->flags);
 	bool pc = (e->flags & GS_SCHED_F_PCOUNT) != 0;
 	if (e->kind == GS_SCHED_SWITCH)
-		gs_tlog_push_switch_rt(p->log, (int64_t)e->ts_ns, e->tid, e->other,
-				       e->prev_state == GS_SCHED_PREV_RUNNABLE, pc && e->other ? (int64_t)e->pcount : -1,
-				       pc && e->tid ? (int64_t)e->prev_pcount : -1,
-				       e->other ? (int64_t)e->next_rt : GS_TLOG_NO_KCPU,
-				       e->tid ? (int64_t)e->prev_rt : GS_TLOG_NO_KCPU);
+		gs_tlog_push_switch_idle(p->log, (int64_t)e->ts_ns, e->tid, e->other,
+					 e->prev_state == GS_SCHED_PREV_RUNNABLE, pc && e->other ? (int64_t)e->pcount : -1,
+					 pc && e->tid ? (int64_t)e->prev_pcount : -1,
+					 e->other ? (int64_t)e->next_rt : GS_TLOG_NO_KCPU,
+					 e->tid ? (int64_t)e->prev_rt : GS_TLOG_NO_KCPU, (e->flags & GS_SCHED_F_FROM_IDLE) != 0);
 	else if (e->kind == GS_SCHED_WAKEUP)
 		gs_tlog_push_wakeup(p->log, (int64_t)e->ts_ns, e->tid, e->other);
 	else
@@ -117,6 +124,13 @@ int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint
 		return 2;
 	}
 	p->log = log;
+	{
+		const char *dump = getenv("GIOPSCOPE_SCHED_RECORDS");
+		if (dump && *dump && !(p->dump = fopen(dump, "w"))) {
+			snprintf(err, errlen, "--sched: GIOPSCOPE_SCHED_RECORDS: cannot open %s: %s", dump, strerror(errno));
+			goto fail;
+		}
+	}
 	p->skel = sched_bpf__open();
 	if (!p->skel) {
 		snprintf(err, errlen, "--sched: cannot open the scheduler probes: %s", strerror(errno));
@@ -184,6 +198,8 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 	gs_ring_mark_close(&p->mark);
 	ring_buffer__free(p->rb);
 	sched_bpf__destroy(p->skel);
+	if (p->dump)
+		fclose(p->dump);
 	free(p);
 }
 

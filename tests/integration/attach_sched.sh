@@ -54,7 +54,9 @@
 #
 # usage: tests/integration/attach_sched.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), N (30), N_ECHO (3000), SLOW_US (3000), SPIN_US (3000), KEEP_DIR,
-#   FAIL_DIR (default /tmp/gs-failing), SLACK_US (250), CPU_B_US (10), NS_TAG (sch)
+#   FAIL_DIR (default /tmp/gs-failing), SLACK_US (250), CPU_B_US (10), NS_TAG (sch), QUIET_HOG (0; 1 or
+#   spin, pipe: the quiet scenario with a hog on the server's vCPU, see below; hog's "above quiet's" check
+#   is then skipped), GIOPSCOPE_SCHED_RECORDS (passed to attach: every sched record to that file)
 # Prints "PASS name (figures)" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a
 # failure, 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
 
@@ -80,6 +82,10 @@ SLACK_US=${SLACK_US:-250}
 # what server_oncpu_us may fall short of the servant's own CPU time: 5 us for each of the two
 # partial runs at t4 and t5 (see the header)
 CPU_B_US=${CPU_B_US:-10}
+# QUIET_HOG=1 (or spin), pipe: the quiet scenario's calls with a hog on the server's vCPU too
+# (1: the hog scenario's spinning shell; pipe: `yes | cat`, a wake-up every few us): every
+# wake-up of the servant then waits for the CPU (the run-queue bookkeeping of the slow calls)
+QUIET_HOG=${QUIET_HOG:-0}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="quiet hog not_orb"
@@ -431,9 +437,38 @@ check_bars() {
     fi
 }
 
+# start_hog: a CPU hog on the server's vCPU at the server's nice level (bounded: timeout 300;
+# HOG_PID, killed by PID in stop_hog or the cleanup)
+start_hog() {
+    local ni
+    ni=$(ps -o ni= -p "$SRV_PID" | tr -d ' ')
+    # nice -n adds to this shell's niceness, which the server inherited: a test run
+    # under `nice -n 10` gave the hog 19 against the server's 10, and the server won
+    # every wake-up (run queue 0). The increment that lands the hog on the server's.
+    # (pipe: two processes that wake each other through a pipe, a wake-up with preemption
+    # on the vCPU every few us: the server's runs start and end on skipped clock updates)
+    local body='while :; do :; done'
+    [ "${1:-spin}" = pipe ] && body='yes | cat >/dev/null'
+    taskset -c "$SRV_CPU" nice -n "$((ni - $(nice)))" timeout 300 sh -c "$body" &
+    HOG_PID=$!
+    sleep 0.2
+    echo "# hog (pid $HOG_PID) on vCPU $SRV_CPU at nice $(ps -o ni= -p "$HOG_PID" | tr -d ' '), the server's $ni" >>"$SC_DIR/commands.log"
+}
+
+stop_hog() {
+    ns_alive "$HOG_PID" || err "the hog ended before the run did"
+    kill -TERM "$HOG_PID" 2>/dev/null
+    wait "$HOG_PID" 2>/dev/null
+    HOG_PID=""
+}
+
 scenario_quiet() {
     sc_begin quiet
     if run_server; then
+        case "$QUIET_HOG" in
+            1|spin) start_hog spin ;;
+            pipe) start_hog pipe ;;
+        esac
         if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5 \
                 --summary --report "$SC_DIR/report.html"; then
             client -op slow -size "$SLOW_US" -n "$N"
@@ -442,8 +477,11 @@ scenario_quiet() {
             sleep 0.5
             stop_attach
         fi
+        [ -n "$HOG_PID" ] && stop_hog
         ns_stop "$SRV_PID" TERM 20 || err "server exit status $? after SIGTERM"
         [ -z "$SC_ERR" ] && check quiet
+        # (hogged, its run-queue median is no baseline for the hog scenario's)
+        [ "$QUIET_HOG" != 0 ] && rm -f "$WORK/quiet_runq_median"
         # the HTML report's per-operation bars (both kinds, every operation)
         local op
         for op in slow spin echoString; do
@@ -461,24 +499,13 @@ scenario_quiet() {
 scenario_hog() {
     sc_begin hog
     if run_server; then
-        local ni
-        ni=$(ps -o ni= -p "$SRV_PID" | tr -d ' ')
-        # nice -n adds to this shell's niceness, which the server inherited: a test run
-        # under `nice -n 10` gave the hog 19 against the server's 10, and the server won
-        # every wake-up (run queue 0). The increment that lands the hog on the server's.
-        taskset -c "$SRV_CPU" nice -n "$((ni - $(nice)))" timeout 300 sh -c 'while :; do :; done' &
-        HOG_PID=$!
-        sleep 0.2
-        echo "# hog (pid $HOG_PID) on vCPU $SRV_CPU at nice $(ps -o ni= -p "$HOG_PID" | tr -d ' '), the server's $ni" >>"$SC_DIR/commands.log"
+        start_hog
         if start_attach --pid "$SRV_PID" --sched --orb omniorb --pairs -o "$SC_DIR/pairs.csv" -q --tail 5; then
             client -op spin -size "$SPIN_US" -n "$N"
             sleep 0.5
             stop_attach
         fi
-        ns_alive "$HOG_PID" || err "the hog ended before the run did"
-        kill -TERM "$HOG_PID" 2>/dev/null
-        wait "$HOG_PID" 2>/dev/null
-        HOG_PID=""
+        stop_hog
         ns_stop "$SRV_PID" TERM 20 || err "server exit status $? after SIGTERM"
         if [ -z "$SC_ERR" ]; then
             check hog

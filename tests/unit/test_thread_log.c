@@ -420,6 +420,107 @@ static void split_kernel_cpu(void **state)
 	gs_tlog_free(&l);
 }
 
+/* CI run 13, attach_sched.sh quiet: 11 slow calls (the servant nanosleep()s
+ * 3000 us) with server_oncpu_us 10-63 us below the servant's own CPU time,
+ * each with 40-60 us of server_runq_us: the timer's wake-up reached the
+ * thread 40-60 us before its switch-in, and the kernel charged that wait
+ * (it charges a woken thread from its run queue's clock as the wake-up left
+ * it), inside t4..t5.  The run at t5 then ended with less charged than its
+ * instants after t5 (the clock's last update before the switch-out came
+ * early: the rest went to the next thread), so the count back from the
+ * run's end missed that wait, and forward from the switch-in misses it by
+ * construction: on-CPU lost it to the run queue.  The vCPU was idle
+ * through the sleep (quiet), so the switch-in came from its idle task.  The
+ * numbers: the columns of the failing calls (runq 50, on-CPU by the
+ * instants 30) */
+static void split_woken_wait_charged(void **state)
+{
+	struct gs_tlog l;
+	struct gs_tlog_split sp;
+	int64_t c0 = 22 * US, c1 = 90 * US; /* the servant's CPU clock at 1012 and 4080 */
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	/* blocked in its recv; woken at 990, on CPU at 1000 (charged from 990) */
+	gs_tlog_switch(&l, 900 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 0);
+	gs_tlog_wakeup(&l, 990 * US, 7, 99);
+	gs_tlog_switch(&l, 1000 * US, 0, 7, false, -1, -1, 0, GS_TLOG_NO_KCPU);
+	/* t4 = 1010; nanosleep at 1020: 30 charged (10 of them the lead-in) */
+	gs_tlog_switch(&l, 1020 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 30 * US);
+	/* the timer wakes it at 4020, on CPU at 4070, charged from 4020; t1 =
+	 * 4080 (its CPU clock: 30 + 60), t5 = 4090; switched out at 4140 with 95
+	 * (charged up to 4085) */
+	gs_tlog_wakeup(&l, 4020 * US, 7, 0);
+	gs_tlog_switch_idle(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU, true);
+	gs_tlog_switch(&l, 4140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 95 * US);
+	assert_true(gs_tlog_split(&l, 7, 1010 * US, NULL, 7, 4090 * US, NULL, &sp));
+	assert_true(sp.kernel);
+	assert_int_equal(sp.oncpu_inst, 30 * US);
+	/* never below what the kernel charged between the instants (at least
+	 * the servant's own CPU time, c1 - c0 = 68): switched in from the idle
+	 * task, so the count at t5 is the most the kernel can have charged by
+	 * then, from the wake-up on, not past the run's end: min(30 + (4090 -
+	 * 4020), 95) = 95; at t4 the least: 20 */
+	assert_true(sp.oncpu >= c1 - c0);
+	assert_int_equal(sp.oncpu, (95 - 20) * US);
+	assert_int_equal(sp.runq, (50 - 45) * US);
+	assert_int_equal(sp.blocked, 3000 * US);
+	assert_int_equal(sp.oncpu + sp.runq + sp.blocked, 3080 * US);
+	/* the wake-up before the interval (the run at t4 holds t5 too): its
+	 * lead-in was charged before t4, the instants stand */
+	assert_true(gs_tlog_split(&l, 7, 1005 * US, NULL, 7, 1015 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, 10 * US);
+	assert_int_equal(sp.runq + sp.blocked, 0);
+	/* the same by way of the held events, the order they come in from two
+	 * CPUs (the wake-up from the timer's, the switches from the thread's) */
+	gs_tlog_free(&l);
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_push_switch_rt(&l, 900 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 0);
+	gs_tlog_push_switch_rt(&l, 1000 * US, 0, 7, false, -1, -1, 0, GS_TLOG_NO_KCPU);
+	gs_tlog_push_switch_rt(&l, 1020 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 30 * US);
+	gs_tlog_push_switch_idle(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU, true);
+	gs_tlog_push_wakeup(&l, 990 * US, 7, 99);
+	gs_tlog_push_switch_rt(&l, 4140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 95 * US);
+	gs_tlog_push_wakeup(&l, 4020 * US, 7, 0);
+	gs_tlog_set_complete(&l, 5000 * US);
+	gs_tlog_advance(&l, 5000 * US);
+	assert_true(gs_tlog_split(&l, 7, 1010 * US, NULL, 7, 4090 * US, NULL, &sp));
+	assert_true(sp.oncpu >= c1 - c0);
+	assert_int_equal(sp.oncpu + sp.runq + sp.blocked, 3080 * US);
+	/* switched in from another task (a busy CPU: the kernel may have
+	 * updated its clock at the switch-in, the wait then not charged): the
+	 * later of forward and back, as before */
+	gs_tlog_free(&l);
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_switch(&l, 1020 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 30 * US);
+	gs_tlog_wakeup(&l, 4020 * US, 7, 0);
+	gs_tlog_switch(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 4140 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 95 * US);
+	assert_true(gs_tlog_split(&l, 7, 1010 * US, NULL, 7, 4090 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, (50 - 20) * US);
+	assert_int_equal(sp.runq, 50 * US);
+	/* from the idle task, before the run at t5 has ended: forward from its
+	 * switch-in (no end count bounds the most yet) */
+	gs_tlog_free(&l);
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	gs_tlog_switch(&l, 1020 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 30 * US);
+	gs_tlog_wakeup(&l, 4020 * US, 7, 0);
+	gs_tlog_switch_idle(&l, 4070 * US, 0, 7, false, -1, -1, 30 * US, GS_TLOG_NO_KCPU, true);
+	assert_true(gs_tlog_split(&l, 7, 1010 * US, NULL, 7, 4090 * US, NULL, &sp));
+	assert_int_equal(sp.oncpu, (10 + 20) * US);
+	assert_int_equal(sp.runq, 50 * US);
+	/* preempted, not woken: the wait before the switch-in is not the
+	 * kernel's lead-in (its clock is updated when it switches the thread in) */
+	gs_tlog_switch(&l, 4100 * US, 7, 0, true, -1, -1, GS_TLOG_NO_KCPU, 60 * US);
+	gs_tlog_switch(&l, 4200 * US, 0, 7, false, -1, -1, 60 * US, GS_TLOG_NO_KCPU);
+	gs_tlog_switch(&l, 4240 * US, 7, 0, false, -1, -1, GS_TLOG_NO_KCPU, 90 * US);
+	assert_true(gs_tlog_split(&l, 7, 4080 * US, NULL, 7, 4210 * US, NULL, &sp));
+	/* t4 = 4080: the run from 4070 charged from the wake-up: back, 60 - 20;
+	 * t5 = 4210: the later of forward (70) and back (90 - 30) */
+	assert_int_equal(sp.oncpu, (70 - 40) * US);
+	assert_int_equal(sp.runq, 100 * US);
+	gs_tlog_free(&l);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +534,7 @@ int main(void)
 		cmocka_unit_test(split_chain),
 		cmocka_unit_test(missed_switch),
 		cmocka_unit_test(split_kernel_cpu),
+		cmocka_unit_test(split_woken_wait_charged),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -74,6 +74,9 @@ bool gs_walk_map_fd(struct gs_walk *w, int fd, int dlt, int snap);
 /* The same for `path` ("-" never), libpcap opening it first for its checks
  * of the header, link type and snapshot length. */
 bool gs_walk_open_file(const char *path, struct gs_walk *w);
+/* The same, the file left open in *keep (when true) for the caller to read
+ * and close (read --threads' pread of a classic file: read_chunks.h). */
+bool gs_walk_open_file_fd(const char *path, struct gs_walk *w, int *keep);
 /* Unmaps the file. */
 void gs_walk_close(struct gs_walk *w);
 /* True once the mapped file was cut short under the walk (a SIGBUS on it,

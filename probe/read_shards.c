@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "../analysis/flow_hash.h"
 #include "pcap_walk.h"
+#include "read_chunks.h"
 #include "spsc.h"
 #include "tap_pcap.h"
 
@@ -170,6 +171,7 @@ struct gs_shards {
 	bool window_full;               /* the calls waiting came near the order window */
 	bool progress;                  /* a progress line is drawn: engines ring every PROGRESS records */
 	_Atomic size_t dropped;         /* the walk: the mapped pages before it were given back (drop_behind) */
+	struct gs_chunks *chunks;       /* the walk of a classic file: read into shared buffers, not mapped */
 	struct gs_intern final;
 	bool has_final;
 	struct gs_stats *dst_stats;     /* summary only: the engines' statistics go there at the end */
@@ -553,7 +555,7 @@ static bool ahead(const struct shard *sh, uint64_t no, size_t off, uint64_t lag)
 {
 	uint64_t w;
 	size_t o;
-	if (gs_stop_requested || gs_walk_cut())
+	if (gs_stop_requested || gs_walk_cut() || (sh->S->chunks && gs_chunks_cut(sh->S->chunks)))
 		return false;
 	others_min(sh, &w, &o);
 	/* (the MAX with no other engine still walking: compared, never added to) */
@@ -649,6 +651,36 @@ static void drop_behind(struct shard *sh, const struct gs_walk *w, size_t off)
 		gs_walk_give_back(w, d, to);
 }
 
+/* Before an engine waits for a buffer of the file (read_chunks.c): its
+ * calls handed over and how far it is said, as at a step, so that neither
+ * the merge nor an engine behind it waits for it in turn (ahead()). */
+struct chunk_wait {
+	struct shard *sh;
+	uint64_t no;
+};
+
+static void chunk_wait(void *arg, size_t off)
+{
+	struct chunk_wait *cw = arg;
+	hand_over(cw->sh);
+	say_walked(cw->sh, cw->no, off);
+}
+
+/* The next record, from the shared buffers (a classic file) or the mapping;
+ * *at: where it starts (or where the walk stopped). */
+static inline int walk_next(struct shard *sh, unsigned me, const struct gs_walk *w, struct gs_walk_it *it,
+			    struct gs_chunk_it *ci, struct gs_walk_rec *r, size_t *at, struct chunk_wait *cw)
+{
+	int rc;
+	if (sh->S->chunks)
+		return gs_chunks_next(sh->S->chunks, me, ci, r, at, chunk_wait, cw);
+	*at = it->off;
+	/* (a record read from the zero pages of a file cut short is not
+	 * handed over) */
+	rc = gs_walk_next(w, it, r);
+	return rc == 1 && gs_walk_cut() ? -1 : rc;
+}
+
 /* Every record of the file: this engine's own (by the connection, as pick
  * says for the reader) into its engine, with the capture's packet numbers
  * and clock, counted as the reader counts them. */
@@ -659,19 +691,22 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	struct gs_engine *e = sh->e;
 	unsigned me = (unsigned)(sh - S->sh);
 	struct gs_walk_it it;
+	struct gs_chunk_it ci;
 	struct gs_walk_rec r;
 	uint64_t no = b->total;
 	int64_t now = b->now, first = b->first_ts;
-	size_t at;
+	struct chunk_wait cw = { .sh = sh };
+	size_t at = 0;
+	bool cut;
 	int rc;
 
 	gs_walk_start(w, &it);
+	if (S->chunks)
+		gs_chunks_start(S->chunks, &ci);
 	for (;;) {
 		int64_t before = now;
-		at = it.off;
-		/* (a record read from the zero pages of a file cut short is not
-		 * handed over) */
-		if ((rc = gs_walk_next(w, &it, &r)) != 1 || gs_walk_cut())
+		cw.no = no;
+		if ((rc = walk_next(sh, me, w, &it, &ci, &r, &at, &cw)) != 1)
 			break;
 		no++;
 		if (first == 0)
@@ -689,22 +724,28 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 				say_ended(sh);
 		}
 		if ((no & (STEP - 1)) == 0) {
-			drop_behind(sh, w, it.off);
-			walk_step(sh, no, now, it.off);
+			size_t off = S->chunks ? gs_chunk_off(&ci) : it.off;
+			if (!S->chunks)
+				drop_behind(sh, w, off);
+			walk_step(sh, no, now, off);
 			if (gs_stop_requested) {
 				rc = -1;
-				at = it.off;
+				at = off;
 				break;
 			}
 		}
 	}
+	/* the buffers it was on are the others' */
+	if (S->chunks)
+		gs_chunks_done(S->chunks, me);
+	cut = gs_walk_cut() || (S->chunks && gs_chunks_cut(S->chunks));
 	/* the capture's clock at the end of the walk, as a reader's tick after
 	 * its last frame: an engine with few records of the file keeps up */
 	if (!gs_stop_requested)
 		clock_to(sh, now, 2 * no + 1);
-	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .cut = gs_walk_cut(),
+	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .cut = cut,
 				     .off = at };
-	say_walked(sh, no, it.off);
+	say_walked(sh, no, S->chunks ? gs_chunk_off(&ci) : it.off);
 	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
 	/* done, it holds none back (walked_all): one waiting for it goes on */
 	wake_lagging(sh);
@@ -1089,8 +1130,16 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 	struct gs_walk w;
 	struct walk_res res;
 	uint64_t before = S->packets;
-	if (S->n == 1 || !gs_walk_open_file(path, &w))
+	int fd = -1;
+	if (S->n == 1 || !gs_walk_open_file_fd(path, &w, &fd))
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
+	/* a classic file is read into buffers the engines share (read_chunks.h);
+	 * pcapng (or no memory for them) is walked mapped */
+	if (gs_chunks_new(&S->chunks, fd, &w, S->n) != 0) {
+		S->chunks = NULL;
+		close(fd);
+		fd = -1;
+	}
 	S->progress = prog->enabled;
 	/* every engine walks the whole file, after the frames it was given
 	 * (each engine's offset at 0 before any starts: drop_behind reads them) */
@@ -1132,6 +1181,11 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 		res.cut = cut;
 	}
 	gs_walk_close(&w);
+	if (S->chunks) {
+		gs_chunks_free(S->chunks);
+		S->chunks = NULL;
+		close(fd);
+	}
 	S->packets = res.no;
 	S->now = res.now;
 	S->first_ts = res.first_ts;

@@ -1,27 +1,34 @@
-/* A classic pcap file read once into shared buffers for read --threads'
- * engines (read_chunks.h). */
+/* A classic pcap file read once into shared buffers, each walked once, for
+ * read --threads' engines (read_chunks.h). */
 #include "read_chunks.h"
 
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 struct slot {
-	uint8_t *buf;
+	struct gs_chunk ch;  /* what the engines read */
 	uint64_t k;          /* the chunk in it, 0: none yet */
-	size_t start, n;     /* its offset in the file, the bytes read */
-	bool ready;          /* read (else being read, by the engine that took it) */
+	bool ready;          /* read and indexed (else being so, by the engine that took it) */
 	bool cut;            /* the read came back short */
+	uint8_t *buf;
+	uint8_t *owner;      /* each record's engine, while indexing */
+	struct gs_chunk_rec *tmp;   /* the records in order, while indexing */
+	struct gs_chunk_rec *rec;
+	uint32_t *rec_from;
+	struct gs_chunk_step *step;
 };
 
 struct gs_chunks {
 	int fd;
 	size_t size;         /* the file's when it was opened */
 	unsigned engines;
+	uint64_t step_mask;
 	struct gs_walk proto;
+	gs_chunk_pick_fn pick;
+	const void *pick_arg;
 	bool locks;          /* mu and cv made */
 	pthread_mutex_t mu;  /* everything below */
 	pthread_cond_t cv;
@@ -31,29 +38,48 @@ struct gs_chunks {
 	struct slot slot[GS_CHUNK_SLOTS];
 };
 
-int gs_chunks_new(struct gs_chunks **out, int fd, const struct gs_walk *w, unsigned engines)
+/* steps in a chunk at most: one every `step` records, from any first */
+static uint32_t max_steps(uint64_t step)
+{
+	return (uint32_t)(GS_CHUNK_RECS / step + 2);
+}
+
+int gs_chunks_new(struct gs_chunks **out, int fd, const struct gs_walk *w, unsigned engines, uint64_t step,
+		  gs_chunk_pick_fn pick, const void *pick_arg)
 {
 	struct gs_chunks *c;
 	int err;
 	*out = NULL;
 	/* a record with the snapshot's length must fit whole in a chunk */
-	if (w->ng || (size_t)w->snapshot + 16 > GS_CHUNK_BYTES || engines == 0)
+	if (w->ng || (size_t)w->snapshot + 16 > GS_CHUNK_BYTES || engines == 0 || engines > 256 || step == 0 || (step & (step - 1)))
 		return EINVAL;
 	if (!(c = calloc(1, sizeof *c)))
 		return ENOMEM;
 	c->fd = fd;
 	c->size = w->size;
 	c->engines = engines;
+	c->step_mask = step - 1;
 	c->proto = *w;
+	c->pick = pick;
+	c->pick_arg = pick_arg;
 	if (!(c->cur = calloc(engines, sizeof *c->cur))) {
 		free(c);
 		return ENOMEM;
 	}
-	for (unsigned i = 0; i < GS_CHUNK_SLOTS; i++)
-		if (!(c->slot[i].buf = malloc(GS_CHUNK_BYTES))) {
+	/* (the indexes are touched only as far as records fill them) */
+	for (unsigned i = 0; i < GS_CHUNK_SLOTS; i++) {
+		struct slot *s = &c->slot[i];
+		s->buf = malloc(GS_CHUNK_BYTES);
+		s->owner = malloc(GS_CHUNK_RECS);
+		s->rec = malloc(GS_CHUNK_RECS * sizeof *s->rec);
+		s->tmp = malloc(GS_CHUNK_RECS * sizeof *s->tmp);
+		s->rec_from = calloc(engines + 1, sizeof *s->rec_from);
+		s->step = malloc(max_steps(step) * sizeof *s->step);
+		if (!s->buf || !s->owner || !s->rec || !s->tmp || !s->rec_from || !s->step) {
 			gs_chunks_free(c);
 			return ENOMEM;
 		}
+	}
 	if ((err = pthread_mutex_init(&c->mu, NULL)) != 0) {
 		gs_chunks_free(c);
 		return err;
@@ -76,16 +102,17 @@ void gs_chunks_free(struct gs_chunks *c)
 		pthread_cond_destroy(&c->cv);
 		pthread_mutex_destroy(&c->mu);
 	}
-	for (unsigned i = 0; i < GS_CHUNK_SLOTS; i++)
-		free(c->slot[i].buf);
+	for (unsigned i = 0; i < GS_CHUNK_SLOTS; i++) {
+		struct slot *s = &c->slot[i];
+		free(s->buf);
+		free(s->owner);
+		free(s->rec);
+		free(s->tmp);
+		free(s->rec_from);
+		free(s->step);
+	}
 	free(c->cur);
 	free(c);
-}
-
-void gs_chunks_start(const struct gs_chunks *c, struct gs_chunk_it *ci)
-{
-	memset(ci, 0, sizeof *ci);
-	ci->start = c->proto.first;
 }
 
 bool gs_chunks_cut(struct gs_chunks *c)
@@ -116,12 +143,6 @@ static bool slot_free(const struct gs_chunks *c, const struct slot *s)
 	return true;
 }
 
-static size_t chunk_want(const struct gs_chunks *c, size_t start)
-{
-	size_t left = c->size - start;
-	return left < GS_CHUNK_BYTES ? left : GS_CHUNK_BYTES;
-}
-
 /* The chunk's bytes, fewer when the file is shorter now (or unreadable). */
 static size_t read_chunk(const struct gs_chunks *c, uint8_t *buf, size_t start, size_t want)
 {
@@ -137,10 +158,72 @@ static size_t read_chunk(const struct gs_chunks *c, uint8_t *buf, size_t start, 
 	return have;
 }
 
-/* Engine `me` on chunk k, starting at `start`: read by it, or by another.
- * False: the file was cut short there. */
-static bool take(struct gs_chunks *c, unsigned me, struct gs_chunk_it *ci, uint64_t k, size_t start,
-		 gs_chunk_wait_fn wait_fn, void *arg)
+/* Walks the chunk just read (n bytes) once: each record's engine, the
+ * engines' records grouped, the steps, where it ends. */
+static void index_chunk(const struct gs_chunks *c, struct slot *s, size_t n)
+{
+	struct gs_chunk *ch = &s->ch;
+	struct gs_walk w = c->proto;
+	struct gs_walk_it it;
+	struct gs_walk_rec r;
+	struct gs_chunk_state st = ch->in;
+	uint32_t nrec = 0, steps = 0;
+	size_t at;
+
+	w.base = s->buf;
+	w.size = n;
+	w.first = 0;
+	gs_walk_start(&w, &it);
+	for (;;) {
+		at = it.off;
+		if (gs_walk_next_classic_(&w, &it, &r) != 1)
+			break;
+		/* (no branch on the engine here: noted, grouped after) */
+		s->owner[nrec] = (uint8_t)c->pick(c->pick_arg, w.dlt, r.data, r.caplen, r.len);
+		s->tmp[nrec] = (struct gs_chunk_rec){ .off = (uint32_t)at, .i = nrec, .before = st.now };
+		st.no++;
+		if (st.first == 0)
+			st.first = r.ts;
+		if (r.ts > st.now)
+			st.now = r.ts;
+		if ((st.no & c->step_mask) == 0)
+			s->step[steps++] = (struct gs_chunk_step){ .i = nrec, .off = (uint32_t)it.off, .now = st.now };
+		nrec++;
+	}
+	/* the walk stopped at `at` (it did not move past it) */
+	if (ch->start + n >= c->size || at == 0) {
+		/* the end of the file; or a record the walker refused where it
+		 * had the whole snapshot length to fit in: not vouched for */
+		ch->end = ch->start + n >= c->size && at == n ? 0 : -1;
+	} else {
+		ch->end = 1;
+	}
+	ch->next = ch->start + at;
+	ch->out = st;
+	ch->steps = steps;
+	/* each engine's records together, in order (a counting sort: no
+	 * branch on the engine) */
+	memset(s->rec_from, 0, (c->engines + 1) * sizeof *s->rec_from);
+	for (uint32_t i = 0; i < nrec; i++)
+		s->rec_from[s->owner[i] + 1]++;
+	for (unsigned e = 0; e < c->engines; e++)
+		s->rec_from[e + 1] += s->rec_from[e];
+	/* (rec_from[e] the next place of engine e's: once filled, e + 1's start) */
+	for (uint32_t i = 0; i < nrec; i++)
+		s->rec[s->rec_from[s->owner[i]]++] = s->tmp[i];
+	for (unsigned e = c->engines; e > 0; e--)
+		s->rec_from[e] = s->rec_from[e - 1];
+	s->rec_from[0] = 0;
+	ch->rec = s->rec;
+	ch->rec_from = s->rec_from;
+	ch->step = s->step;
+	ch->buf = s->buf;
+}
+
+/* Engine `me` on chunk k, starting at `start` with the walk's state `st`:
+ * read and indexed by it, or by another.  NULL: the file was cut short. */
+static const struct gs_chunk *take(struct gs_chunks *c, unsigned me, uint64_t k, size_t start,
+				   const struct gs_chunk_state *st, gs_chunk_wait_fn wait_fn, void *arg)
 {
 	struct slot *s = &c->slot[k % GS_CHUNK_SLOTS];
 	bool said = false, cut;
@@ -153,18 +236,21 @@ static bool take(struct gs_chunks *c, unsigned me, struct gs_chunk_it *ci, uint6
 			/* (past a chunk that came back short: nothing more to read) */
 			set_cur(c, me, k);
 			pthread_mutex_unlock(&c->mu);
-			return false;
+			return NULL;
 		} else if (slot_free(c, s)) {
-			size_t want = chunk_want(c, start), n;
+			size_t left = c->size - start, want = left < GS_CHUNK_BYTES ? left : GS_CHUNK_BYTES, n;
 			s->k = k;
-			s->start = start;
+			s->ch.k = k;
 			s->ready = false;
+			s->ch.start = start;
+			s->ch.in = *st;
 			set_cur(c, me, k);
 			pthread_mutex_unlock(&c->mu);
 			n = read_chunk(c, s->buf, start, want);
-			pthread_mutex_lock(&c->mu);
-			s->n = n;
 			s->cut = n < want;
+			if (!s->cut)
+				index_chunk(c, s, n);
+			pthread_mutex_lock(&c->mu);
 			s->ready = true;
 			c->cut |= s->cut;
 			if (c->waiting)
@@ -185,52 +271,16 @@ static bool take(struct gs_chunks *c, unsigned me, struct gs_chunk_it *ci, uint6
 	}
 	set_cur(c, me, k);
 	cut = s->cut;
-	ci->k = k;
-	ci->start = start;
-	ci->w = c->proto;
-	ci->w.base = s->buf;
-	ci->w.size = s->n;
-	ci->w.first = 0;
 	pthread_mutex_unlock(&c->mu);
-	if (cut) {
-		ci->have = false;
-		return false;
-	}
-	gs_walk_start(&ci->w, &ci->it);
-	ci->have = true;
-	return true;
+	return cut ? NULL : &s->ch;
 }
 
-int gs_chunks_next_chunk(struct gs_chunks *c, unsigned me, struct gs_chunk_it *ci, struct gs_walk_rec *r,
-			 size_t *at, gs_chunk_wait_fn wait_fn, void *arg)
+const struct gs_chunk *gs_chunks_take(struct gs_chunks *c, unsigned me, const struct gs_chunk *prev,
+				      const struct gs_chunk_state *st, gs_chunk_wait_fn wait_fn, void *arg)
 {
-	for (;;) {
-		size_t next;
-		if (ci->have) {
-			/* the chunk's walk stopped at it.off (which it did not move) */
-			size_t o = ci->it.off;
-			bool last = ci->start + ci->w.size >= c->size;
-			if (last || o == 0) {
-				/* the end of the file; or a record the walker
-				 * refused where it had the whole snapshot length
-				 * to fit in: not vouched for */
-				*at = ci->start + o;
-				return last && o == ci->w.size ? 0 : -1;
-			}
-			next = ci->start + o;
-		} else if (ci->k == 0) {
-			next = ci->start;
-		} else {
-			*at = ci->start;  /* cut there (before) */
-			return -1;
-		}
-		if (!take(c, me, ci, ci->k + 1, next, wait_fn, arg)) {
-			*at = next;
-			return -1;
-		}
-		if (gs_walk_next_classic_(&ci->w, &ci->it, r) == 1)
-			return 1;
-	}
+	if (!prev)
+		return take(c, me, 1, c->proto.first, st, wait_fn, arg);
+	return take(c, me, prev->k + 1, prev->next, &prev->out, wait_fn, arg);
 }
 
 void gs_chunks_done(struct gs_chunks *c, unsigned me)

@@ -666,24 +666,94 @@ static void chunk_wait(void *arg, size_t off)
 	say_walked(cw->sh, cw->no, off);
 }
 
-/* The next record, from the shared buffers (a classic file) or the mapping;
- * *at: where it starts (or where the walk stopped). */
-static inline int walk_next(struct shard *sh, unsigned me, const struct gs_walk *w, struct gs_walk_it *it,
-			    struct gs_chunk_it *ci, struct gs_walk_rec *r, size_t *at, struct chunk_wait *cw)
+/* walk_file for a classic file read into shared buffers (read_chunks.h):
+ * the chunks' indexes give this engine its records, the capture's clock
+ * before each, and the steps; the same calls into the engine, in the same
+ * order, as walk_file's. */
+static void walk_chunks(struct shard *sh, const struct in_batch *b)
 {
+	struct gs_shards *S = sh->S;
+	const struct gs_walk *w = b->walk;
+	struct gs_engine *e = sh->e;
+	unsigned me = (unsigned)(sh - S->sh);
+	struct chunk_wait cw = { .sh = sh };
+	struct gs_chunk_state st = { .no = b->total, .now = b->now, .first = b->first_ts };
+	const struct gs_chunk *ch = NULL;
+	size_t at = 0, off = w->first;
 	int rc;
-	if (sh->S->chunks)
-		return gs_chunks_next(sh->S->chunks, me, ci, r, at, chunk_wait, cw);
-	*at = it->off;
-	/* (a record read from the zero pages of a file cut short is not
-	 * handed over) */
-	rc = gs_walk_next(w, it, r);
-	return rc == 1 && gs_walk_cut() ? -1 : rc;
+	bool cut;
+
+	for (;;) {
+		const struct gs_chunk_rec *rr, *re;
+		const struct gs_chunk_step *sp, *se;
+		cw.no = st.no;
+		if (!(ch = gs_chunks_take(S->chunks, me, ch, &st, chunk_wait, &cw))) {
+			rc = -1;  /* cut short */
+			at = off;
+			break;
+		}
+		rr = ch->rec + ch->rec_from[me];
+		re = ch->rec + ch->rec_from[me + 1];
+		sp = ch->step;
+		se = sp + ch->steps;
+		while (rr < re || sp < se) {
+			if (rr < re && (sp == se || rr->i <= sp->i)) {
+				struct gs_walk_rec r;
+				uint64_t no = ch->in.no + rr->i + 1;
+				gs_chunk_rec_read(w, ch, rr, &r);
+				clock_to(sh, rr->before, 2 * no - 1);
+				gs_engine_set_packet_no(e, no);
+				gs_engine_frame(e, w->dlt, r.ts, r.data, r.caplen, r.len);
+				track(sh, 2 * no);
+				if (sh->n_wait)
+					release(sh, false);
+				if (S->ordered)
+					say_ended(sh);
+				rr++;
+			} else {
+				uint64_t no = ch->in.no + sp->i + 1;
+				off = ch->start + sp->off;
+				walk_step(sh, no, sp->now, off);
+				if (gs_stop_requested) {
+					/* (the walk's state there: the step's) */
+					st.no = no;
+					st.now = sp->now;
+					st.first = ch->in.first ? ch->in.first : ch->out.first;
+					rc = -1;
+					at = off;
+					goto out;
+				}
+				sp++;
+			}
+		}
+		st = ch->out;
+		off = ch->next;
+		if (ch->end != 1) {
+			rc = ch->end;
+			at = ch->next;
+			break;
+		}
+	}
+out:
+	/* the buffers it was on are the others' */
+	gs_chunks_done(S->chunks, me);
+	cut = gs_chunks_cut(S->chunks);
+	/* the capture's clock at the end of the walk, as a reader's tick after
+	 * its last frame: an engine with few records of the file keeps up */
+	if (!gs_stop_requested)
+		clock_to(sh, st.now, 2 * st.no + 1);
+	sh->res = (struct walk_res){ .no = st.no, .now = st.now, .first_ts = st.first, .stopped = rc != 0, .cut = cut,
+				     .off = at };
+	say_walked(sh, st.no, off);
+	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
+	/* done, it holds none back (walked_all): one waiting for it goes on */
+	wake_lagging(sh);
 }
 
 /* Every record of the file: this engine's own (by the connection, as pick
  * says for the reader) into its engine, with the capture's packet numbers
  * and clock, counted as the reader counts them. */
+static void walk_chunks(struct shard *sh, const struct in_batch *b);
 static void walk_file(struct shard *sh, const struct in_batch *b)
 {
 	struct gs_shards *S = sh->S;
@@ -691,22 +761,23 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	struct gs_engine *e = sh->e;
 	unsigned me = (unsigned)(sh - S->sh);
 	struct gs_walk_it it;
-	struct gs_chunk_it ci;
 	struct gs_walk_rec r;
 	uint64_t no = b->total;
 	int64_t now = b->now, first = b->first_ts;
-	struct chunk_wait cw = { .sh = sh };
-	size_t at = 0;
-	bool cut;
+	size_t at;
 	int rc;
 
+	if (S->chunks) {
+		walk_chunks(sh, b);
+		return;
+	}
 	gs_walk_start(w, &it);
-	if (S->chunks)
-		gs_chunks_start(S->chunks, &ci);
 	for (;;) {
 		int64_t before = now;
-		cw.no = no;
-		if ((rc = walk_next(sh, me, w, &it, &ci, &r, &at, &cw)) != 1)
+		at = it.off;
+		/* (a record read from the zero pages of a file cut short is not
+		 * handed over) */
+		if ((rc = gs_walk_next(w, &it, &r)) != 1 || gs_walk_cut())
 			break;
 		no++;
 		if (first == 0)
@@ -724,28 +795,22 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 				say_ended(sh);
 		}
 		if ((no & (STEP - 1)) == 0) {
-			size_t off = S->chunks ? gs_chunk_off(&ci) : it.off;
-			if (!S->chunks)
-				drop_behind(sh, w, off);
-			walk_step(sh, no, now, off);
+			drop_behind(sh, w, it.off);
+			walk_step(sh, no, now, it.off);
 			if (gs_stop_requested) {
 				rc = -1;
-				at = off;
+				at = it.off;
 				break;
 			}
 		}
 	}
-	/* the buffers it was on are the others' */
-	if (S->chunks)
-		gs_chunks_done(S->chunks, me);
-	cut = gs_walk_cut() || (S->chunks && gs_chunks_cut(S->chunks));
 	/* the capture's clock at the end of the walk, as a reader's tick after
 	 * its last frame: an engine with few records of the file keeps up */
 	if (!gs_stop_requested)
 		clock_to(sh, now, 2 * no + 1);
-	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .cut = cut,
+	sh->res = (struct walk_res){ .no = no, .now = now, .first_ts = first, .stopped = rc != 0, .cut = gs_walk_cut(),
 				     .off = at };
-	say_walked(sh, no, S->chunks ? gs_chunk_off(&ci) : it.off);
+	say_walked(sh, no, it.off);
 	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
 	/* done, it holds none back (walked_all): one waiting for it goes on */
 	wake_lagging(sh);
@@ -1124,6 +1189,11 @@ static void walk_progress(struct gs_shards *S, struct gs_read_progress *prog, co
 	prog->packets -= shown;
 }
 
+static unsigned chunk_pick(const void *arg, int dlt, const uint8_t *d, uint32_t caplen, uint32_t len)
+{
+	return pick(arg, dlt, d, caplen, len);
+}
+
 enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, struct gs_read_progress *prog,
 					int *snaplen, char *err, size_t errlen)
 {
@@ -1135,7 +1205,7 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
 	/* a classic file is read into buffers the engines share (read_chunks.h);
 	 * pcapng (or no memory for them) is walked mapped */
-	if (gs_chunks_new(&S->chunks, fd, &w, S->n) != 0) {
+	if (gs_chunks_new(&S->chunks, fd, &w, S->n, STEP, chunk_pick, S) != 0) {
 		S->chunks = NULL;
 		close(fd);
 		fd = -1;

@@ -510,7 +510,7 @@ static uint32_t ring_count(struct gs_ring *r)
 	return atomic_load(&r->tail) - atomic_load(&r->head);
 }
 
-/* ---- the walk: every engine reads the mapped file itself ------------------ */
+/* ---- the walk: every engine reads the file itself (pcapng mapped, classic from the shared chunks) --- */
 
 static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint32_t caplen, uint32_t len);
 
@@ -548,7 +548,9 @@ static void others_min(const struct shard *sh, uint64_t *no, size_t *off)
 /* The mapped pages stay given back behind the engine furthest behind
  * (drop_behind): an engine more than DROP_LAG bytes ahead of another waits
  * for it, even for the summary alone (else a loaded machine keeping one
- * engine off its CPU would let the other map the file as it goes). */
+ * engine off its CPU would let the other map the file as it goes).  (The
+ * shared chunks of a classic file hold the engine ahead within their 8 MiB
+ * themselves; this keeps it within 4, where a buffer is seldom waited for.) */
 #define DROP_LAG ((size_t)4 << 20)
 
 static bool ahead(const struct shard *sh, uint64_t no, size_t off, uint64_t lag)

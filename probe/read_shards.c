@@ -702,6 +702,11 @@ static void walk_chunks(struct shard *sh, const struct in_batch *b)
 			if (rr < re && (sp == se || rr->i <= sp->i)) {
 				struct gs_walk_rec r;
 				uint64_t no = ch->in.no + rr->i + 1;
+				/* (a few records ahead: not in order in the buffer) */
+				if (re - rr > 4) {
+					__builtin_prefetch(ch->buf + rr[4].off);
+					__builtin_prefetch(ch->buf + rr[4].off + 64);
+				}
 				gs_chunk_rec_read(w, ch, rr, &r);
 				clock_to(sh, rr->before, 2 * no - 1);
 				gs_engine_set_packet_no(e, no);

@@ -220,12 +220,34 @@ static void index_chunk(const struct gs_chunks *c, struct slot *s, size_t n)
 	ch->buf = s->buf;
 }
 
+/* Under the lock, which it lets go of meanwhile: chunk k, starting at
+ * `start` with the walk's state `st`, read and indexed into `s` (free). */
+static void load(struct gs_chunks *c, struct slot *s, uint64_t k, size_t start, const struct gs_chunk_state *st)
+{
+	size_t left = c->size - start, want = left < GS_CHUNK_BYTES ? left : GS_CHUNK_BYTES, n;
+	s->k = k;
+	s->ch.k = k;
+	s->ready = false;
+	s->ch.start = start;
+	s->ch.in = *st;
+	pthread_mutex_unlock(&c->mu);
+	n = read_chunk(c, s->buf, start, want);
+	s->cut = n < want;
+	if (!s->cut)
+		index_chunk(c, s, n);
+	pthread_mutex_lock(&c->mu);
+	s->ready = true;
+	c->cut |= s->cut;
+	if (c->waiting)
+		pthread_cond_broadcast(&c->cv);
+}
+
 /* Engine `me` on chunk k, starting at `start` with the walk's state `st`:
  * read and indexed by it, or by another.  NULL: the file was cut short. */
 static const struct gs_chunk *take(struct gs_chunks *c, unsigned me, uint64_t k, size_t start,
 				   const struct gs_chunk_state *st, gs_chunk_wait_fn wait_fn, void *arg)
 {
-	struct slot *s = &c->slot[k % GS_CHUNK_SLOTS];
+	struct slot *s = &c->slot[k % GS_CHUNK_SLOTS], *nx = &c->slot[(k + 1) % GS_CHUNK_SLOTS];
 	bool said = false, cut;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
@@ -238,23 +260,8 @@ static const struct gs_chunk *take(struct gs_chunks *c, unsigned me, uint64_t k,
 			pthread_mutex_unlock(&c->mu);
 			return NULL;
 		} else if (slot_free(c, s)) {
-			size_t left = c->size - start, want = left < GS_CHUNK_BYTES ? left : GS_CHUNK_BYTES, n;
-			s->k = k;
-			s->ch.k = k;
-			s->ready = false;
-			s->ch.start = start;
-			s->ch.in = *st;
 			set_cur(c, me, k);
-			pthread_mutex_unlock(&c->mu);
-			n = read_chunk(c, s->buf, start, want);
-			s->cut = n < want;
-			if (!s->cut)
-				index_chunk(c, s, n);
-			pthread_mutex_lock(&c->mu);
-			s->ready = true;
-			c->cut |= s->cut;
-			if (c->waiting)
-				pthread_cond_broadcast(&c->cv);
+			load(c, s, k, start, st);
 			break;
 		}
 		if (!said && wait_fn) {
@@ -271,6 +278,12 @@ static const struct gs_chunk *take(struct gs_chunks *c, unsigned me, uint64_t k,
 	}
 	set_cur(c, me, k);
 	cut = s->cut;
+	/* The next chunk read now, before this one's records, when nobody has
+	 * yet: an engine that comes to it later finds it ready (else, the
+	 * engines in step, the one that came second waited for the other's
+	 * read and walk of each chunk, its CPU idle) */
+	if (!cut && s->ch.end == 1 && nx->k != k + 1 && !c->cut && slot_free(c, nx))
+		load(c, nx, k + 1, s->ch.next, &s->ch.out);
 	pthread_mutex_unlock(&c->mu);
 	return cut ? NULL : &s->ch;
 }

@@ -16,7 +16,9 @@
  * bare libpcap loop pays it; the memory is the buffers and their indexes
  * (bounded, whatever the file's size); no page is mapped or given back.  The
  * engine ahead reads and indexes, which slows it: the work goes by itself to
- * whichever has time for it.
+ * whichever has time for it.  An engine taking chunk k reads and indexes
+ * k + 1 first when nobody has yet: the engines in step, the second to come
+ * to a chunk finds it ready instead of waiting for the other's read of it.
  *
  * A chunk starts at a record: chunk 1 at the file's first, chunk k + 1 at the
  * first record of chunk k that did not fit whole in it.  A chunk holds at

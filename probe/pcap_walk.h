@@ -1,9 +1,11 @@
 /* A capture file's records read in place (read, probe/tap_pcap.c; read
  * --threads, probe/read_shards.c).
  *
- * The file is mapped once and walked with no copy: by the one-thread read,
- * and with --threads by every engine thread, each all of its records, with no
- * reader thread.  The walker reads the classic
+ * The file is mapped once and walked with no copy: by the one-thread read of
+ * pcapng, and with --threads by every engine thread, each all of its records,
+ * with no reader thread (pcapng; a classic file is read into shared buffers
+ * then, probe/read_chunks.h, each walked by this walker once).  The walker
+ * reads the classic
  * pcap format (either byte order, micro- or nanosecond time stamps) and pcapng
  * (one section: SHB, one IDB with if_tsresol of 10^-0..10^-9, EPBs and SPBs;
  * NRB, ISB and other blocks skipped) and hands every record over as libpcap
@@ -74,6 +76,9 @@ bool gs_walk_map_fd(struct gs_walk *w, int fd, int dlt, int snap);
 /* The same for `path` ("-" never), libpcap opening it first for its checks
  * of the header, link type and snapshot length. */
 bool gs_walk_open_file(const char *path, struct gs_walk *w);
+/* The same, the file left open in *keep (when true) for the caller to read
+ * and close (read --threads' pread of a classic file: read_chunks.h). */
+bool gs_walk_open_file_fd(const char *path, struct gs_walk *w, int *keep);
 /* Unmaps the file. */
 void gs_walk_close(struct gs_walk *w);
 /* True once the mapped file was cut short under the walk (a SIGBUS on it,

@@ -94,6 +94,11 @@ bool gs_walk_map_fd(struct gs_walk *w, int fd, int dlt, int snap)
 
 bool gs_walk_open_file(const char *path, struct gs_walk *w)
 {
+	return gs_walk_open_file_fd(path, w, NULL);
+}
+
+bool gs_walk_open_file_fd(const char *path, struct gs_walk *w, int *keep)
+{
 	char ebuf[PCAP_ERRBUF_SIZE];
 	struct stat st;
 	pcap_t *p;
@@ -117,7 +122,10 @@ bool gs_walk_open_file(const char *path, struct gs_walk *w)
 	snap = pcap_snapshot(p);
 	pcap_close(p);
 	ok = gs_walk_map_fd(w, fd, dlt, snap);
-	close(fd);
+	if (ok && keep)
+		*keep = fd;
+	else
+		close(fd);
 	return ok;
 }
 

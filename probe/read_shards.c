@@ -20,6 +20,7 @@
 #include "commands.h"
 #include "../analysis/flow_hash.h"
 #include "pcap_walk.h"
+#include "read_chunks.h"
 #include "spsc.h"
 #include "tap_pcap.h"
 
@@ -170,6 +171,7 @@ struct gs_shards {
 	bool window_full;               /* the calls waiting came near the order window */
 	bool progress;                  /* a progress line is drawn: engines ring every PROGRESS records */
 	_Atomic size_t dropped;         /* the walk: the mapped pages before it were given back (drop_behind) */
+	struct gs_chunks *chunks;       /* the walk of a classic file: read into shared buffers, not mapped */
 	struct gs_intern final;
 	bool has_final;
 	struct gs_stats *dst_stats;     /* summary only: the engines' statistics go there at the end */
@@ -508,7 +510,7 @@ static uint32_t ring_count(struct gs_ring *r)
 	return atomic_load(&r->tail) - atomic_load(&r->head);
 }
 
-/* ---- the walk: every engine reads the mapped file itself ------------------ */
+/* ---- the walk: every engine reads the file itself (pcapng mapped, classic from the shared chunks) --- */
 
 static unsigned pick(const struct gs_shards *S, int dlt, const uint8_t *d, uint32_t caplen, uint32_t len);
 
@@ -546,14 +548,16 @@ static void others_min(const struct shard *sh, uint64_t *no, size_t *off)
 /* The mapped pages stay given back behind the engine furthest behind
  * (drop_behind): an engine more than DROP_LAG bytes ahead of another waits
  * for it, even for the summary alone (else a loaded machine keeping one
- * engine off its CPU would let the other map the file as it goes). */
+ * engine off its CPU would let the other map the file as it goes).  (The
+ * shared chunks of a classic file hold the engine ahead within their 8 MiB
+ * themselves; this keeps it within 4, where a buffer is seldom waited for.) */
 #define DROP_LAG ((size_t)4 << 20)
 
 static bool ahead(const struct shard *sh, uint64_t no, size_t off, uint64_t lag)
 {
 	uint64_t w;
 	size_t o;
-	if (gs_stop_requested || gs_walk_cut())
+	if (gs_stop_requested || gs_walk_cut() || (sh->S->chunks && gs_chunks_cut(sh->S->chunks)))
 		return false;
 	others_min(sh, &w, &o);
 	/* (the MAX with no other engine still walking: compared, never added to) */
@@ -649,9 +653,114 @@ static void drop_behind(struct shard *sh, const struct gs_walk *w, size_t off)
 		gs_walk_give_back(w, d, to);
 }
 
+/* Before an engine waits for a buffer of the file (read_chunks.c): its
+ * calls handed over and how far it is said, as at a step, so that neither
+ * the merge nor an engine behind it waits for it in turn (ahead()). */
+struct chunk_wait {
+	struct shard *sh;
+	uint64_t no;
+};
+
+static void chunk_wait(void *arg, size_t off)
+{
+	struct chunk_wait *cw = arg;
+	hand_over(cw->sh);
+	say_walked(cw->sh, cw->no, off);
+}
+
+/* walk_file for a classic file read into shared buffers (read_chunks.h):
+ * the chunks' indexes give this engine its records, the capture's clock
+ * before each, and the steps; the same calls into the engine, in the same
+ * order, as walk_file's. */
+static void walk_chunks(struct shard *sh, const struct in_batch *b)
+{
+	struct gs_shards *S = sh->S;
+	const struct gs_walk *w = b->walk;
+	struct gs_engine *e = sh->e;
+	unsigned me = (unsigned)(sh - S->sh);
+	struct chunk_wait cw = { .sh = sh };
+	struct gs_chunk_state st = { .no = b->total, .now = b->now, .first = b->first_ts };
+	const struct gs_chunk *ch = NULL;
+	size_t at = 0, off = w->first;
+	int rc;
+	bool cut;
+
+	for (;;) {
+		const struct gs_chunk_rec *rr, *re;
+		const struct gs_chunk_step *sp, *se;
+		cw.no = st.no;
+		if (!(ch = gs_chunks_take(S->chunks, me, ch, &st, chunk_wait, &cw))) {
+			rc = -1;  /* cut short */
+			at = off;
+			break;
+		}
+		rr = ch->rec + ch->rec_from[me];
+		re = ch->rec + ch->rec_from[me + 1];
+		sp = ch->step;
+		se = sp + ch->steps;
+		while (rr < re || sp < se) {
+			if (rr < re && (sp == se || rr->i <= sp->i)) {
+				struct gs_walk_rec r;
+				uint64_t no = ch->in.no + rr->i + 1;
+				/* (a few records ahead: not in order in the buffer) */
+				if (re - rr > 4) {
+					__builtin_prefetch(ch->buf + rr[4].off);
+					__builtin_prefetch(ch->buf + rr[4].off + 64);
+				}
+				gs_chunk_rec_read(w, ch, rr, &r);
+				clock_to(sh, rr->before, 2 * no - 1);
+				gs_engine_set_packet_no(e, no);
+				gs_engine_frame(e, w->dlt, r.ts, r.data, r.caplen, r.len);
+				track(sh, 2 * no);
+				if (sh->n_wait)
+					release(sh, false);
+				if (S->ordered)
+					say_ended(sh);
+				rr++;
+			} else {
+				uint64_t no = ch->in.no + sp->i + 1;
+				off = ch->start + sp->off;
+				walk_step(sh, no, sp->now, off);
+				if (gs_stop_requested) {
+					/* (the walk's state there: the step's) */
+					st.no = no;
+					st.now = sp->now;
+					st.first = ch->in.first ? ch->in.first : ch->out.first;
+					rc = -1;
+					at = off;
+					goto out;
+				}
+				sp++;
+			}
+		}
+		st = ch->out;
+		off = ch->next;
+		if (ch->end != 1) {
+			rc = ch->end;
+			at = ch->next;
+			break;
+		}
+	}
+out:
+	/* the buffers it was on are the others' */
+	gs_chunks_done(S->chunks, me);
+	cut = gs_chunks_cut(S->chunks);
+	/* the capture's clock at the end of the walk, as a reader's tick after
+	 * its last frame: an engine with few records of the file keeps up */
+	if (!gs_stop_requested)
+		clock_to(sh, st.now, 2 * st.no + 1);
+	sh->res = (struct walk_res){ .no = st.no, .now = st.now, .first_ts = st.first, .stopped = rc != 0, .cut = cut,
+				     .off = at };
+	say_walked(sh, st.no, off);
+	atomic_store_explicit(&sh->walk_done, 1, memory_order_release);
+	/* done, it holds none back (walked_all): one waiting for it goes on */
+	wake_lagging(sh);
+}
+
 /* Every record of the file: this engine's own (by the connection, as pick
  * says for the reader) into its engine, with the capture's packet numbers
  * and clock, counted as the reader counts them. */
+static void walk_chunks(struct shard *sh, const struct in_batch *b);
 static void walk_file(struct shard *sh, const struct in_batch *b)
 {
 	struct gs_shards *S = sh->S;
@@ -665,6 +774,10 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 	size_t at;
 	int rc;
 
+	if (S->chunks) {
+		walk_chunks(sh, b);
+		return;
+	}
 	gs_walk_start(w, &it);
 	for (;;) {
 		int64_t before = now;
@@ -1083,14 +1196,27 @@ static void walk_progress(struct gs_shards *S, struct gs_read_progress *prog, co
 	prog->packets -= shown;
 }
 
+static unsigned chunk_pick(const void *arg, int dlt, const uint8_t *d, uint32_t caplen, uint32_t len)
+{
+	return pick(arg, dlt, d, caplen, len);
+}
+
 enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, struct gs_read_progress *prog,
 					int *snaplen, char *err, size_t errlen)
 {
 	struct gs_walk w;
 	struct walk_res res;
 	uint64_t before = S->packets;
-	if (S->n == 1 || !gs_walk_open_file(path, &w))
+	int fd = -1;
+	if (S->n == 1 || !gs_walk_open_file_fd(path, &w, &fd))
 		return gs_pcap_read_file_fn(path, gs_shards_frame, S, prog, snaplen, err, errlen);
+	/* a classic file is read into buffers the engines share (read_chunks.h);
+	 * pcapng (or no memory for them) is walked mapped */
+	if (gs_chunks_new(&S->chunks, fd, &w, S->n, STEP, chunk_pick, S) != 0) {
+		S->chunks = NULL;
+		close(fd);
+		fd = -1;
+	}
 	S->progress = prog->enabled;
 	/* every engine walks the whole file, after the frames it was given
 	 * (each engine's offset at 0 before any starts: drop_behind reads them) */
@@ -1132,6 +1258,11 @@ enum gs_read_result gs_shards_read_file(struct gs_shards *S, const char *path, s
 		res.cut = cut;
 	}
 	gs_walk_close(&w);
+	if (S->chunks) {
+		gs_chunks_free(S->chunks);
+		S->chunks = NULL;
+		close(fd);
+	}
 	S->packets = res.no;
 	S->now = res.now;
 	S->first_ts = res.first_ts;

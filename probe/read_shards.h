@@ -30,8 +30,10 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 /* A gs_frame_fn (probe/tap_pcap.h): arg is the struct gs_shards. */
 void gs_shards_frame(void *arg, int dlt, int64_t ts_ns, const uint8_t *data, uint32_t caplen, uint32_t wirelen);
 /* Reads one capture file (as gs_pcap_read_file_fn, the same results and
- * messages): mapped, every engine thread walks its records itself and takes
- * its own connections' (probe/pcap_walk.h); a file or the part of it the
+ * messages): a classic file read into shared buffers, each walked once and
+ * indexed by engine (probe/read_chunks.h), pcapng mapped, every engine
+ * thread walking its records itself and taking its own connections'
+ * (probe/pcap_walk.h); a file or the part of it the
  * walker does not vouch for goes through libpcap and gs_shards_frame. */
 enum gs_read_result gs_shards_read_file(struct gs_shards *s, const char *path, struct gs_read_progress *prog,
 					int *snaplen, char *err, size_t errlen);

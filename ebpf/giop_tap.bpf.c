@@ -876,6 +876,46 @@ static __always_inline __u32 iface_l2(__u32 ifindex)
 	return ifc ? ifc->l2_len : 0;
 }
 
+/* TAI - REALTIME in ns (37 s, or 0 where the TAI offset was never set):
+ * written by user space at start and at each poll (.bss is mapped), so that
+ * a receive stamp (CLOCK_REALTIME) converts to CLOCK_MONOTONIC here, where
+ * the kernel has no REALTIME helper for BPF. */
+__s64 tai_off;
+
+/* The instant of a segment's record, taken right after its place in the ring
+ * is reserved (see tap()).  On ingress (`seg_flags` without GS_SEG_EGRESS;
+ * `rx`: __sk_buff->tstamp, read without tstamp_type, so that at ingress a
+ * delivery time -- a sender's EDT in CLOCK_MONOTONIC, which TCP sets and veth
+ * carries over -- reads 0 and only a receive stamp, CLOCK_REALTIME, shows:
+ * net/core/filter.c, bpf_convert_tstamp_read), when
+ * the kernel took a receive stamp (netif_rx / netif_receive_skb, while anything
+ * holds rx timestamping on: attach itself by default, tcpdump, chrony), that
+ * instant instead: when the packet reached the host, before the backlog waited
+ * for the softirq (the time model's t3/t7).  Its age is measured against
+ * REALTIME now (TAI - the offset) and taken off MONOTONIC now.
+ * A global function: verified once, on its own (inlined at the five places a
+ * record is stamped, its branches doubled the states the verifier walks
+ * through the tap, past its limit); it takes no stack, and the tap's is at
+ * the 512-byte limit (the skb's tstamp is read where it is passed, not kept). */
+__attribute__((noinline)) __u64 seg_time(__u64 rx, __u32 seg_flags)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__s64 age;
+	if (seg_flags & GS_SEG_EGRESS)
+		return now;
+	if (!rx) {
+		count(GS_CNT_RX_UNSTAMPED);
+		return now;
+	}
+	age = (__s64)(bpf_ktime_get_tai_ns() - (__u64)tai_off - rx);
+	if (age < 0 || (__u64)age >= GS_TAP_RX_AGE_MAX) {
+		count(GS_CNT_RX_FAR);
+		return now;
+	}
+	count(GS_CNT_RX_STAMPED);
+	return now - (__u64)age;
+}
+
 static __always_inline void seg_fill(struct gs_tap_seg *r, const struct pkt *p, __u64 now, __u32 ifindex,
 				     __u32 flags, __u32 n, __u32 used)
 {
@@ -932,7 +972,7 @@ static __always_inline void submit(void *r)
 			if (!r)						\
 				return -1;				\
 		}							\
-		now = bpf_ktime_get_ns(); /* ring order = time order */ \
+		now = seg_time(skb->tstamp, c->flags); /* ring order = time order (tap()) */ \
 		if (k == 0 || k > K ||					\
 		    bpf_skb_load_bytes(skb, p->poff + c->heads[0].off, r->data, k)) { \
 			/* the metadata all the same */			\
@@ -1022,7 +1062,7 @@ static __always_inline int seg_many(struct __sk_buff *skb, const struct pkt *p, 
 		return -1;
 	/* stamped right before the copy reserves its place (ring order = time
 	 * order but for that instant) */
-	seg_fill((struct gs_tap_seg *)sc->rec, p, bpf_ktime_get_ns(), ifindex,
+	seg_fill((struct gs_tap_seg *)sc->rec, p, seg_time(skb->tstamp, c->flags), ifindex,
 		 c->flags | (l.err ? GS_SEG_HEADS_LOST : 0), n, l.used);
 	return bpf_ringbuf_output(&events, sc->rec, size, wake_flags()) ? -1 : 0;
 }
@@ -1084,7 +1124,7 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 				struct gs_tap_seg_fold s;
 			} *rs = bpf_ringbuf_reserve(&events, sizeof *rs, 0);
 			if (rs) {
-				seg_fill(&rs->h, &p, bpf_ktime_get_ns(), ifindex, c.flags, 0, 0);
+				seg_fill(&rs->h, &p, seg_time(skb->tstamp, c.flags), ifindex, c.flags, 0, 0);
 				rs->h.sys_off = sizeof rs->h;
 				rs->s = fold;
 				submit(rs);
@@ -1095,7 +1135,7 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		} else {
 			struct gs_tap_seg *rec = bpf_ringbuf_reserve(&events, sizeof *rec, 0);
 			if (rec) {
-				seg_fill(rec, &p, bpf_ktime_get_ns(), ifindex, c.flags, 0, 0);
+				seg_fill(rec, &p, seg_time(skb->tstamp, c.flags), ifindex, c.flags, 0, 0);
 				submit(rec);
 				r = 0;
 			} else {

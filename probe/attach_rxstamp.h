@@ -1,6 +1,7 @@
 /* The kernel's receive stamp for `giopscope attach`'s ingress instants
  * (ebpf/giop_tap.bpf.c, seg_time): keeping host-wide rx timestamping on while
- * attach runs, and the TAI - REALTIME offset the tap converts it with. */
+ * attach runs (--rx-stamp; not by default, it costs every receiving process of
+ * the host), and the TAI - REALTIME offset the tap converts the stamp with. */
 #ifndef GS_ATTACH_RXSTAMP_H
 #define GS_ATTACH_RXSTAMP_H
 

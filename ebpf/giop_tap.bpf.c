@@ -186,6 +186,9 @@ struct scratch {
 	 * heads); room for masked offsets and lengths to stay inside */
 	__u8 rec[sizeof(struct gs_tap_seg) + GS_TAP_HEADS * sizeof(struct gs_tap_head) +
 		 2 * GS_TAP_DATA_MAX + GS_TAP_HEAD_MAX];
+	/* one_fast's syscalls taken (its stack and the tap's together would
+	 * pass the verifier's 512 bytes) */
+	struct gs_tap_seg_fold fold;
 };
 
 struct {
@@ -408,6 +411,22 @@ __attribute__((noinline)) int fc_get(const struct gs_tap_flow *f, __u32 seq, __u
 		return -1;
 	spare->st = *st;
 	return idx;
+}
+
+/* The common packet's framing state: its direction holds its fcache slot (and
+ * no SYN: fc_get starts a new connection's framing).  The slot's index, the
+ * slot renewed as fc_get renews it; -1: ask fc_get.  Inlined in the tap. */
+static __always_inline int fc_fast(const struct gs_tap_flow *f, __u32 tcp_flags)
+{
+	struct gs_tap_fcache *s;
+	__u32 idx;
+	if (!fc_slots || (tcp_flags & TCP_SYN))
+		return -1;
+	s = fc_slot_of(f, &idx);
+	if (!s || !fc_holds(s, f))
+		return -1;
+	fc_renew(s, tcp_flags, bpf_ktime_get_coarse_ns());
+	return (int)idx;
 }
 
 /* A spare entry's state (fc_get) back into `flows`. */
@@ -876,6 +895,46 @@ static __always_inline __u32 iface_l2(__u32 ifindex)
 	return ifc ? ifc->l2_len : 0;
 }
 
+/* TAI - REALTIME in ns (37 s, or 0 where the TAI offset was never set):
+ * written by user space at start and at each poll (.bss is mapped), so that
+ * a receive stamp (CLOCK_REALTIME) converts to CLOCK_MONOTONIC here, where
+ * the kernel has no REALTIME helper for BPF. */
+__s64 tai_off;
+
+/* The instant of a segment's record, taken right after its place in the ring
+ * is reserved (see tap()).  On ingress (`seg_flags` without GS_SEG_EGRESS;
+ * `rx`: __sk_buff->tstamp, read without tstamp_type, so that at ingress a
+ * delivery time -- a sender's EDT in CLOCK_MONOTONIC, which TCP sets and veth
+ * carries over -- reads 0 and only a receive stamp, CLOCK_REALTIME, shows:
+ * net/core/filter.c, bpf_convert_tstamp_read), when
+ * the kernel took a receive stamp (netif_rx / netif_receive_skb, while anything
+ * holds rx timestamping on: attach itself by default, tcpdump, chrony), that
+ * instant instead: when the packet reached the host, before the backlog waited
+ * for the softirq (the time model's t3/t7).  Its age is measured against
+ * REALTIME now (TAI - the offset) and taken off MONOTONIC now.
+ * A global function: verified once, on its own (inlined at the five places a
+ * record is stamped, its branches doubled the states the verifier walks
+ * through the tap, past its limit); it takes no stack, and the tap's is at
+ * the 512-byte limit (the skb's tstamp is read where it is passed, not kept). */
+__attribute__((noinline)) __u64 seg_time(__u64 rx, __u32 seg_flags)
+{
+	__u64 now = bpf_ktime_get_ns();
+	__s64 age;
+	if (seg_flags & GS_SEG_EGRESS)
+		return now;
+	if (!rx) {
+		count(GS_CNT_RX_UNSTAMPED);
+		return now;
+	}
+	age = (__s64)(bpf_ktime_get_tai_ns() - (__u64)tai_off - rx);
+	if (age < 0 || (__u64)age >= GS_TAP_RX_AGE_MAX) {
+		count(GS_CNT_RX_FAR);
+		return now;
+	}
+	count(GS_CNT_RX_STAMPED);
+	return now - (__u64)age;
+}
+
 static __always_inline void seg_fill(struct gs_tap_seg *r, const struct pkt *p, __u64 now, __u32 ifindex,
 				     __u32 flags, __u32 n, __u32 used)
 {
@@ -932,7 +991,7 @@ static __always_inline void submit(void *r)
 			if (!r)						\
 				return -1;				\
 		}							\
-		now = bpf_ktime_get_ns(); /* ring order = time order */ \
+		now = seg_time(skb->tstamp, c->flags); /* ring order = time order (tap()) */ \
 		if (k == 0 || k > K ||					\
 		    bpf_skb_load_bytes(skb, p->poff + c->heads[0].off, r->data, k)) { \
 			/* the metadata all the same */			\
@@ -951,6 +1010,115 @@ static __always_inline void submit(void *r)
 SEG_ONE(64)
 SEG_ONE(128)
 SEG_ONE(256)
+
+/* The common data segment: exactly one GIOP message starts in it, at its first
+ * byte, on a direction in sync (st->next_hdr == seq, no head of an earlier
+ * message going on here), and the message ends in it or later.  Its first k
+ * payload bytes (k = min(plen, GS_TAP_HEAD_MAX): the head the record ships) are
+ * loaded once, straight into the ring record, and the header is read there: one
+ * bpf_skb_load_bytes, not one for the header (frame_step) and one for the head
+ * (seg_one_K).  The same record, and the same framing state after it, as
+ * frame() + seg_one_K.  0: written; 1: not this case (a bad header, another
+ * message starting in the segment, no room in the ring, a failed load): the
+ * record is discarded, the state untouched, and the caller frames the segment
+ * the general way. */
+#define ONE_FAST(K)							\
+	static __always_inline int one_fast_##K(struct __sk_buff *skb, const struct pkt *p, \
+						struct gs_tap_fstate *st, __u32 k, \
+						__u32 ifindex, __u32 flags, \
+						const struct gs_tap_seg_fold *fold) \
+	{								\
+		struct seg_one_##K *r;					\
+		struct seg_one_##K##_fold *rs = NULL;			\
+		__u32 len, head;					\
+		__u64 now;						\
+		if (fold) {						\
+			rs = bpf_ringbuf_reserve(&events, sizeof *rs, 0); \
+			if (!rs)					\
+				return 1;				\
+			r = &rs->r;					\
+		} else {						\
+			r = bpf_ringbuf_reserve(&events, sizeof *r, 0);	\
+			if (!r)						\
+				return 1;				\
+		}							\
+		now = seg_time(skb->tstamp, flags); /* ring order = time order */ \
+		barrier_var(k);						\
+		k &= 2 * K - 1;						\
+		if (k < GIOP_HDR || k > K ||				\
+		    bpf_skb_load_bytes(skb, p->poff, r->data, k))	\
+			goto undo;					\
+		len = giop_msg_len(r->data, max_message);		\
+		if (!len || len < p->plen)				\
+			goto undo;					\
+		head = len < GS_TAP_HEAD_MAX ? len : GS_TAP_HEAD_MAX;	\
+		if (k < head) {						\
+			st->head_end = st->next_hdr + head;		\
+			st->cont_seq = p->seq + p->plen;		\
+		}							\
+		st->next_hdr += len;					\
+		seg_fill(&r->h, p, now, ifindex, flags, 1, k);		\
+		r->head.off = 0;					\
+		r->head.len = k;					\
+		if (fold) {						\
+			rs->s = *fold;					\
+			r->h.sys_off = sizeof *r;			\
+		}							\
+		submit(r);						\
+		return 0;						\
+	undo:								\
+		bpf_ringbuf_discard(r, BPF_RB_NO_WAKEUP);		\
+		return 1;						\
+	}
+ONE_FAST(64)
+ONE_FAST(128)
+ONE_FAST(256)
+
+/* The common data segment (see ONE_FAST), of direction p->flow whose framing
+ * state is fcache entry fi (fc_get), with the syscalls waiting for it when
+ * `claim_ok`.  0: its record is written; 1: nothing done (nothing taken, the
+ * state untouched): frame it the general way.  A global function: the verifier
+ * walks it once, and the tap after it sees one outcome whichever way it went
+ * (inlined, its paths multiplied the tap's past the verifier's limit). */
+__attribute__((noinline)) int one_fast(struct __sk_buff *skb, const struct pkt *p, __u32 fi, __u32 flags,
+				       bool claim_ok)
+{
+	struct gs_tap_watch *w = NULL;
+	struct gs_tap_seg_fold *fold;
+	const struct gs_tap_seg_fold *fp;
+	struct gs_tap_fstate *st;
+	struct gs_tap_fcache *fc;
+	struct scratch *sc;
+	__u64 was = 0, left = 0;
+	__u32 k, zero = 0;
+	int r;
+	if (!skb || !p)
+		return 1;
+	fc = bpf_map_lookup_elem(&fcache, &fi);
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!fc || !sc)
+		return 1;
+	fold = &sc->fold;
+	st = &fc->st;
+	/* in sync, a message starting at the first byte, no head of an
+	 * earlier one going on here (frame(): its first branch) */
+	if (st->mode != GS_FS_SYNC || st->next_hdr != p->seq ||
+	    (st->cont_seq == p->seq && seq_before(p->seq, st->head_end)))
+		return 1;
+	k = p->plen < GS_TAP_HEAD_MAX ? p->plen : GS_TAP_HEAD_MAX;
+	if (claim_ok)
+		w = claim(&p->flow, p->seq, p->plen, fold, &was, &left);
+	fp = w ? fold : NULL;
+	r = k <= 64 ? one_fast_64(skb, p, st, k, skb->ifindex, flags, fp) :
+	    k <= 128 ? one_fast_128(skb, p, st, k, skb->ifindex, flags, fp) :
+	    one_fast_256(skb, p, st, k, skb->ifindex, flags, fp);
+	if (r == 0)
+		fc_put_back(&p->flow, fi, st);
+	/* what was taken went with the record; no record: as if not tried */
+	if (w)
+		settle(w, r ? was : left);
+	return r ? 1 : 0;
+}
 
 struct load_ctx {
 	struct __sk_buff *skb;
@@ -1022,7 +1190,7 @@ static __always_inline int seg_many(struct __sk_buff *skb, const struct pkt *p, 
 		return -1;
 	/* stamped right before the copy reserves its place (ring order = time
 	 * order but for that instant) */
-	seg_fill((struct gs_tap_seg *)sc->rec, p, bpf_ktime_get_ns(), ifindex,
+	seg_fill((struct gs_tap_seg *)sc->rec, p, seg_time(skb->tstamp, c->flags), ifindex,
 		 c->flags | (l.err ? GS_SEG_HEADS_LOST : 0), n, l.used);
 	return bpf_ringbuf_output(&events, sc->rec, size, wake_flags()) ? -1 : 0;
 }
@@ -1038,10 +1206,13 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	struct gs_tap_fstate *st;
 	struct gs_tap_fcache *fc;
 	struct gs_tap_watch *w = NULL;
-	struct gs_tap_seg_fold fold;
+	struct gs_tap_seg_fold *fold;
+	struct scratch *sc;
 	__u64 was = 0, left = 0;
+	__u32 zero = 0;
 	struct frame_ctx c;
 	struct pkt p = {};
+	bool claim_ok;
 	int r;
 
 	l2v = iface_l2(ifindex);
@@ -1052,7 +1223,9 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	if (r == 0 || (r < 0 && !parse(skb, l2, &p)))
 		return TCX_NEXT;
 
-	r = fc_get(&p.flow, p.seq, p.flags);
+	r = fc_fast(&p.flow, p.flags);
+	if (r < 0)
+		r = fc_get(&p.flow, p.seq, p.flags);
 	if (r < 0)
 		return TCX_NEXT;
 	fi = (__u32)r;
@@ -1063,6 +1236,15 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	c.n = 0;
 	c.used = 0;
 	c.flags = egress ? GS_SEG_EGRESS : 0;
+	claim_ok = fold_sends && (egress || (l2v & GS_TAP_IF_CLAIM_IN));
+	/* the common data segment: one load, one record (one_fast) */
+	if (p.plen >= GIOP_HDR && !(p.flags & TCP_SYN) && one_fast(skb, &p, fi, c.flags, claim_ok) == 0)
+		return TCX_NEXT;
+	/* the syscalls taken live in the scratch area (the stack is short) */
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return TCX_NEXT;
+	fold = &sc->fold;
 	if (p.plen) {
 		c.skb = skb;
 		c.st = st;
@@ -1075,8 +1257,8 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	/* the syscalls of a followed process waiting for this segment (its
 	 * socket sends it: it leaves here, or comes back in on loopback): their
 	 * records are this one's */
-	if (fold_sends && (egress || (l2v & GS_TAP_IF_CLAIM_IN)))
-		w = claim(&p.flow, p.seq + ((p.flags & TCP_SYN) ? 1 : 0), p.plen, &fold, &was, &left);
+	if (claim_ok)
+		w = claim(&p.flow, p.seq + ((p.flags & TCP_SYN) ? 1 : 0), p.plen, fold, &was, &left);
 	if (c.n == 0) {
 		if (w) {
 			struct {
@@ -1084,9 +1266,9 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 				struct gs_tap_seg_fold s;
 			} *rs = bpf_ringbuf_reserve(&events, sizeof *rs, 0);
 			if (rs) {
-				seg_fill(&rs->h, &p, bpf_ktime_get_ns(), ifindex, c.flags, 0, 0);
+				seg_fill(&rs->h, &p, seg_time(skb->tstamp, c.flags), ifindex, c.flags, 0, 0);
 				rs->h.sys_off = sizeof rs->h;
-				rs->s = fold;
+				rs->s = *fold;
 				submit(rs);
 				r = 0;
 			} else {
@@ -1095,7 +1277,7 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		} else {
 			struct gs_tap_seg *rec = bpf_ringbuf_reserve(&events, sizeof *rec, 0);
 			if (rec) {
-				seg_fill(rec, &p, bpf_ktime_get_ns(), ifindex, c.flags, 0, 0);
+				seg_fill(rec, &p, seg_time(skb->tstamp, c.flags), ifindex, c.flags, 0, 0);
 				submit(rec);
 				r = 0;
 			} else {
@@ -1104,7 +1286,7 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		}
 	} else if (c.n == 1) {
 		__u32 k = c.heads[0].len;
-		const struct gs_tap_seg_fold *fp = w ? &fold : NULL;
+		const struct gs_tap_seg_fold *fp = w ? fold : NULL;
 		r = k <= 64 ? seg_one_64(skb, &p, &c, ifindex, fp) :
 		    k <= 128 ? seg_one_128(skb, &p, &c, ifindex, fp) :
 		    seg_one_256(skb, &p, &c, ifindex, fp);

@@ -17,6 +17,9 @@
 #define GS_TAP_COMM_LEN 16
 #define GS_TAP_PORT_WORDS 1024    /* 65536 bits: the watched ports */
 #define GS_TAP_RODATA_PIDS 8      /* up to this many pids are filtered without a map */
+/* An ingress receive stamp older than this at the tap is not taken (a stamp
+ * of another clock, or one carried over from elsewhere): the tap's own. */
+#define GS_TAP_RX_AGE_MAX 100000000ull
 
 /* Record kinds (first word of every ring-buffer record). */
 enum gs_tap_kind {
@@ -61,6 +64,11 @@ enum gs_tap_counter {
 	GS_CNT_FLOW_MAP_FULL,    /* framing state could not be stored */
 	GS_CNT_FCACHE_HASHED,    /* framing states put in `flows`: their fcache slot was held */
 	GS_CNT_FCACHE_EVICTED,   /* fcache slots taken from an idle direction (its state moved to `flows`) */
+	/* Ingress segments: which instant their record carries (docs/attach.md,
+	 * "Ingress instants"); egress segments are in none of the three. */
+	GS_CNT_RX_STAMPED,       /* the kernel's receive stamp (skb->tstamp) */
+	GS_CNT_RX_UNSTAMPED,     /* none taken (no rx timestamping on the host): the tap's own */
+	GS_CNT_RX_FAR,           /* one older than GS_TAP_RX_AGE_MAX or in the future: the tap's own */
 	GS_CNT__MAX
 };
 
@@ -123,7 +131,8 @@ struct gs_tap_head {
 struct gs_tap_seg {
 	__u32 kind;              /* GS_REC_SEG */
 	__u32 ifindex;
-	__u64 ts_ns;             /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 ts_ns;             /* CLOCK_MONOTONIC: bpf_ktime_get_ns(), or on ingress the kernel's
+				  * receive stamp when it took one (GS_CNT_RX_*) */
 	struct gs_tap_flow flow;
 	__u32 seq, ack;
 	__u32 len;               /* TCP payload bytes on the wire */

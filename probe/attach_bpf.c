@@ -78,6 +78,8 @@ enum gs_attach_hooks gs_attach_bpf_hooks(const struct gs_attach_bpf *b)
 #include "giop_tap.skel.h"
 #pragma GCC diagnostic pop
 
+#include "attach_rxstamp.h"
+
 #define MAX_LINKS 512
 /* enum bpf_attach_type values of kernel 6.6 (UAPI, fixed); the distribution's
  * headers may be older than the kernel */
@@ -326,6 +328,8 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 			     gs_attach_hooks_name(b->hooks), strerror(-r));
 		goto bad;
 	}
+	/* before the first packet: ingress receive stamps convert with it */
+	b->skel->bss->tai_off = gs_rxstamp_tai_off();
 	if (fill_maps(b->skel, cfg, err, errlen) || attach_tcx(b, cfg, err, errlen))
 		goto bad;
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_record, b, NULL);
@@ -388,6 +392,8 @@ int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms)
 	}
 	/* a timeout consumed nothing: the records that did not wake us */
 	m = ring_buffer__consume(b->rb);
+	/* the TAI offset changes with a leap second or an adjtimex(ADJ_TAI) */
+	b->skel->bss->tai_off = gs_rxstamp_tai_off();
 	if (m < 0) {
 		errno = -m;
 		return -1;

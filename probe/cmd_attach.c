@@ -20,6 +20,7 @@
 #include "attach_target.h"
 #include "commands.h"
 #include "opts.h"
+#include "attach_rxstamp.h"
 #include "privdrop.h"
 #include "session.h"
 
@@ -51,6 +52,7 @@ struct attach_opts {
 	bool sched;                  /* --sched */
 	const char *orb;             /* --orb PROFILE */
 	bool idle_reader;            /* --idle-reader */
+	bool rx_stamp;               /* --rx-stamp */
 };
 
 #define SPLIT_OPS 64 /* operations summed for the closing lines (the first ones seen) */
@@ -89,6 +91,8 @@ struct attach_ctx {
 		int64_t oncpu, runq, blocked, orb_in, servant, orb_out;
 	} sums[SPLIT_OPS];
 	uint32_t n_sums;
+	int rx_fd;                     /* SO_TIMESTAMPNS held while attached (-1: not) */
+	int rx_err;                    /* why not (errno), 0 */
 };
 
 static void usage(FILE *f)
@@ -166,6 +170,9 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 			break;
 		case GS_O_IDLE_READER:
 			a->idle_reader = true;
+			break;
+		case GS_O_RX_STAMP:
+			a->rx_stamp = true;
 			break;
 		case 'Z':
 			/* looked up now: an unknown user is a usage error before anything is loaded */
@@ -664,6 +671,13 @@ static void report(const struct attach_ctx *x)
 		(unsigned long long)c[GS_CNT_FLOWS_MIDSTREAM], (unsigned long long)c[GS_CNT_RESYNC],
 		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL],
 		(unsigned long long)c[GS_CNT_FCACHE_HASHED], (unsigned long long)c[GS_CNT_FCACHE_EVICTED]);
+	fprintf(stderr, "giopscope attach: ingress instants: %llu segments at the kernel's receive stamp, %llu at "
+		"the tap's own (%llu without a stamp, %llu with one past 100 ms or ahead); receive timestamps %s\n",
+		(unsigned long long)c[GS_CNT_RX_STAMPED],
+		(unsigned long long)(c[GS_CNT_RX_UNSTAMPED] + c[GS_CNT_RX_FAR]),
+		(unsigned long long)c[GS_CNT_RX_UNSTAMPED], (unsigned long long)c[GS_CNT_RX_FAR],
+		x->rx_fd >= 0 ? "held on by attach (--rx-stamp)" : x->rx_err ? "not held on (--rx-stamp failed)" :
+		"not held on by attach (--rx-stamp)");
 	if (x->feed.instants_missing || x->feed.queue_full || x->feed.bad_records || x->feed.times.replaced)
 		fprintf(stderr, "giopscope attach: %llu calls written without a syscall instant they waited "
 			"for, %llu written early (queue full), %llu bad records, %llu connection directions "
@@ -728,6 +742,7 @@ int gs_cmd_attach(int argc, char **argv)
 		fprintf(stderr, "giopscope attach: out of memory\n");
 		goto out;
 	}
+	x->rx_fd = -1;
 	gs_session_opts_default(&so);
 	if ((r = parse(argc, argv, a, &so)) != 0) {
 		rc = r;
@@ -779,6 +794,16 @@ int gs_cmd_attach(int argc, char **argv)
 	if (gs_tls_feed_init(&x->tlsf, &x->feed)) {
 		fprintf(stderr, "giopscope attach: out of memory\n");
 		goto out;
+	}
+	/* --rx-stamp: the kernel's receive stamp for the ingress instants (t3,
+	 * t7), on before the first packet is tapped, for as long as attach runs.
+	 * Not by default: every packet the host receives pays for it (+1.3-1.6 %
+	 * of a loopback TCP round trip, docs/benchmarks.md, session 11); the
+	 * tap takes the stamp anyway whenever something else holds it on. */
+	if (a->rx_stamp && (x->rx_fd = gs_rxstamp_hold()) < 0) {
+		x->rx_err = -x->rx_fd;
+		fprintf(stderr, "giopscope attach: cannot hold receive timestamps on (%s): ingress instants "
+			"are the tap's own unless something else does\n", strerror(x->rx_err));
 	}
 	if (gs_attach_bpf_open(&x->bpf, &cfg, gs_tls_feed_record, &x->tlsf, err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: %s\n", err);
@@ -849,6 +874,8 @@ out_bpf:
 	gs_attach_bpf_close(x->bpf);
 out:
 	if (x) {
+		if (x->rx_fd >= 0)
+			close(x->rx_fd);
 		gs_target_watch_close(x->watch);
 		gs_tls_feed_free(&x->tlsf);
 		close_split(x);

@@ -63,6 +63,11 @@ const struct gs_option gs_options[] = {
 	  { { A, NULL, "once attached, read the ring as a SCHED_IDLE process: only CPU time\n"
 		       "nothing else wants (the followed processes never wait for it;\n"
 		       "records wait in the ring meanwhile, lost when it fills)", 23 } } },
+	{ "rx-stamp", 0, no_argument, GS_O_RX_STAMP, A,
+	  { { A, NULL, "hold the host's receive timestamps on while attached (a socket with\n"
+		       "SO_TIMESTAMPNS; every received packet of the host pays a clock read):\n"
+		       "ingress instants at the kernel's receive stamp (without it, only while\n"
+		       "something else holds them on, e.g. tcpdump)", 23 } } },
 	{ "ring-size", 0, required_argument, GS_O_RING, A,
 	  { { A, "BYTES", "the kernel-to-user ring buffer (default 64m; power of two, 8k..1g)", 23 } } },
 	{ "map-flows", 0, required_argument, GS_O_MAP_FLOWS, A,

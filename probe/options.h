@@ -34,6 +34,7 @@ enum {
 	GS_O_PROMISC, GS_O_BATCH,
 	GS_O_PORT, GS_O_PACKETS_ONLY, GS_O_SYSCALL_HOOKS, GS_O_RING,    /* attach */
 	GS_O_MAP_FLOWS, GS_O_MAP_FCACHE, GS_O_SCHED, GS_O_ORB, GS_O_IDLE_READER,
+	GS_O_RX_STAMP,
 	GS_O_EAL, GS_O_RXQ, GS_O_RXD, GS_O_BURST, GS_O_MBUFS,           /* dpdk */
 	GS_O_MBUF_SIZE,
 	GS_O_TOLERANCE, GS_O_MERGE_CALLS,                               /* merge */

@@ -72,6 +72,15 @@ PORT=${PORT:-2809}
 BOUND_US=${BOUND_US:-1000}
 # 1 ms: on a loaded machine a softirq may run the tc hook well after AF_PACKET's stamp
 TOL_NS=${TOL_NS:-1000000}
+# RX_CLEAR (a compiled tests/lib/clear_edt.bpf.c; tests/integration/attach_rxstamp.sh sets
+# it): the netns scenario with packets stamped at netif_rx, attach --rx-stamp, and its
+# ingress instants checked against tcpdump's within RX_TOL_NS (1000)
+RX_CLEAR=${RX_CLEAR:-}
+RX_TOL_NS=${RX_TOL_NS:-1000}
+# (tcpdump on the server veth holds rx timestamps on too: RX_ATTACH_ARGS= runs a build
+# without --rx-stamp)
+RX_ATTACH_ARGS=${RX_ATTACH_ARGS---rx-stamp}
+SC_NOTE_RX=""
 # gap_fills may differ only where the capture has two segments of the message this close (µs),
 # in this many calls at most (tests/lib/gap_swaps.py)
 GAP_SWAP_US=${GAP_SWAP_US:-20}
@@ -270,12 +279,23 @@ check_fcache() {
 scenario_netns() {
     sc_begin netns
     local sleeps="1000 3000 10000"
+    local rx_args=()
+    if [ -n "$RX_CLEAR" ]; then
+        # packets as a NIC hands them over: a tc program on the client's veth clears the
+        # sender's delivery time (tests/lib/clear_edt.bpf.c), so the server's kernel stamps
+        # them at netif_rx; attach holds rx timestamps on itself (--rx-stamp)
+        ip netns exec "$NS_CLI" tc qdisc add dev "$NS_VETH_CLI" clsact &&
+            ip netns exec "$NS_CLI" tc filter add dev "$NS_VETH_CLI" egress bpf da obj "$RX_CLEAR" sec tc ||
+            err "cannot put the delivery-time clearer on $NS_VETH_CLI"
+        read -r -a rx_args <<<"$RX_ATTACH_ARGS"
+    fi
     if start_server "$NS_SRV" "$NS_SRV_IP4"; then
         ns_start "$NS_SRV" "$SC_DIR/tcpdump.log" tcpdump -Z root -B 65536 --immediate-mode \
             --time-stamp-precision=nano -U -i "$NS_VETH_SRV" -w "$SC_DIR/cap.pcap" "tcp port $PORT"
         TD_PID=$NS_LAST_PID
         ns_wait_grep "$SC_DIR/tcpdump.log" "listening on" 15 || err "tcpdump did not start"
-        if start_attach "$SC_DIR/attach.log" --pid "$SRV_PID" "${FC_ARGS[@]}" --pairs -o "$SC_DIR/attach.csv" -q; then
+        if start_attach "$SC_DIR/attach.log" --pid "$SRV_PID" "${FC_ARGS[@]}" "${rx_args[@]}" --pairs \
+                -o "$SC_DIR/attach.csv" -q; then
             # one connection per sleep time: the order of the connections tells the sleep
             for us in $sleeps; do
                 client "$NS_CLI" -op slow -size "$us" -n 40
@@ -292,7 +312,7 @@ scenario_netns() {
         ns_stop "$TD_PID" INT 15
         ns_stop "$SRV_PID" TERM 20
         # the reference capture is also replayed through giopscope dpdk afterwards
-        keep_capture "$SC_DIR/cap.pcap" attach_ebpf-netns
+        keep_capture "$SC_DIR/cap.pcap" "attach_ebpf-netns${RX_CLEAR:+-rx}"
         "$GIOPSCOPE" read "$SC_DIR/cap.pcap" --pairs --format csv -o "$SC_DIR/read.csv" 2>"$SC_DIR/read.log" ||
             err "giopscope read of the capture failed" "$(tail -2 "$SC_DIR/read.log")"
         if [ -s "$SC_DIR/attach.csv" ] && [ -s "$SC_DIR/read.csv" ]; then
@@ -305,6 +325,19 @@ scenario_netns() {
             if ! python3 "$COMPARE" "$SC_DIR/read.csv" "$SC_DIR/attach_read.csv" --no-order \
                     --ignore gap_fills --tolerance-ns "$TOL_NS" >"$SC_DIR/compare.txt" 2>&1; then
                 err "attach's pairs differ from tcpdump + read" "$(tail -12 "$SC_DIR/compare.txt")"
+            fi
+            # RX_CLEAR: the server's ingress instants (t_request_*) are the kernel's receive
+            # stamp, the one tcpdump reports: equal to the conversion's error, RX_TOL_NS
+            if [ -n "$RX_CLEAR" ]; then
+                if ! python3 "$COMPARE" "$SC_DIR/read.csv" "$SC_DIR/attach_read.csv" --no-order \
+                        --ignore gap_fills,t_reply_first,t_reply_last,total_us,server_us \
+                        --tolerance-ns "$RX_TOL_NS" >"$SC_DIR/compare_rx.txt" 2>&1; then
+                    err "attach's ingress instants differ from tcpdump's by more than $RX_TOL_NS ns" \
+                        "$(tail -4 "$SC_DIR/compare_rx.txt")"
+                fi
+                grep -q "ingress instants: 0 segments at the kernel" "$SC_DIR/attach.log" &&
+                    err "no ingress segment at the kernel's receive stamp" "$(grep 'ingress instants' "$SC_DIR/attach.log")"
+                SC_NOTE_RX="; rx: $(tail -1 "$SC_DIR/compare_rx.txt"), $(grep -o 'largest timestamp difference: [0-9]* ns' "$SC_DIR/compare_rx.txt"); $(grep -o 'ingress instants: [0-9]* segments at the kernel.s receive stamp, [0-9]* at the tap.s own' "$SC_DIR/attach.log")"
             fi
             if ! python3 tests/lib/gap_swaps.py "$SC_DIR/read.csv" "$SC_DIR/attach.csv" "$SC_DIR/cap.pcap" \
                     "$GAP_SWAP_US" "$GAP_SWAP_MAX" >"$SC_DIR/gap_swaps.txt" 2>&1; then
@@ -360,7 +393,7 @@ for b in bad[:20]:
 sys.exit(1 if bad else 0)
 PY
             ); then
-                SC_NOTE="$(echo "$out" | head -1); $(tail -1 "$SC_DIR/compare.txt"); $(tail -1 "$SC_DIR/gap_swaps.txt"); $(grep -o 'largest timestamp difference: [0-9]* ns' "$SC_DIR/compare.txt")"
+                SC_NOTE="$(echo "$out" | head -1); $(tail -1 "$SC_DIR/compare.txt"); $(tail -1 "$SC_DIR/gap_swaps.txt"); $(grep -o 'largest timestamp difference: [0-9]* ns' "$SC_DIR/compare.txt")$SC_NOTE_RX"
             else
                 err "server_process_us checks failed" "$out"
             fi

@@ -505,6 +505,22 @@ static void clock_to(struct shard *sh, int64_t t, uint64_t key)
 	}
 }
 
+/* One of this engine's records, `no` of the capture, the capture's clock
+ * `before` it: the same calls in the same order whichever walk found it
+ * (walk_file, walk_chunks). */
+static inline void feed_own(struct shard *sh, int64_t before, uint64_t no, int dlt, int64_t ts, const uint8_t *data,
+			    uint32_t caplen, uint32_t len)
+{
+	clock_to(sh, before, 2 * no - 1);
+	gs_engine_set_packet_no(sh->e, no);
+	gs_engine_frame(sh->e, dlt, ts, data, caplen, len);
+	track(sh, 2 * no);
+	if (sh->n_wait)
+		release(sh, false);
+	if (sh->S->ordered)
+		say_ended(sh);
+}
+
 static uint32_t ring_count(struct gs_ring *r)
 {
 	return atomic_load(&r->tail) - atomic_load(&r->head);
@@ -676,7 +692,6 @@ static void walk_chunks(struct shard *sh, const struct in_batch *b)
 {
 	struct gs_shards *S = sh->S;
 	const struct gs_walk *w = b->walk;
-	struct gs_engine *e = sh->e;
 	unsigned me = (unsigned)(sh - S->sh);
 	struct chunk_wait cw = { .sh = sh };
 	struct gs_chunk_state st = { .no = b->total, .now = b->now, .first = b->first_ts };
@@ -708,14 +723,7 @@ static void walk_chunks(struct shard *sh, const struct in_batch *b)
 					__builtin_prefetch(ch->buf + rr[4].off + 64);
 				}
 				gs_chunk_rec_read(w, ch, rr, &r);
-				clock_to(sh, rr->before, 2 * no - 1);
-				gs_engine_set_packet_no(e, no);
-				gs_engine_frame(e, w->dlt, r.ts, r.data, r.caplen, r.len);
-				track(sh, 2 * no);
-				if (sh->n_wait)
-					release(sh, false);
-				if (S->ordered)
-					say_ended(sh);
+				feed_own(sh, rr->before, no, w->dlt, r.ts, r.data, r.caplen, r.len);
 				rr++;
 			} else {
 				uint64_t no = ch->in.no + sp->i + 1;
@@ -765,7 +773,6 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 {
 	struct gs_shards *S = sh->S;
 	const struct gs_walk *w = b->walk;
-	struct gs_engine *e = sh->e;
 	unsigned me = (unsigned)(sh - S->sh);
 	struct gs_walk_it it;
 	struct gs_walk_rec r;
@@ -791,16 +798,8 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 			first = r.ts;
 		if (r.ts > now)
 			now = r.ts;
-		if (pick(S, w->dlt, r.data, r.caplen, r.len) == me) {
-			clock_to(sh, before, 2 * no - 1);
-			gs_engine_set_packet_no(e, no);
-			gs_engine_frame(e, w->dlt, r.ts, r.data, r.caplen, r.len);
-			track(sh, 2 * no);
-			if (sh->n_wait)
-				release(sh, false);
-			if (S->ordered)
-				say_ended(sh);
-		}
+		if (pick(S, w->dlt, r.data, r.caplen, r.len) == me)
+			feed_own(sh, before, no, w->dlt, r.ts, r.data, r.caplen, r.len);
 		if ((no & (STEP - 1)) == 0) {
 			drop_behind(sh, w, it.off);
 			walk_step(sh, no, now, it.off);

@@ -110,9 +110,12 @@ struct gs_dir {
 	int64_t msg_prev_seg_ts; /* time of the previous segment of the current message */
 	int64_t msg_last_seg_ts; /* time of its latest segment */
 
-	/* line 3: the current message's fills and call, the open calls this way */
+	/* line 3: the current message's fills and call, the open calls this way,
+	 * a request's object key: with lines 1-2 all a whole-message packet of
+	 * the echo mix touches this way (a line less than when the fill packets
+	 * and the previous message's fill were written here and on line 5 at
+	 * every message: they are read only when the message has fills) */
 	int64_t msg_fill_wait;
-	uint64_t msg_fill_first, msg_fill_last; /* packet numbers of its first and last fill */
 	uint32_t head_len;       /* bytes gathered in head[] */
 	uint32_t head_slot;      /* pool slot, GS_NONE when none */
 	uint32_t msg_call;       /* call the current message belongs to, GS_NONE if none */
@@ -126,9 +129,10 @@ struct gs_dir {
 	uint32_t frag_open;
 	uint16_t rtx_n;
 	uint8_t msg_half;        /* 0 request side, 1 reply side */
-
-	/* line 4: a request's object key, the last answered call */
+	bool prev_fill_set;      /* prev_fill_* (below) hold the previous message's last fill */
 	uint32_t last_key;       /* interned object key of the last request */
+
+	/* line 4: the last answered call */
 	uint8_t frag_half;
 	bool done_valid;
 	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
@@ -148,8 +152,12 @@ struct gs_dir {
 	 * messages they overlap once a decoded message reaches their end */
 	struct gs_range *rtx;    /* allocated on first use, at most GS_RTX_PENDING */
 	struct gs_msglog *mlog;  /* allocated at the first fragmented message, or NULL */
-	/* the call and last fill packet of the previous message: a packet that
-	 * fills bytes of two Fragments of one call counts once */
+	/* packet numbers of the current message's first and last fill (valid
+	 * while msg_fills > 0) */
+	uint64_t msg_fill_first, msg_fill_last;
+	/* the call and last fill packet of the previous message, when it had fills
+	 * (prev_fill_set): a packet that fills bytes of two Fragments of one call
+	 * counts once */
 	uint32_t prev_fill_call, prev_fill_serial;
 	uint64_t prev_fill_pkt;
 	uint32_t frag_call;      /* GIOP 1.1: message that continues in the next Fragment */
@@ -179,7 +187,7 @@ struct gs_flow {
 	int64_t t_first;            /* the last activity is in e->lru[] */
 	struct gs_dir dir[2];
 };
-_Static_assert(sizeof(struct gs_flow) % 64 == 0 && offsetof(struct gs_flow, dir) % 64 == 0 &&
+_Static_assert(sizeof(struct gs_flow) == 704 && sizeof(struct gs_flow) % 64 == 0 && offsetof(struct gs_flow, dir) % 64 == 0 &&
 	       sizeof(struct gs_dir) % 64 == 0, "struct gs_flow: whole 64-byte lines");
 
 /* A call while the engine holds it.  Split so that a call waiting for its

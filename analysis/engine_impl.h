@@ -345,7 +345,8 @@ struct gs_engine {
 	int64_t last_expire_scan;
 
 	/* calls */
-	struct gs_ocall *calls;
+	struct gs_ocall *calls;     /* 64-byte aligned within calls_mem */
+	void *calls_mem;
 	struct gs_cext *cext;       /* side records, as many as call slots, line-aligned in cext_mem */
 	struct gs_cext_cold *cext_cold; /* their cold halves, by the same numbers */
 	void *cext_mem;

@@ -73,9 +73,10 @@ enum gs_frame_state {
 /* One direction of a TCP connection.  Laid out by use, in 64-byte lines (a
  * flow starts on a line, its header takes one, each direction five): the
  * first line is what every packet reads or writes (reassembly's offsets, the
- * peer's ACK, the held/awaited test), the second to fourth what each GIOP
- * message of the whole-message pass and pairing's common steps use; the rest
- * is for the rare cases. */
+ * peer's ACK, the held/awaited test), the second and third what each GIOP
+ * message of the whole-message pass and pairing's common steps use (a lean
+ * engine's whole message touches no other line of its direction); the rest
+ * is for the rare cases and the full records' evidence. */
 struct gs_dir {
 	/* line 1: reassembly, the peer's ACK, the pending test */
 	_Alignas(64) uint32_t base_seq;       /* sequence number of stream offset 0 */
@@ -133,7 +134,8 @@ struct gs_dir {
 	bool prev_fill_set;      /* prev_fill_* (below) hold the previous message's last fill */
 	uint32_t last_key;       /* interned object key of the last request */
 
-	/* line 4: the last answered call */
+	/* then (the end of line 3, line 4) the call answered last, written at
+	 * each reply by the queued evidence only (not by a lean engine) */
 	uint8_t frag_half;
 	bool done_valid;
 	bool served_concurrently; /* a later request was answered first: reply order shows no queue */

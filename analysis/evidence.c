@@ -95,18 +95,6 @@ void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
  * pause in a bulk transfer clocked by ACKs. */
 #define GS_NAGLE_MIN_NS 10000000LL
 
-/* Out of line: the records' code kept out of the tests' path (called at every
- * message end of a full engine, this finds nothing at almost all). */
-static __attribute__((noinline)) void nagle_note(struct gs_engine *e, struct gs_ocall *c, int64_t gap,
-						 uint8_t half)
-{
-	const struct gs_cext_cold *p = gs_cxc_peek(e, c);
-	if (gap > (p ? p->nagle_ns : 0)) {
-		gs_cxc(e, c)->nagle_ns = gap;
-		gs_cx(e, c)->nagle_half = half;
-	}
-}
-
 void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_dir *dr, int64_t ts,
 		       uint8_t half)
 {
@@ -118,7 +106,13 @@ void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_
 		return;
 	if ((ts - dr->peer_ack_ts) * 4 > gap)
 		return;
-	nagle_note(e, c, gap, half);
+	{
+		const struct gs_cext_cold *p = gs_cxc_peek(e, c);
+		if (gap > (p ? p->nagle_ns : 0)) {
+			gs_cxc(e, c)->nagle_ns = gap;
+			gs_cx(e, c)->nagle_half = half;
+		}
+	}
 }
 
 /* On a connection carrying several calls at once, a call waited behind

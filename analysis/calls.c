@@ -43,9 +43,9 @@ static inline __attribute__((always_inline)) uint32_t call_hash(const struct gs_
 /* A call's client: its connection's, or its own once it outlived it. */
 static const struct gs_endpoint *gs_ocall_client(const struct gs_engine *e, const struct gs_ocall *c)
 {
-	const struct gs_cext_cold *y = gs_cxc_peek(e, c);
-	if (y && (e->cext[c->ext].cflags & GS_CX_EP))
-		return &y->client;
+	const struct gs_cext *x = gs_cx_peek(e, c);
+	if (x && x->has_ep)
+		return &x->client;
 	return &e->flows[c->flow].ep[c->dir];
 }
 
@@ -477,7 +477,7 @@ struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c)
 		k = e->cext_hwm++; /* never past n_calls: a record a call at most */
 	}
 	x = &e->cext[k];
-	gs_zero(x, sizeof *x); /* the cold record: see struct gs_cext */
+	gs_zero(x, GS_CEXT_ZEROED); /* the rest: see struct gs_cext */
 	x->exception = GS_INTERN_EMPTY;
 	c->ext = k;
 	return x;
@@ -496,11 +496,10 @@ static void ext_free(struct gs_engine *e, struct gs_ocall *c)
 static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct gs_call *c)
 {
 	const struct gs_cext *x = gs_cx_peek(e, o);
-	const struct gs_cext_cold *y = gs_cxc_peek(e, o);
 	gs_zero(c, sizeof *c);
-	if (y && (x->cflags & GS_CX_EP)) {
-		c->client = y->client;
-		c->server = y->server;
+	if (x && x->has_ep) {
+		c->client = x->client;
+		c->server = x->server;
 	} else {
 		/* attached, or detached while finishing: the flow's ends are still there */
 		c->client = e->flows[o->flow].ep[o->dir];
@@ -541,7 +540,9 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 	c->completion = x->completion;
 	c->status = x->status;
 	c->exception = x->exception;
+	c->minor_code = x->minor_code;
 	c->gap_fills = x->gap_fills;
+	c->reply_bytes = x->reply_bytes;
 	c->t_reply_first = x->t_reply_first;
 	c->t_reply_last = x->t_reply_last;
 	c->t_done = x->t_done;
@@ -549,19 +550,17 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 	c->nagle_half = x->nagle_half;
 	c->rep_off0 = x->rep_off0;
 	c->rep_off1 = x->rep_off1;
-	if (!y) /* never written: 0, as c is */
+	c->rep_seq_base = x->rep_seq_base;
+	if (!x->ev_set) /* never written: 0, as c is */
 		return;
-	c->minor_code = y->minor_code;
-	c->reply_bytes = y->reply_bytes;
-	c->rep_seq_base = y->rep_seq_base;
-	c->retransmits = y->retransmits;
-	c->rtx_cost_ns = y->rtx_cost_ns;
-	c->queued_ns = y->queued_ns;
-	c->queued_rid = y->queued_rid;
-	c->queued_op = y->queued_op;
-	c->nagle_ns = y->nagle_ns;
-	c->zero_window_ns = y->zero_window_ns;
-	c->rtx_mark = y->rtx_mark;
+	c->retransmits = x->retransmits;
+	c->rtx_cost_ns = x->rtx_cost_ns;
+	c->queued_ns = x->queued_ns;
+	c->queued_rid = x->queued_rid;
+	c->queued_op = x->queued_op;
+	c->nagle_ns = x->nagle_ns;
+	c->zero_window_ns = x->zero_window_ns;
+	c->rtx_mark = x->rtx_mark;
 }
 
 /* The fields the summary reads (gs_engine_summary_records), into a record

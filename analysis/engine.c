@@ -52,7 +52,7 @@ static uint64_t flows_bytes(const struct gs_config *c)
 static uint64_t calls_bytes(const struct gs_config *c)
 {
 	uint64_t n = c->max_open_calls;
-	return n * (sizeof(struct gs_ocall) + GS_CEXT_BYTES + sizeof(struct gs_heap_ent)) +
+	return n * (sizeof(struct gs_ocall) + sizeof(struct gs_cext) + sizeof(struct gs_heap_ent)) +
 	       pow2_u64(n * 2) * sizeof(uint32_t);
 }
 
@@ -94,7 +94,7 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 	fixed = flows_bytes(c) + strings_bytes(c->max_strings) + ooo_bytes(c);
 	if (fixed >= bytes)
 		return EINVAL;
-	per_call = sizeof(struct gs_ocall) + GS_CEXT_BYTES + sizeof(struct gs_heap_ent) + 16;
+	per_call = sizeof(struct gs_ocall) + sizeof(struct gs_cext) + sizeof(struct gs_heap_ent) + 16;
 	v = (bytes - fixed) / per_call;
 	for (;;) {
 		if (v < 2)
@@ -146,10 +146,7 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	 * calloc's 16-byte alignment every other one lay on three */
 	e->calls_mem = calloc((size_t)e->n_calls + 1, sizeof *e->calls);
 	e->calls = e->calls_mem ? (struct gs_ocall *)(((uintptr_t)e->calls_mem + 63) & ~(uintptr_t)63) : NULL;
-	/* one line more, to start the hot records on a line (their whole point) */
-	e->cext_mem = calloc((size_t)e->n_calls + 1, sizeof *e->cext);
-	e->cext = e->cext_mem ? (struct gs_cext *)(((uintptr_t)e->cext_mem + 63) & ~(uintptr_t)63) : NULL;
-	e->cext_cold = calloc(e->n_calls, sizeof *e->cext_cold);
+	e->cext = calloc(e->n_calls, sizeof *e->cext);
 	e->cext_free = GS_NONE;
 	e->open_mask_max = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
 	e->open_mask = e->open_mask_max < GS_OPEN_INDEX_START - 1 ? e->open_mask_max : GS_OPEN_INDEX_START - 1;
@@ -157,7 +154,7 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
 	e->wm_heap = e->heap_mem;
 	e->wm_kept = cfg->ordered || cfg->reply_timeout_ns > 0;
-	if (!e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext || !e->cext_cold ||
+	if (!e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
 	    !e->open_index || !e->heap_mem) {
 		gs_engine_free(e);
 		return ENOMEM;
@@ -190,8 +187,7 @@ void gs_engine_free(struct gs_engine *e)
 	free(e->head_pool);
 	free(e->head_free);
 	free(e->calls_mem);
-	free(e->cext_mem);
-	free(e->cext_cold);
+	free(e->cext);
 	free(e->open_index);
 	free(e->heap_mem);
 	gs_intern_free(&e->strings);

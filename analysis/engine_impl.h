@@ -232,49 +232,41 @@ struct gs_ocall {
 	uint8_t attached;
 };
 
-/* The rest of a call (see struct gs_ocall), in two records of one number:
- * struct gs_cext, one aligned 64-byte line, what a queued call is read for
- * when it is written (the drain's linger and settled tests, the summary's
- * fields, the free list) and what every reply writes; struct gs_cext_cold,
- * the rest.  Issue 19, echo1m: the calls wait behind a thousand connections'
- * and are cold when written; in one 176-byte record their first 64 bytes lay
- * across two lines in three records of four.  The hot record is zeroed but
- * for `exception` when taken; the cold one when first written (gs_cxc), as
- * most calls never write it. */
-enum { GS_CX_EP = 1, GS_CX_COLD = 2 };
+/* The rest of a call (see struct gs_ocall); zero but for `exception` when taken.
+ * Its first 60 bytes are what a queued call is read for when it is written
+ * (the drain's linger and settled tests, the summary's fields, the free list):
+ * a record then costs one or two cache lines, not three (issue 19, echo1m: the
+ * calls wait behind a thousand connections' and are cold when written). */
 struct gs_cext {
-	_Alignas(64) int64_t t_reply_first;
-	int64_t t_reply_last;
+	int64_t t_reply_first, t_reply_last;
 	int64_t t_done;        /* capture time at which the call ended (not kept while finishing) */
-	uint64_t rep_off0, rep_off1;
+	uint64_t rep_off1;
 	int64_t fill_wait_ns;
-	union {
-		uint32_t status;
-		uint32_t next_free; /* while the record is free */
-	};
-	uint32_t gap_fills;
+	uint32_t status, gap_fills;
+	uint32_t next_free;
 	uint32_t exception;
-	uint8_t reply_type, completion, nagle_half;
-	uint8_t cflags;        /* GS_CX_EP: the cold record holds the call's ends;
-	                        * GS_CX_COLD: the cold record is written (else it reads 0) */
-};
-struct gs_cext_cold {
-	uint64_t reply_bytes;
+	uint8_t reply_type, completion, nagle_half, has_ep;
 	uint32_t minor_code;
+	/* the rest of the reply */
+	uint64_t reply_bytes;
+	uint64_t rep_off0;
 	uint32_t rep_seq_base;
-	/* evidence */
+	bool ev_set;           /* the evidence below is written (else it reads 0) */
+	/* Evidence, zeroed when first written (gs_cx_ev) and read only when ev_set;
+	 * the endpoints, read only when has_ep.  A record is zeroed up to here
+	 * when taken: 88 bytes, two cache lines or three, where the whole 176 were
+	 * three or four, written for every call (issue 19, echo1m: 2 write misses
+	 * a call), for fields most calls never set. */
 	int64_t rtx_cost_ns, queued_ns, nagle_ns, zero_window_ns;
 	uint32_t retransmits;
 	uint32_t queued_rid, queued_op;
 	uint32_t rtx_mark;     /* the last retransmitted range charged to this call */
-	struct gs_endpoint client, server; /* when GS_CX_EP: the call outlived its connection's slot */
-	/* the two records take what the one of 176 bytes took: --max-memory's
-	 * sizes (the call pool's slots, so the outputs) do not move */
-	uint8_t spare[8];
+	struct gs_endpoint client, server; /* when has_ep: the call outlived its connection's slot */
 };
-#define GS_CEXT_BYTES (sizeof(struct gs_cext) + sizeof(struct gs_cext_cold))
-_Static_assert(sizeof(struct gs_cext) == 64 && GS_CEXT_BYTES == 176,
-	       "struct gs_cext: one line; with the cold record 176 bytes a call, as before");
+_Static_assert(offsetof(struct gs_cext, minor_code) + 4 <= 64, "struct gs_cext: its first line");
+_Static_assert(sizeof(struct gs_cext) == 176, "struct gs_cext: --max-memory sizes the call pool by it");
+#define GS_CEXT_ZEROED offsetof(struct gs_cext, rtx_cost_ns)
+#define GS_CEXT_EV_END offsetof(struct gs_cext, client)
 
 /* What the first call in output order waits for, noted when gs_calls_drain
  * found it unsettled: the peer's acknowledgement of `need` on direction `dir`
@@ -349,9 +341,7 @@ struct gs_engine {
 	/* calls */
 	struct gs_ocall *calls;     /* 64-byte aligned within calls_mem */
 	void *calls_mem;
-	struct gs_cext *cext;       /* side records, as many as call slots, line-aligned in cext_mem */
-	struct gs_cext_cold *cext_cold; /* their cold halves, by the same numbers */
-	void *cext_mem;
+	struct gs_cext *cext;       /* side records, as many as call slots */
 	uint32_t cext_free;         /* free list through next_free */
 	uint32_t cext_hwm;          /* records ever used */
 	uint32_t n_calls;
@@ -628,22 +618,14 @@ static inline struct gs_cext *gs_cx(struct gs_engine *e, struct gs_ocall *c)
 {
 	return c->ext != GS_NONE ? &e->cext[c->ext] : gs_call_ext_new(e, c);
 }
-/* The call's cold record (taking its side record if it has none), zeroed now
- * if it was never written. */
-static inline struct gs_cext_cold *gs_cxc(struct gs_engine *e, struct gs_ocall *c)
+/* The evidence fields of a side record, zeroed now if they were never written. */
+static inline struct gs_cext *gs_cx_ev(struct gs_cext *x)
 {
-	struct gs_cext *x = gs_cx(e, c);
-	struct gs_cext_cold *y = &e->cext_cold[c->ext];
-	if (!(x->cflags & GS_CX_COLD)) {
-		memset(y, 0, sizeof *y);
-		x->cflags |= GS_CX_COLD;
+	if (!x->ev_set) {
+		memset((char *)x + GS_CEXT_ZEROED, 0, GS_CEXT_EV_END - GS_CEXT_ZEROED);
+		x->ev_set = true;
 	}
-	return y;
-}
-/* ... or NULL when it was never written (every field of it then reads 0). */
-static inline const struct gs_cext_cold *gs_cxc_peek(const struct gs_engine *e, const struct gs_ocall *c)
-{
-	return c->ext != GS_NONE && (e->cext[c->ext].cflags & GS_CX_COLD) ? &e->cext_cold[c->ext] : NULL;
+	return x;
 }
 /* ... or NULL when it has none (every field of it then reads 0). */
 static inline const struct gs_cext *gs_cx_peek(const struct gs_engine *e, const struct gs_ocall *c)

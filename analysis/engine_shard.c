@@ -31,9 +31,9 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
  * outlived it. */
 static const struct gs_endpoint *ocall_client(const struct gs_engine *e, const struct gs_ocall *c)
 {
-	const struct gs_cext_cold *y = gs_cxc_peek(e, c);
-	if (y && (e->cext[c->ext].cflags & GS_CX_EP))
-		return &y->client;
+	const struct gs_cext *x = gs_cx_peek(e, c);
+	if (x && x->has_ep)
+		return &x->client;
 	return &e->flows[c->flow].ep[c->dir];
 }
 

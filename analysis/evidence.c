@@ -3,7 +3,7 @@
  * turns them into tags with their figures. */
 #include "engine_impl.h"
 
-static void rtx_cost(struct gs_cext_cold *x, int64_t since, int64_t now)
+static void rtx_cost(struct gs_cext *x, int64_t since, int64_t now)
 {
 	if (now - since > x->rtx_cost_ns)
 		x->rtx_cost_ns = now - since;
@@ -13,12 +13,12 @@ static void rtx_cost(struct gs_cext_cold *x, int64_t since, int64_t now)
  * call's direction is d) or its reply; the range came at ts. */
 static void charge(struct gs_engine *e, struct gs_ocall *c, int d, uint32_t mark, int64_t ts)
 {
-	struct gs_cext_cold *y = gs_cxc(e, c);
-	if (y->rtx_mark == mark)
+	struct gs_cext *x = gs_cx_ev(gs_cx(e, c));
+	if (x->rtx_mark == mark)
 		return;
-	y->rtx_mark = mark;
-	y->retransmits++;
-	rtx_cost(y, c->dir == d ? c->t_request_first : e->cext[c->ext].t_reply_first, ts);
+	x->rtx_mark = mark;
+	x->retransmits++;
+	rtx_cost(x, c->dir == d ? c->t_request_first : x->t_reply_first, ts);
 }
 
 /* Retransmitted bytes [off0, off1) of direction d count once for every call
@@ -85,7 +85,7 @@ void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
 {
 	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
 		if (e->calls[i].where == GS_CALL_OPEN)
-			gs_cxc(e, &e->calls[i])->zero_window_ns += ns;
+			gs_cx_ev(gs_cx(e, &e->calls[i]))->zero_window_ns += ns;
 }
 
 /* A message's last segment came long after the one before it, and right after
@@ -107,10 +107,11 @@ void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_
 	if ((ts - dr->peer_ack_ts) * 4 > gap)
 		return;
 	{
-		const struct gs_cext_cold *p = gs_cxc_peek(e, c);
-		if (gap > (p ? p->nagle_ns : 0)) {
-			gs_cxc(e, c)->nagle_ns = gap;
-			gs_cx(e, c)->nagle_half = half;
+		const struct gs_cext *p = gs_cx_peek(e, c);
+		if (gap > (p && p->ev_set ? p->nagle_ns : 0)) {
+			struct gs_cext *x = gs_cx_ev(gs_cx(e, c));
+			x->nagle_ns = gap;
+			x->nagle_half = half;
 		}
 	}
 }
@@ -144,10 +145,10 @@ void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall 
 		int64_t wait = rq->done_t_rep_last - c->t_request_last;
 		int64_t after = x->t_reply_first - rq->done_t_rep_last;
 		if (after * 2 < wait) {
-			struct gs_cext_cold *y = gs_cxc(e, c);
-			y->queued_ns = wait;
-			y->queued_rid = rq->done_rid;
-			y->queued_op = rq->done_op;
+			gs_cx_ev(x);
+			x->queued_ns = wait;
+			x->queued_rid = rq->done_rid;
+			x->queued_op = rq->done_op;
 		}
 	}
 	rq->done_valid = true;

@@ -184,21 +184,16 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 	}
 	if (m->have & GIOP_HAVE_EXCEPTION) {
 		x->exception = intern_span(e, m->exception_id);
-		gs_cxc(e, c)->minor_code = m->minor_code;
+		x->minor_code = m->minor_code;
 		x->completion = (uint8_t)m->completed;
 		c->flags |= GS_CF_HAS_EXCEPTION;
 	}
 	x->t_reply_first = dr->msg_t_first;
 	x->t_reply_last = dr->msg_t_first;
+	x->reply_bytes = m->msg_len;
 	x->rep_off0 = dr->msg_start;
 	x->rep_off1 = dr->msg_end;
-	/* read only for the full record (assemble in calls.c), not the summary's:
-	 * a lean engine leaves the cold record alone (0, as a call without reply) */
-	if (!e->lean) {
-		struct gs_cext_cold *y = gs_cxc(e, c);
-		y->reply_bytes = m->msg_len;
-		y->rep_seq_base = dr->base_seq;
-	}
+	x->rep_seq_base = dr->base_seq;
 	if (dr->more_frags) {
 		c->flags |= GS_CF_REP_FRAG;
 		dr->frag_open++;
@@ -256,8 +251,7 @@ static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		struct gs_cext *x = gs_cx(e, c); /* the reply began: it has one */
 		if (dr->msg_start != x->rep_off1)
 			c->scattered |= 2;
-		if (!e->lean)
-			gs_cxc(e, c)->reply_bytes += m->msg_len;
+		x->reply_bytes += m->msg_len;
 		x->rep_off1 = dr->msg_end;
 	}
 	dr->msg_call = (uint32_t)(c - e->calls);
@@ -559,10 +553,10 @@ void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted)
 		struct gs_ocall *c = &e->calls[i];
 		uint32_t next = c->flow_next;
 		if (!e->finishing) {
-			struct gs_cext_cold *y = gs_cxc(e, c);
-			y->client = f->ep[c->dir];
-			y->server = f->ep[!c->dir];
-			e->cext[c->ext].cflags |= GS_CX_EP;
+			struct gs_cext *x = gs_cx(e, c);
+			x->client = f->ep[c->dir];
+			x->server = f->ep[!c->dir];
+			x->has_ep = 1;
 		}
 		c->attached = 0;
 		c->flow_prev = c->flow_next = GS_NONE;

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 				   head_slots * GS_RTX_PENDING * sizeof(struct gs_range);
 	/* a call slot, its side record (taken by calls with a reply or evidence), the
 	 * index and the one array both heaps share */
-	unsigned long long calls = n * (sizeof(struct gs_ocall) + GS_CEXT_BYTES) +
+	unsigned long long calls = n * (sizeof(struct gs_ocall) + sizeof(struct gs_cext)) +
 				   pow2_at_least(n * 2) * sizeof(uint32_t) + n * sizeof(struct gs_heap_ent);
 	printf("%llu %llu\n", flows, calls);
 	return 0;

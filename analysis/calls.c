@@ -477,7 +477,7 @@ struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c)
 		k = e->cext_hwm++; /* never past n_calls: a record a call at most */
 	}
 	x = &e->cext[k];
-	gs_zero(x, sizeof *x);
+	gs_zero(x, GS_CEXT_ZEROED); /* the rest: see struct gs_cext */
 	x->exception = GS_INTERN_EMPTY;
 	c->ext = k;
 	return x;
@@ -541,23 +541,25 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 	c->status = x->status;
 	c->exception = x->exception;
 	c->minor_code = x->minor_code;
-	c->retransmits = x->retransmits;
 	c->gap_fills = x->gap_fills;
 	c->reply_bytes = x->reply_bytes;
 	c->t_reply_first = x->t_reply_first;
 	c->t_reply_last = x->t_reply_last;
 	c->t_done = x->t_done;
-	c->rtx_cost_ns = x->rtx_cost_ns;
 	c->fill_wait_ns = x->fill_wait_ns;
+	c->nagle_half = x->nagle_half;
+	c->rep_off0 = x->rep_off0;
+	c->rep_off1 = x->rep_off1;
+	c->rep_seq_base = x->rep_seq_base;
+	if (!x->ev_set) /* never written: 0, as c is */
+		return;
+	c->retransmits = x->retransmits;
+	c->rtx_cost_ns = x->rtx_cost_ns;
 	c->queued_ns = x->queued_ns;
 	c->queued_rid = x->queued_rid;
 	c->queued_op = x->queued_op;
 	c->nagle_ns = x->nagle_ns;
-	c->nagle_half = x->nagle_half;
 	c->zero_window_ns = x->zero_window_ns;
-	c->rep_off0 = x->rep_off0;
-	c->rep_off1 = x->rep_off1;
-	c->rep_seq_base = x->rep_seq_base;
 	c->rtx_mark = x->rtx_mark;
 }
 

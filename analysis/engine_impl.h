@@ -4,6 +4,7 @@
 #define GS_ENGINE_IMPL_H
 
 #include <stddef.h>
+#include <string.h>
 
 #include "engine.h"
 #include "flow_hash.h"
@@ -72,9 +73,10 @@ enum gs_frame_state {
 /* One direction of a TCP connection.  Laid out by use, in 64-byte lines (a
  * flow starts on a line, its header takes one, each direction five): the
  * first line is what every packet reads or writes (reassembly's offsets, the
- * peer's ACK, the held/awaited test), the second to fourth what each GIOP
- * message of the whole-message pass and pairing's common steps use; the rest
- * is for the rare cases. */
+ * peer's ACK, the held/awaited test), the second and third what each GIOP
+ * message of the whole-message pass and pairing's common steps use (a lean
+ * engine's whole message touches no other line of its direction); the rest
+ * is for the rare cases and the full records' evidence. */
 struct gs_dir {
 	/* line 1: reassembly, the peer's ACK, the pending test */
 	_Alignas(64) uint32_t base_seq;       /* sequence number of stream offset 0 */
@@ -110,9 +112,12 @@ struct gs_dir {
 	int64_t msg_prev_seg_ts; /* time of the previous segment of the current message */
 	int64_t msg_last_seg_ts; /* time of its latest segment */
 
-	/* line 3: the current message's fills and call, the open calls this way */
+	/* line 3: the current message's fills and call, the open calls this way,
+	 * a request's object key: with lines 1-2 all a whole-message packet of
+	 * the echo mix touches this way (a line less than when the fill packets
+	 * and the previous message's fill were written here and on line 5 at
+	 * every message: they are read only when the message has fills) */
 	int64_t msg_fill_wait;
-	uint64_t msg_fill_first, msg_fill_last; /* packet numbers of its first and last fill */
 	uint32_t head_len;       /* bytes gathered in head[] */
 	uint32_t head_slot;      /* pool slot, GS_NONE when none */
 	uint32_t msg_call;       /* call the current message belongs to, GS_NONE if none */
@@ -126,9 +131,11 @@ struct gs_dir {
 	uint32_t frag_open;
 	uint16_t rtx_n;
 	uint8_t msg_half;        /* 0 request side, 1 reply side */
-
-	/* line 4: a request's object key, the last answered call */
+	bool prev_fill_set;      /* prev_fill_* (below) hold the previous message's last fill */
 	uint32_t last_key;       /* interned object key of the last request */
+
+	/* then (the end of line 3, line 4) the call answered last, written at
+	 * each reply by the queued evidence only (not by a lean engine) */
 	uint8_t frag_half;
 	bool done_valid;
 	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
@@ -148,8 +155,12 @@ struct gs_dir {
 	 * messages they overlap once a decoded message reaches their end */
 	struct gs_range *rtx;    /* allocated on first use, at most GS_RTX_PENDING */
 	struct gs_msglog *mlog;  /* allocated at the first fragmented message, or NULL */
-	/* the call and last fill packet of the previous message: a packet that
-	 * fills bytes of two Fragments of one call counts once */
+	/* packet numbers of the current message's first and last fill (valid
+	 * while msg_fills > 0) */
+	uint64_t msg_fill_first, msg_fill_last;
+	/* the call and last fill packet of the previous message, when it had fills
+	 * (prev_fill_set): a packet that fills bytes of two Fragments of one call
+	 * counts once */
 	uint32_t prev_fill_call, prev_fill_serial;
 	uint64_t prev_fill_pkt;
 	uint32_t frag_call;      /* GIOP 1.1: message that continues in the next Fragment */
@@ -179,7 +190,7 @@ struct gs_flow {
 	int64_t t_first;            /* the last activity is in e->lru[] */
 	struct gs_dir dir[2];
 };
-_Static_assert(sizeof(struct gs_flow) % 64 == 0 && offsetof(struct gs_flow, dir) % 64 == 0 &&
+_Static_assert(sizeof(struct gs_flow) == 704 && sizeof(struct gs_flow) % 64 == 0 && offsetof(struct gs_flow, dir) % 64 == 0 &&
 	       sizeof(struct gs_dir) % 64 == 0, "struct gs_flow: whole 64-byte lines");
 
 /* A call while the engine holds it.  Split so that a call waiting for its
@@ -236,17 +247,26 @@ struct gs_cext {
 	uint32_t exception;
 	uint8_t reply_type, completion, nagle_half, has_ep;
 	uint32_t minor_code;
-	/* the rest: evidence, the endpoints of a call that outlived its connection */
+	/* the rest of the reply */
 	uint64_t reply_bytes;
 	uint64_t rep_off0;
+	uint32_t rep_seq_base;
+	bool ev_set;           /* the evidence below is written (else it reads 0) */
+	/* Evidence, zeroed when first written (gs_cx_ev) and read only when ev_set;
+	 * the endpoints, read only when has_ep.  A record is zeroed up to here
+	 * when taken: 88 bytes, two cache lines or three, where the whole 176 were
+	 * three or four, written for every call (issue 19, echo1m: 2 write misses
+	 * a call), for fields most calls never set. */
 	int64_t rtx_cost_ns, queued_ns, nagle_ns, zero_window_ns;
-	struct gs_endpoint client, server; /* when has_ep: the call outlived its connection's slot */
 	uint32_t retransmits;
 	uint32_t queued_rid, queued_op;
-	uint32_t rep_seq_base;
 	uint32_t rtx_mark;     /* the last retransmitted range charged to this call */
+	struct gs_endpoint client, server; /* when has_ep: the call outlived its connection's slot */
 };
 _Static_assert(offsetof(struct gs_cext, minor_code) + 4 <= 64, "struct gs_cext: its first line");
+_Static_assert(sizeof(struct gs_cext) == 176, "struct gs_cext: --max-memory sizes the call pool by it");
+#define GS_CEXT_ZEROED offsetof(struct gs_cext, rtx_cost_ns)
+#define GS_CEXT_EV_END offsetof(struct gs_cext, client)
 
 /* What the first call in output order waits for, noted when gs_calls_drain
  * found it unsettled: the peer's acknowledgement of `need` on direction `dir`
@@ -319,7 +339,8 @@ struct gs_engine {
 	int64_t last_expire_scan;
 
 	/* calls */
-	struct gs_ocall *calls;
+	struct gs_ocall *calls;     /* 64-byte aligned within calls_mem */
+	void *calls_mem;
 	struct gs_cext *cext;       /* side records, as many as call slots */
 	uint32_t cext_free;         /* free list through next_free */
 	uint32_t cext_hwm;          /* records ever used */
@@ -596,6 +617,15 @@ struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c);
 static inline struct gs_cext *gs_cx(struct gs_engine *e, struct gs_ocall *c)
 {
 	return c->ext != GS_NONE ? &e->cext[c->ext] : gs_call_ext_new(e, c);
+}
+/* The evidence fields of a side record, zeroed now if they were never written. */
+static inline struct gs_cext *gs_cx_ev(struct gs_cext *x)
+{
+	if (!x->ev_set) {
+		memset((char *)x + GS_CEXT_ZEROED, 0, GS_CEXT_EV_END - GS_CEXT_ZEROED);
+		x->ev_set = true;
+	}
+	return x;
 }
 /* ... or NULL when it has none (every field of it then reads 0). */
 static inline const struct gs_cext *gs_cx_peek(const struct gs_engine *e, const struct gs_ocall *c)

@@ -13,7 +13,7 @@ static void rtx_cost(struct gs_cext *x, int64_t since, int64_t now)
  * call's direction is d) or its reply; the range came at ts. */
 static void charge(struct gs_engine *e, struct gs_ocall *c, int d, uint32_t mark, int64_t ts)
 {
-	struct gs_cext *x = gs_cx(e, c);
+	struct gs_cext *x = gs_cx_ev(gs_cx(e, c));
 	if (x->rtx_mark == mark)
 		return;
 	x->rtx_mark = mark;
@@ -85,7 +85,7 @@ void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
 {
 	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
 		if (e->calls[i].where == GS_CALL_OPEN)
-			gs_cx(e, &e->calls[i])->zero_window_ns += ns;
+			gs_cx_ev(gs_cx(e, &e->calls[i]))->zero_window_ns += ns;
 }
 
 /* A message's last segment came long after the one before it, and right after
@@ -108,8 +108,8 @@ void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_
 		return;
 	{
 		const struct gs_cext *p = gs_cx_peek(e, c);
-		if (gap > (p ? p->nagle_ns : 0)) {
-			struct gs_cext *x = gs_cx(e, c);
+		if (gap > (p && p->ev_set ? p->nagle_ns : 0)) {
+			struct gs_cext *x = gs_cx_ev(gs_cx(e, c));
 			x->nagle_ns = gap;
 			x->nagle_half = half;
 		}
@@ -145,6 +145,7 @@ void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall 
 		int64_t wait = rq->done_t_rep_last - c->t_request_last;
 		int64_t after = x->t_reply_first - rq->done_t_rep_last;
 		if (after * 2 < wait) {
+			gs_cx_ev(x);
 			x->queued_ns = wait;
 			x->queued_rid = rq->done_rid;
 			x->queued_op = rq->done_op;

@@ -254,9 +254,8 @@ static inline __attribute__((always_inline)) void msg_begin(struct gs_dir *dr, u
 	dr->msg_t_first = ts;
 	dr->msg_t_min = t_min;
 	dr->msg_t_max = t_max;
-	dr->msg_fills = 0;
+	dr->msg_fills = 0;      /* msg_fill_first, msg_fill_last: valid once it is not */
 	dr->msg_fill_wait = 0;
-	dr->msg_fill_first = dr->msg_fill_last = 0;
 	dr->msg_prev_seg_ts = 0;
 	dr->msg_last_seg_ts = ts;
 	dr->decoded = false;
@@ -271,7 +270,7 @@ static void message_packet(struct gs_dir *dr, const struct gs_src *src)
 		dr->msg_t_min = src->ts;
 	if (src->ts > dr->msg_t_max)
 		dr->msg_t_max = src->ts;
-	if (src->fill_wait >= 0 && src->packet != dr->msg_fill_last) {
+	if (src->fill_wait >= 0 && (!dr->msg_fills || src->packet != dr->msg_fill_last)) {
 		if (!dr->msg_fills)
 			dr->msg_fill_first = src->packet;
 		dr->msg_fills++;

@@ -398,7 +398,7 @@ static inline __attribute__((always_inline)) void message_times(struct gs_engine
 	}
 	/* a packet that filled bytes of this message and of the call's previous
 	 * one (two Fragments) counts once */
-	if (fills && dr->prev_fill_pkt == dr->msg_fill_first && dr->prev_fill_call == idx &&
+	if (fills && dr->prev_fill_set && dr->prev_fill_pkt == dr->msg_fill_first && dr->prev_fill_call == idx &&
 	    dr->prev_fill_serial == c->serial)
 		fills--;
 	if (fills || dr->msg_fills) {
@@ -407,9 +407,14 @@ static inline __attribute__((always_inline)) void message_times(struct gs_engine
 		if (dr->msg_fills)
 			x->fill_wait_ns += dr->msg_fill_wait;
 	}
-	dr->prev_fill_call = idx;
-	dr->prev_fill_serial = c->serial;
-	dr->prev_fill_pkt = dr->msg_fills ? dr->msg_fill_last : 0;
+	/* the cold line only when there is something to remember (packet numbers
+	 * start at 1: a message without fills left 0 there, which matched none) */
+	dr->prev_fill_set = dr->msg_fills != 0;
+	if (dr->msg_fills) {
+		dr->prev_fill_call = idx;
+		dr->prev_fill_serial = c->serial;
+		dr->prev_fill_pkt = dr->msg_fill_last;
+	}
 }
 
 void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t ts)

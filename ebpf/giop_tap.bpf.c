@@ -40,12 +40,16 @@
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
 #define TCP_RST 0x04
+#define TCP_PSH 0x08
 #define MSG_OOB 1
 #define MSG_PEEK 2
 #define MSG_DONTWAIT 0x40
 #define MSG_ERRQUEUE 0x2000
-/* a header left unframed after this many messages in one segment: resync */
-#define FRAME_STEPS 48
+/* A record carries GS_TAP_HEADS heads; a segment that starts more messages
+ * (oneway floods: omniORB coalesces many small Requests into one send) goes on
+ * in records of their own (seg_more), up to GS_TAP_FRAME_HEADS_MAX starts. */
+#define FRAME_STEPS GS_TAP_HEADS
+#define MORE_RECORDS (GS_TAP_FRAME_HEADS_MAX / GS_TAP_HEADS - 1)
 /* scanned for a header when framing is lost: SCAN_CHUNKS * SCAN_STEP bytes */
 #define SCAN_CHUNKS 8
 #define SCAN_STEP 52
@@ -556,6 +560,8 @@ static __always_inline struct gs_tap_watch *claim(const struct gs_tap_flow *fl, 
 
 /* ------------------------------------------------------------------ framing */
 
+struct pkt;
+
 /* Framing finds where the message heads of a segment lie; their bytes are
  * loaded only when the record is written (straight into the ring). */
 struct frame_ctx {
@@ -567,6 +573,11 @@ struct frame_ctx {
 	__u32 flags;              /* GS_SEG_* found */
 	int found;                /* scan: offset of the header, -1: none yet */
 	struct gs_tap_head heads[GS_TAP_HEADS];
+	/* a segment shipped in several records (seg_more): the payload offset
+	 * the record being framed covers from, and what writing it needs */
+	__u32 start;
+	__u32 ifindex;
+	const struct pkt *p;
 };
 
 /* Notes payload bytes [pos, pos+k) as the next message head of the record. */
@@ -663,6 +674,9 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 	__u32 pos = st->next_hdr - c->seq, len, head, k;
 	__u8 h[GIOP_HDR];
 	(void)i;
+	/* the record is full: the next message's head goes in the next one */
+	if (c->n >= GS_TAP_HEADS)
+		return 1;
 	if (st->mode != GS_FS_SYNC || seq_before(st->next_hdr, c->seq) || pos >= c->plen)
 		return 1;
 	if (pos + GIOP_HDR > c->plen) {
@@ -920,18 +934,23 @@ __attribute__((noinline)) __u64 seg_time(__u64 rx, __u32 seg_flags)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__s64 age;
+	/* a segment's later records (GS_SEG_MORE) are not counted again */
+	bool once = !(seg_flags & GS_SEG_MORE);
 	if (seg_flags & GS_SEG_EGRESS)
 		return now;
 	if (!rx) {
-		count(GS_CNT_RX_UNSTAMPED);
+		if (once)
+			count(GS_CNT_RX_UNSTAMPED);
 		return now;
 	}
 	age = (__s64)(bpf_ktime_get_tai_ns() - (__u64)tai_off - rx);
 	if (age < 0 || (__u64)age >= GS_TAP_RX_AGE_MAX) {
-		count(GS_CNT_RX_FAR);
+		if (once)
+			count(GS_CNT_RX_FAR);
 		return now;
 	}
-	count(GS_CNT_RX_STAMPED);
+	if (once)
+		count(GS_CNT_RX_STAMPED);
 	return now - (__u64)age;
 }
 
@@ -1156,7 +1175,7 @@ static int load_head(__u32 i, struct load_ctx *l)
 		return 1;
 	}
 	hd = (struct gs_tap_head *)(l->sc->rec + SC_HEADS + j * sizeof(*hd));
-	hd->off = off;
+	hd->off = off - c->start;
 	hd->len = k;
 	l->used = u + k;
 	return 0;
@@ -1164,9 +1183,12 @@ static int load_head(__u32 i, struct load_ctx *l)
 
 /* Several heads: put together in the scratch area (header, the heads, their
  * bytes: contiguous as the record wants them), then copied into the ring. */
+/* The record covers payload [c->start, end) (all of it but for a segment
+ * shipped in several records). */
 static __always_inline int seg_many(struct __sk_buff *skb, const struct pkt *p, const struct frame_ctx *c,
-				    __u32 ifindex)
+				    __u32 ifindex, __u32 end)
 {
+	struct gs_tap_seg *h;
 	__u32 zero = 0, n = c->n, size;
 	struct load_ctx l = { .skb = skb, .c = c };
 	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
@@ -1190,9 +1212,60 @@ static __always_inline int seg_many(struct __sk_buff *skb, const struct pkt *p, 
 		return -1;
 	/* stamped right before the copy reserves its place (ring order = time
 	 * order but for that instant) */
-	seg_fill((struct gs_tap_seg *)sc->rec, p, seg_time(skb->tstamp, c->flags), ifindex,
-		 c->flags | (l.err ? GS_SEG_HEADS_LOST : 0), n, l.used);
+	h = (struct gs_tap_seg *)sc->rec;
+	seg_fill(h, p, seg_time(skb->tstamp, c->flags), ifindex, c->flags | (l.err ? GS_SEG_HEADS_LOST : 0), n,
+		 l.used);
+	if (end != c->plen || c->start) {
+		/* a part: FIN, PSH, RST where the payload ends, SYN where it
+		 * starts (its seq is the SYN's, c->seq the data's) */
+		h->len = end - c->start;
+		if (c->start) {
+			h->seq = c->seq + c->start;
+			h->tcp_flags &= ~TCP_SYN;
+		}
+		if (end != c->plen)
+			h->tcp_flags &= ~(TCP_FIN | TCP_PSH | TCP_RST);
+	}
 	return bpf_ringbuf_output(&events, sc->rec, size, wake_flags()) ? -1 : 0;
+}
+
+/* Framing stopped with the record full and another message starting in the
+ * segment. */
+static __always_inline bool frame_more(const struct frame_ctx *c)
+{
+	const struct gs_tap_fstate *st = c->st;
+	return c->n >= GS_TAP_HEADS && st->mode == GS_FS_SYNC && !seq_before(st->next_hdr, c->seq) &&
+	       st->next_hdr - c->seq < c->plen;
+}
+
+/* The next record of a segment shipped in several (its earlier ones are in
+ * the ring): the heads of up to GS_TAP_HEADS more messages, for the payload
+ * from the first of them to the next record's first (or the end).  The last
+ * one allowed (GS_TAP_FRAME_HEADS_MAX starts) covers the rest of the payload,
+ * unframed: counted, and the next segment finds framing behind it (a resync). */
+static int seg_more(__u32 i, struct frame_ctx *c)
+{
+	struct gs_tap_fstate *st = c->st;
+	__u32 end;
+	bool more;
+	c->start = st->next_hdr - c->seq;
+	c->n = 0;
+	c->used = 0;
+	c->flags = (c->flags & GS_SEG_EGRESS) | GS_SEG_MORE;
+	bpf_loop(GS_TAP_HEADS, frame_step, c, 0);
+	more = frame_more(c);
+	if (more && i + 1 >= MORE_RECORDS) {
+		count(GS_CNT_FRAME_BOUND);
+		more = false;
+	}
+	end = more ? st->next_hdr - c->seq : c->plen;
+	if (c->start >= c->plen || end > c->plen || end < c->start)
+		return 1;
+	if (seg_many(c->skb, c->p, c, c->ifindex, end)) {
+		count(GS_CNT_RB_LOST);
+		return 1;
+	}
+	return more ? 0 : 1;
 }
 
 static __always_inline int tap(struct __sk_buff *skb, bool egress)
@@ -1251,6 +1324,7 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		c.seq = p.seq + ((p.flags & TCP_SYN) ? 1 : 0);
 		c.poff = p.poff;
 		c.plen = p.plen;
+		c.start = 0;
 		frame(&c);
 		fc_put_back(&p.flow, fi, st);
 	}
@@ -1297,7 +1371,14 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 			settle(w, flush_held(w, was, was & ~left));
 			w = NULL;
 		}
-		r = seg_many(skb, &p, &c, ifindex);
+		bool more = frame_more(&c);
+		r = seg_many(skb, &p, &c, ifindex, more ? st->next_hdr - c.seq : c.plen);
+		if (more && !r) {
+			c.p = &p;
+			c.ifindex = ifindex;
+			bpf_loop(MORE_RECORDS, seg_more, &c, 0);
+			fc_put_back(&p.flow, fi, st);
+		}
 	}
 	if (r)
 		count(GS_CNT_RB_LOST);

@@ -34,7 +34,16 @@ enum {
 	GS_SEG_EGRESS = 1,       /* seen leaving (tc egress), else arriving */
 	GS_SEG_HEADS_LOST = 2,   /* more messages started than GS_TAP_HEADS */
 	GS_SEG_RESYNC = 4,       /* framing was lost and found again here */
+	/* more heads of the segment whose earlier record came just before (a
+	 * segment starting more than GS_TAP_HEADS messages -- oneway floods
+	 * coalesced into one send -- is shipped in several records, each for a
+	 * part of its payload: see gs_tap_seg.seq), not a new segment */
+	GS_SEG_MORE = 8,
 };
+/* Message starts framed in one segment at most (a 64 KiB GSO segment of
+ * 12-byte messages has 5461); past it the rest of the segment is not framed
+ * (GS_CNT_FRAME_BOUND) and the next segment resyncs. */
+#define GS_TAP_FRAME_HEADS_MAX 8192
 
 /* The syscall of a gs_tap_sys record. */
 enum gs_tap_call {
@@ -69,6 +78,7 @@ enum gs_tap_counter {
 	GS_CNT_RX_STAMPED,       /* the kernel's receive stamp (skb->tstamp) */
 	GS_CNT_RX_UNSTAMPED,     /* none taken (no rx timestamping on the host): the tap's own */
 	GS_CNT_RX_FAR,           /* one older than GS_TAP_RX_AGE_MAX or in the future: the tap's own */
+	GS_CNT_FRAME_BOUND,      /* segments with more than GS_TAP_FRAME_HEADS_MAX message starts */
 	GS_CNT__MAX
 };
 
@@ -134,8 +144,12 @@ struct gs_tap_seg {
 	__u64 ts_ns;             /* CLOCK_MONOTONIC: bpf_ktime_get_ns(), or on ingress the kernel's
 				  * receive stamp when it took one (GS_CNT_RX_*) */
 	struct gs_tap_flow flow;
+	/* seq, len: the segment's; for a segment shipped in several records
+	 * (GS_SEG_MORE), the part of its payload this record covers (the
+	 * records' parts follow one another; heads' offsets are from this seq;
+	 * only the last part has FIN, PSH, RST, only the first SYN) */
 	__u32 seq, ack;
-	__u32 len;               /* TCP payload bytes on the wire */
+	__u32 len;               /* TCP payload bytes on the wire (or of the part) */
 	__u16 window;            /* as in the header (unscaled) */
 	__u8 tcp_flags;
 	__u8 flags;              /* GS_SEG_* */

@@ -562,6 +562,10 @@ static __always_inline struct gs_tap_watch *claim(const struct gs_tap_flow *fl, 
 
 struct pkt;
 
+/* in frame_ctx.flags (not the record's: seg_fill keeps 8 bits): the segment
+ * is a late one, framed in this CPU's spare entry (frame()) */
+#define FR_LATE 0x100
+
 /* Framing finds where the message heads of a segment lie; their bytes are
  * loaded only when the record is written (straight into the ring). */
 struct frame_ctx {
@@ -569,8 +573,9 @@ struct frame_ctx {
 	struct gs_tap_fstate *st;
 	__u32 seq, poff, plen;
 	__u32 used;               /* head bytes so far */
-	__u32 n;                  /* heads so far */
-	__u32 flags;              /* GS_SEG_* found */
+	__u16 n;                  /* heads so far */
+	__u16 flags;              /* GS_SEG_* found, FR_LATE */
+	__u32 fi;                 /* the direction's fcache index (fc_get) */
 	int found;                /* scan: offset of the header, -1: none yet */
 	struct gs_tap_head heads[GS_TAP_HEADS];
 	/* a segment shipped in several records (seg_more): the payload offset
@@ -603,6 +608,7 @@ static __always_inline void lose_sync(struct gs_tap_fstate *st)
 {
 	st->mode = GS_FS_UNSYNC;
 	st->hdr_have = 0;
+	st->hole_end = 0;  /* a hole still open is forgotten */
 	count(GS_CNT_RESYNC);
 }
 
@@ -717,12 +723,93 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 	return 0;
 }
 
+#define FC_READ32(x) (*(volatile __u32 *)&(x))
+/* busy-wait steps for the CPU framing the segment before (a few ns each;
+ * 648 heads framed and shipped in 41 records take tens of us) */
+#define BUSY_SPIN (1u << 16)
+
+/* 0 (wait on) while another CPU frames a segment of the direction that ends
+ * at or before this one's start and the expected header is still before it:
+ * the segment just before (the common case), or an earlier one with a
+ * segment between not framed yet (sent by two threads, two segments can
+ * reach tc in the other order) -- which may come while the earlier one's
+ * framing ends. */
+static int busy_wait(__u32 i, struct frame_ctx *c)
+{
+	const struct gs_tap_fstate *st = c->st;
+	__u32 b = FC_READ32(st->busy_end);
+	(void)i;
+	if (!b || seq_before(c->seq, b))
+		return 1;
+	return !(*(volatile const __u8 *)&st->mode == GS_FS_SYNC && seq_before(FC_READ32(st->next_hdr), c->seq));
+}
+
+/* The segment's framing is done (its records written): a segment after it
+ * waits no more; a late one moves its direction's hole on. */
+static __always_inline void frame_done(struct frame_ctx *c)
+{
+	const struct gs_tap_fstate *sp = c->st;
+	struct gs_tap_fcache *fc;
+	struct gs_tap_fstate *st;
+	__u32 fi = c->fi;
+	if (!(c->flags & FR_LATE)) {
+		if (c->st->busy_end == c->seq + c->plen)
+			c->st->busy_end = 0;
+		return;
+	}
+	fc = bpf_map_lookup_elem(&fcache, &fi);
+	if (!fc)
+		return;
+	st = &fc->st;
+	if (!st->hole_end)
+		return;
+	if (sp->mode != GS_FS_SYNC || seq_before(sp->next_hdr, c->seq + c->plen)) {
+		st->hole_end = 0;  /* framing lost in it: the hole stays unframed */
+	} else if (seq_before(sp->next_hdr, st->hole_end)) {
+		st->hole_hdr = sp->next_hdr;  /* more late segments to come */
+	} else {
+		/* the late segments' framing meets the resync point: it was right */
+		if (sp->next_hdr == st->hole_end)
+			count(GS_CNT_HOLE_CONFIRMED);
+		st->hole_end = 0;
+	}
+}
+
 /* Finds the GIOP messages that start in payload [0, plen) of sequence `seq`
- * and notes their heads in c. */
+ * and notes their heads in c (the first GS_TAP_HEADS: seg_more the next). */
 static __always_inline void frame(struct frame_ctx *c)
 {
 	struct gs_tap_fstate *st = c->st;
 	__u32 seq = c->seq, plen = c->plen;
+
+	/* A late segment (the expected header of a hole lies in it, see
+	 * hole_hdr): framed from that header in this CPU's spare entry, the
+	 * direction's state untouched (frame_done moves the hole on). */
+	if (c->fi < FC_SLOTS && st->hole_end && !seq_before(st->hole_hdr, seq) &&
+	    seq_before(st->hole_hdr, seq + plen) && seq_before(seq, st->hole_end)) {
+		__u32 idx = FC_SLOTS + (bpf_get_smp_processor_id() & (GS_TAP_MAX_CPUS - 1));
+		struct gs_tap_fcache *sp = bpf_map_lookup_elem(&fcache, &idx);
+		if (sp) {
+			__u32 h = st->hole_hdr;
+			__builtin_memset(&sp->st, 0, sizeof sp->st);
+			sp->st.mode = GS_FS_SYNC;
+			sp->st.next_hdr = h;
+			c->st = st = &sp->st;
+			c->flags |= FR_LATE;
+		}
+	}
+	/* Two segments of one direction can reach tc on two CPUs at once; the
+	 * later one's framing starts where the earlier one's ends.  Framing a
+	 * segment of many messages takes a while (all of them, a record per
+	 * GS_TAP_HEADS): the later one waits for it (bounded: counted), else it
+	 * would find the expected header behind it and resync, and the earlier
+	 * one its state moved past its end and stop. */
+	if (!busy_wait(0, c)) {
+		bpf_loop(BUSY_SPIN, busy_wait, c, 0);
+		if (!busy_wait(0, c))
+			count(GS_CNT_FRAME_WAIT_LONG);
+	}
+	st->busy_end = seq + plen;
 
 	/* the head of a message that began in the previous segment goes on here */
 	if (st->mode != GS_FS_UNSYNC && st->cont_seq == seq && seq_before(seq, st->head_end)) {
@@ -743,9 +830,14 @@ static __always_inline void frame(struct frame_ctx *c)
 	}
 	if (st->mode == GS_FS_PARTIAL)
 		return;
-	/* the expected header lies in bytes before this segment that never came */
-	if (st->mode == GS_FS_SYNC && seq_before(st->next_hdr, seq))
+	/* the expected header lies in bytes before this segment that never came
+	 * (or come later: the hole, framed when they do) */
+	if (st->mode == GS_FS_SYNC && seq_before(st->next_hdr, seq)) {
+		__u32 h = st->next_hdr;
 		lose_sync(st);
+		st->hole_hdr = h;
+		st->hole_end = 1;  /* set to the resync point below */
+	}
 	if (st->mode == GS_FS_UNSYNC) {
 		c->found = -1;
 		bpf_loop(SCAN_CHUNKS, scan_chunk, c, 0);
@@ -754,6 +846,8 @@ static __always_inline void frame(struct frame_ctx *c)
 		st->mode = GS_FS_SYNC;
 		st->next_hdr = seq + (__u32)c->found;
 		c->flags |= GS_SEG_RESYNC;
+		if (st->hole_end)
+			st->hole_end = st->next_hdr ? st->next_hdr : 1;
 	}
 	/* mostly one message, which ends in this segment or later: no loop
 	 * (a helper call and a callback per step) unless another header lies in
@@ -1251,7 +1345,7 @@ static int seg_more(__u32 i, struct frame_ctx *c)
 	c->start = st->next_hdr - c->seq;
 	c->n = 0;
 	c->used = 0;
-	c->flags = (c->flags & GS_SEG_EGRESS) | GS_SEG_MORE;
+	c->flags = (c->flags & (GS_SEG_EGRESS | FR_LATE)) | GS_SEG_MORE;
 	bpf_loop(GS_TAP_HEADS, frame_step, c, 0);
 	more = frame_more(c);
 	if (more && i + 1 >= MORE_RECORDS) {
@@ -1325,7 +1419,11 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		c.poff = p.poff;
 		c.plen = p.plen;
 		c.start = 0;
+		c.fi = fi;
 		frame(&c);
+		/* (not kept in a variable: the tap's stack is at its limit) */
+		if (!frame_more(&c))
+			frame_done(&c);
 		fc_put_back(&p.flow, fi, st);
 	}
 	/* the syscalls of a followed process waiting for this segment (its
@@ -1372,11 +1470,14 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 			w = NULL;
 		}
 		bool more = frame_more(&c);
-		r = seg_many(skb, &p, &c, ifindex, more ? st->next_hdr - c.seq : c.plen);
-		if (more && !r) {
-			c.p = &p;
-			c.ifindex = ifindex;
-			bpf_loop(MORE_RECORDS, seg_more, &c, 0);
+		r = seg_many(skb, &p, &c, ifindex, more ? c.st->next_hdr - c.seq : c.plen);
+		if (more) {
+			if (!r) {
+				c.p = &p;
+				c.ifindex = ifindex;
+				bpf_loop(MORE_RECORDS, seg_more, &c, 0);
+			}
+			frame_done(&c);
 			fc_put_back(&p.flow, fi, st);
 		}
 	}

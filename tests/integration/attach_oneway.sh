@@ -130,24 +130,30 @@ scenario_flood() {
     DUMP_PID=""
     ns_stop "$srv" TERM 20
     if [ -z "$SC_ERR" ]; then
-        # every GIOP Request of the capture: frame, client port, request ids (a segment starting
-        # several messages lists them all)
+        # every GIOP Request of the capture: frame, client port, message types, request ids (a
+        # segment starting several messages lists them all, in order: the LocateRequest
+        # omniORB sends first shares a segment with Requests)
         tshark -r "$d/lo.pcap" -d "tcp.port==$PORT,giop" -Y "giop.type == 0" -T fields \
-            -e frame.number -e tcp.srcport -e giop.request_id >"$d/requests.tsv" 2>"$d/tshark.log" ||
+            -e frame.number -e tcp.srcport -e giop.type -e giop.request_id >"$d/requests.tsv" 2>"$d/tshark.log" ||
             err "tshark failed" "$(tail -3 "$d/tshark.log")"
     fi
     if [ -z "$SC_ERR" ]; then
-        if out=$(python3 - "$d/requests.tsv" "$d/attach.csv" "$d/attach.log" "$MIN_PER_SEG" <<'PY' 2>&1
+        if out=$(python3 - "$d/requests.tsv" "$d/attach.csv" "$d/attach.log" "$MIN_PER_SEG" "$d/server.log" <<'PY' 2>&1
 import csv, re, sys
-tsv, csv_path, log_path, min_per_seg = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-want, most = set(), 0
+tsv, csv_path, log_path, min_per_seg, server_log = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
+want, most, unpaired = set(), 0, []
 for line in open(tsv):
     f = line.rstrip("\n").split("\t")
-    if len(f) < 3 or not f[2]:
+    if len(f) < 4 or not f[3]:
         continue
-    ids = f[2].split(",")
-    most = max(most, len(ids))
-    for i in ids:
+    # CloseConnection (5) and MessageError (6) have no request id
+    types, ids = [t for t in f[2].split(",") if t not in ("5", "6")], f[3].split(",")
+    if len(types) != len(ids):
+        unpaired.append(f[0])
+        continue
+    req = [i for t, i in zip(types, ids) if t == "0"]
+    most = max(most, len(req))
+    for i in req:
         want.add((int(f[1]), int(i)))
 rows = {}
 for r in csv.DictReader(open(csv_path, newline="")):
@@ -160,20 +166,29 @@ def counter(name):
     m = re.search(r"(\d+) " + name, log)
     return int(m.group(1)) if m else None
 resync, heads_lost = counter("framing resyncs"), counter("message heads not shipped")
+confirmed = counter("of the resyncs confirmed") or 0
+m = re.search(r"fired=(\d+)", open(server_log).read())
+fired = int(m.group(1)) if m else None
+oneway_rows = sum(1 for s in rows.values() if s == "ONEWAY")
 bad = []
+if unpaired:
+    bad.append("tshark: message types and request ids do not pair up in frames %s" % unpaired[:5])
 if most <= min_per_seg:
     bad.append("no segment started more than %d Requests (most: %d): the flood did not coalesce" % (min_per_seg, most))
 if missing:
     bad.append("%d of %d Requests not in attach's CSV, e.g. %s" % (len(missing), len(want), missing[:5]))
 if not_oneway:
     bad.append("%d Requests not ONEWAY rows, e.g. %s" % (len(not_oneway), not_oneway[:5]))
-if resync is None or resync:
-    bad.append("framing resyncs: %s (want 0)" % resync)
+if resync is None or resync - confirmed:
+    bad.append("framing resyncs: %s, %d of them confirmed (want all)" % (resync, confirmed))
+if fired is None or oneway_rows != fired:
+    bad.append("the server ran fire() %s times, attach has %d ONEWAY rows" % (fired, oneway_rows))
 if heads_lost:
     bad.append("message heads not shipped: %d (want 0)" % heads_lost)
 print("%d Requests (tshark), up to %d in one segment; %d in attach's CSV, %d missing; "
-      "framing resyncs %s, heads not shipped %s" %
-      (len(want), most, len(want) - len(missing), len(missing), resync, heads_lost or 0))
+      "server fired %s, ONEWAY rows %d; framing resyncs %s (%d confirmed), heads not shipped %s" %
+      (len(want), most, len(want) - len(missing), len(missing), fired, oneway_rows, resync, confirmed,
+       heads_lost or 0))
 for b in bad:
     print("BAD " + b)
 sys.exit(1 if bad else 0)

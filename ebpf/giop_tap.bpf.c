@@ -262,11 +262,17 @@ static __always_inline bool flow_eq(const struct gs_tap_flow *x, const struct gs
 
 #define FC_READ(x) (*(volatile __u64 *)&(x))
 
+/* Always 0, in .bss (the verifier takes it for any value): or'ed into a
+ * slot index so that with one slot (--map-fcache 1) the index is not the
+ * constant 0 to the verifier, which then walked the tap's paths apart, past
+ * its limit of a million instructions, as it does not with more slots. */
+__u32 fc_blur;
+
 static __always_inline __u32 fc_index(const struct gs_tap_flow *f)
 {
 	const __u32 *w = (const __u32 *)f;
 	__u32 h = ((w[0] ^ w[3]) * 0x85EBCA6Bu) ^ (w[4] ^ w[7]) ^ (w[8] * 0xC2B2AE35u);
-	return ((h * 0x9E3779B1u) >> 20) & (fc_slots - 1) & (FC_SLOTS - 1);
+	return ((((h * 0x9E3779B1u) >> 20) & (fc_slots - 1)) | fc_blur) & (FC_SLOTS - 1);
 }
 
 /* The slot of direction f in fcache (NULL only to please the verifier). */

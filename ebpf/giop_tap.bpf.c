@@ -740,14 +740,20 @@ static int frame_step(__u32 i, struct frame_ctx *c)
  * segment between not framed yet (sent by two threads, two segments can
  * reach tc in the other order) -- which may come while the earlier one's
  * framing ends. */
+/* With no CPU framing yet, a hole is waited on for HOLE_SPIN steps (a few
+ * us): the segment before may be about to be framed on another CPU (between
+ * its tc entry and frame()), and a resync here would race with it. */
+#define HOLE_SPIN 1024u
+
 static int busy_wait(__u32 i, struct frame_ctx *c)
 {
 	const struct gs_tap_fstate *st = c->st;
 	__u32 b = FC_READ32(st->busy_end);
-	(void)i;
-	if (!b || seq_before(c->seq, b))
-		return 1;
-	return !(*(volatile const __u8 *)&st->mode == GS_FS_SYNC && seq_before(FC_READ32(st->next_hdr), c->seq));
+	if (!(*(volatile const __u8 *)&st->mode == GS_FS_SYNC && seq_before(FC_READ32(st->next_hdr), c->seq)))
+		return 1;  /* no hole (any more) */
+	if (b && !seq_before(c->seq, b))
+		return 0;  /* framing before this segment is under way */
+	return i >= HOLE_SPIN;
 }
 
 /* The segment's framing is done (its records written): a segment after it
@@ -812,7 +818,7 @@ static __always_inline void frame(struct frame_ctx *c)
 	 * one its state moved past its end and stop. */
 	if (!busy_wait(0, c)) {
 		bpf_loop(BUSY_SPIN, busy_wait, c, 0);
-		if (!busy_wait(0, c))
+		if (!busy_wait(HOLE_SPIN, c))
 			count(GS_CNT_FRAME_WAIT_LONG);
 	}
 	st->busy_end = seq + plen;

@@ -10,8 +10,12 @@
 #             "framing resyncs", and lost every message after). Checks: the capture has at
 #             least one segment starting more than MIN_PER_SEG Requests (tshark; else the
 #             scenario proves nothing and fails); every Request tshark sees (connection, request
-#             id) is a row of attach's CSV, an ONEWAY one; attach's closing lines say 0 framing
-#             resyncs and 0 message heads not shipped.
+#             id) is a row of attach's CSV, an ONEWAY one; attach has as many ONEWAY rows as the
+#             server ran fire() (its closing line: tshark misses the Requests of a segment
+#             captured before the one ahead of it); attach's closing lines say every framing
+#             resync was confirmed (a segment that reached tc before the one ahead of it: the late
+#             one, framed, ended where framing had resynced; docs/attach.md) -- 0 in most runs --
+#             and 0 message heads not shipped.
 #
 # usage: tests/integration/attach_oneway.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), N (3000 per thread), THREADS (8), MIN_PER_SEG (49),
@@ -87,7 +91,7 @@ cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
 SC_FAIL_PREFIX=oneway_ SC_CP_OPTS=""
 . tests/lib/scenario.sh
 
-# stop PID VAR: SIGINT (tcpdump, attach write what they have), bounded wait, then KILL
+# stop_pid PID: SIGINT (tcpdump, attach write what they have), bounded wait, then KILL
 stop_pid() {
     local pid=$1
     kill -INT "$pid" 2>/dev/null

@@ -40,12 +40,16 @@
 #define TCP_FIN 0x01
 #define TCP_SYN 0x02
 #define TCP_RST 0x04
+#define TCP_PSH 0x08
 #define MSG_OOB 1
 #define MSG_PEEK 2
 #define MSG_DONTWAIT 0x40
 #define MSG_ERRQUEUE 0x2000
-/* a header left unframed after this many messages in one segment: resync */
-#define FRAME_STEPS 48
+/* A record carries GS_TAP_HEADS heads; a segment that starts more messages
+ * (oneway floods: omniORB coalesces many small Requests into one send) goes on
+ * in records of their own (seg_more), up to GS_TAP_FRAME_HEADS_MAX starts. */
+#define FRAME_STEPS GS_TAP_HEADS
+#define MORE_RECORDS (GS_TAP_FRAME_HEADS_MAX / GS_TAP_HEADS - 1)
 /* scanned for a header when framing is lost: SCAN_CHUNKS * SCAN_STEP bytes */
 #define SCAN_CHUNKS 8
 #define SCAN_STEP 52
@@ -258,11 +262,17 @@ static __always_inline bool flow_eq(const struct gs_tap_flow *x, const struct gs
 
 #define FC_READ(x) (*(volatile __u64 *)&(x))
 
+/* Always 0, in .bss (the verifier takes it for any value): or'ed into a
+ * slot index so that with one slot (--map-fcache 1) the index is not the
+ * constant 0 to the verifier, which then walked the tap's paths apart, past
+ * its limit of a million instructions, as it does not with more slots. */
+__u32 fc_blur;
+
 static __always_inline __u32 fc_index(const struct gs_tap_flow *f)
 {
 	const __u32 *w = (const __u32 *)f;
 	__u32 h = ((w[0] ^ w[3]) * 0x85EBCA6Bu) ^ (w[4] ^ w[7]) ^ (w[8] * 0xC2B2AE35u);
-	return ((h * 0x9E3779B1u) >> 20) & (fc_slots - 1) & (FC_SLOTS - 1);
+	return ((((h * 0x9E3779B1u) >> 20) & (fc_slots - 1)) | fc_blur) & (FC_SLOTS - 1);
 }
 
 /* The slot of direction f in fcache (NULL only to please the verifier). */
@@ -556,6 +566,12 @@ static __always_inline struct gs_tap_watch *claim(const struct gs_tap_flow *fl, 
 
 /* ------------------------------------------------------------------ framing */
 
+struct pkt;
+
+/* in frame_ctx.flags (not the record's: seg_fill keeps 8 bits): the segment
+ * is a late one, framed in this CPU's spare entry (frame()) */
+#define FR_LATE 0x100
+
 /* Framing finds where the message heads of a segment lie; their bytes are
  * loaded only when the record is written (straight into the ring). */
 struct frame_ctx {
@@ -563,10 +579,16 @@ struct frame_ctx {
 	struct gs_tap_fstate *st;
 	__u32 seq, poff, plen;
 	__u32 used;               /* head bytes so far */
-	__u32 n;                  /* heads so far */
-	__u32 flags;              /* GS_SEG_* found */
+	__u16 n;                  /* heads so far */
+	__u16 flags;              /* GS_SEG_* found, FR_LATE */
+	__u32 fi;                 /* the direction's fcache index (fc_get) */
 	int found;                /* scan: offset of the header, -1: none yet */
 	struct gs_tap_head heads[GS_TAP_HEADS];
+	/* a segment shipped in several records (seg_more): the payload offset
+	 * the record being framed covers from, and what writing it needs */
+	__u32 start;
+	__u32 ifindex;
+	const struct pkt *p;
 };
 
 /* Notes payload bytes [pos, pos+k) as the next message head of the record. */
@@ -592,6 +614,7 @@ static __always_inline void lose_sync(struct gs_tap_fstate *st)
 {
 	st->mode = GS_FS_UNSYNC;
 	st->hdr_have = 0;
+	st->hole_end = 0;  /* a hole still open is forgotten */
 	count(GS_CNT_RESYNC);
 }
 
@@ -663,6 +686,9 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 	__u32 pos = st->next_hdr - c->seq, len, head, k;
 	__u8 h[GIOP_HDR];
 	(void)i;
+	/* the record is full: the next message's head goes in the next one */
+	if (c->n >= GS_TAP_HEADS)
+		return 1;
 	if (st->mode != GS_FS_SYNC || seq_before(st->next_hdr, c->seq) || pos >= c->plen)
 		return 1;
 	if (pos + GIOP_HDR > c->plen) {
@@ -703,12 +729,99 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 	return 0;
 }
 
+#define FC_READ32(x) (*(volatile __u32 *)&(x))
+/* busy-wait steps for the CPU framing the segment before (a few ns each;
+ * 648 heads framed and shipped in 41 records take tens of us) */
+#define BUSY_SPIN (1u << 16)
+
+/* 0 (wait on) while another CPU frames a segment of the direction that ends
+ * at or before this one's start and the expected header is still before it:
+ * the segment just before (the common case), or an earlier one with a
+ * segment between not framed yet (sent by two threads, two segments can
+ * reach tc in the other order) -- which may come while the earlier one's
+ * framing ends. */
+/* With no CPU framing yet, a hole is waited on for HOLE_SPIN steps (a few
+ * us): the segment before may be about to be framed on another CPU (between
+ * its tc entry and frame()), and a resync here would race with it. */
+#define HOLE_SPIN 1024u
+
+static int busy_wait(__u32 i, struct frame_ctx *c)
+{
+	const struct gs_tap_fstate *st = c->st;
+	__u32 b = FC_READ32(st->busy_end);
+	if (!(*(volatile const __u8 *)&st->mode == GS_FS_SYNC && seq_before(FC_READ32(st->next_hdr), c->seq)))
+		return 1;  /* no hole (any more) */
+	if (b && !seq_before(c->seq, b))
+		return 0;  /* framing before this segment is under way */
+	return i >= HOLE_SPIN;
+}
+
+/* The segment's framing is done (its records written): a segment after it
+ * waits no more; a late one moves its direction's hole on. */
+static __always_inline void frame_done(struct frame_ctx *c)
+{
+	const struct gs_tap_fstate *sp = c->st;
+	struct gs_tap_fcache *fc;
+	struct gs_tap_fstate *st;
+	__u32 fi = c->fi;
+	if (!(c->flags & FR_LATE)) {
+		if (c->st->busy_end == c->seq + c->plen)
+			c->st->busy_end = 0;
+		return;
+	}
+	fc = bpf_map_lookup_elem(&fcache, &fi);
+	if (!fc)
+		return;
+	st = &fc->st;
+	if (!st->hole_end)
+		return;
+	if (sp->mode != GS_FS_SYNC || seq_before(sp->next_hdr, c->seq + c->plen)) {
+		st->hole_end = 0;  /* framing lost in it: the hole stays unframed */
+	} else if (seq_before(sp->next_hdr, st->hole_end)) {
+		st->hole_hdr = sp->next_hdr;  /* more late segments to come */
+	} else {
+		/* the late segments' framing meets the resync point: it was right */
+		if (sp->next_hdr == st->hole_end)
+			count(GS_CNT_HOLE_CONFIRMED);
+		st->hole_end = 0;
+	}
+}
+
 /* Finds the GIOP messages that start in payload [0, plen) of sequence `seq`
- * and notes their heads in c. */
+ * and notes their heads in c (the first GS_TAP_HEADS: seg_more the next). */
 static __always_inline void frame(struct frame_ctx *c)
 {
 	struct gs_tap_fstate *st = c->st;
 	__u32 seq = c->seq, plen = c->plen;
+
+	/* A late segment (the expected header of a hole lies in it, see
+	 * hole_hdr): framed from that header in this CPU's spare entry, the
+	 * direction's state untouched (frame_done moves the hole on). */
+	if (c->fi < FC_SLOTS && st->hole_end && !seq_before(st->hole_hdr, seq) &&
+	    seq_before(st->hole_hdr, seq + plen) && seq_before(seq, st->hole_end)) {
+		__u32 idx = FC_SLOTS + (bpf_get_smp_processor_id() & (GS_TAP_MAX_CPUS - 1));
+		struct gs_tap_fcache *sp = bpf_map_lookup_elem(&fcache, &idx);
+		if (sp) {
+			__u32 h = st->hole_hdr;
+			__builtin_memset(&sp->st, 0, sizeof sp->st);
+			sp->st.mode = GS_FS_SYNC;
+			sp->st.next_hdr = h;
+			c->st = st = &sp->st;
+			c->flags |= FR_LATE;
+		}
+	}
+	/* Two segments of one direction can reach tc on two CPUs at once; the
+	 * later one's framing starts where the earlier one's ends.  Framing a
+	 * segment of many messages takes a while (all of them, a record per
+	 * GS_TAP_HEADS): the later one waits for it (bounded: counted), else it
+	 * would find the expected header behind it and resync, and the earlier
+	 * one its state moved past its end and stop. */
+	if (!busy_wait(0, c)) {
+		bpf_loop(BUSY_SPIN, busy_wait, c, 0);
+		if (!busy_wait(HOLE_SPIN, c))
+			count(GS_CNT_FRAME_WAIT_LONG);
+	}
+	st->busy_end = seq + plen;
 
 	/* the head of a message that began in the previous segment goes on here */
 	if (st->mode != GS_FS_UNSYNC && st->cont_seq == seq && seq_before(seq, st->head_end)) {
@@ -729,9 +842,14 @@ static __always_inline void frame(struct frame_ctx *c)
 	}
 	if (st->mode == GS_FS_PARTIAL)
 		return;
-	/* the expected header lies in bytes before this segment that never came */
-	if (st->mode == GS_FS_SYNC && seq_before(st->next_hdr, seq))
+	/* the expected header lies in bytes before this segment that never came
+	 * (or come later: the hole, framed when they do) */
+	if (st->mode == GS_FS_SYNC && seq_before(st->next_hdr, seq)) {
+		__u32 h = st->next_hdr;
 		lose_sync(st);
+		st->hole_hdr = h;
+		st->hole_end = 1;  /* set to the resync point below */
+	}
 	if (st->mode == GS_FS_UNSYNC) {
 		c->found = -1;
 		bpf_loop(SCAN_CHUNKS, scan_chunk, c, 0);
@@ -740,6 +858,8 @@ static __always_inline void frame(struct frame_ctx *c)
 		st->mode = GS_FS_SYNC;
 		st->next_hdr = seq + (__u32)c->found;
 		c->flags |= GS_SEG_RESYNC;
+		if (st->hole_end)
+			st->hole_end = st->next_hdr ? st->next_hdr : 1;
 	}
 	/* mostly one message, which ends in this segment or later: no loop
 	 * (a helper call and a callback per step) unless another header lies in
@@ -920,18 +1040,23 @@ __attribute__((noinline)) __u64 seg_time(__u64 rx, __u32 seg_flags)
 {
 	__u64 now = bpf_ktime_get_ns();
 	__s64 age;
+	/* a segment's later records (GS_SEG_MORE) are not counted again */
+	bool once = !(seg_flags & GS_SEG_MORE);
 	if (seg_flags & GS_SEG_EGRESS)
 		return now;
 	if (!rx) {
-		count(GS_CNT_RX_UNSTAMPED);
+		if (once)
+			count(GS_CNT_RX_UNSTAMPED);
 		return now;
 	}
 	age = (__s64)(bpf_ktime_get_tai_ns() - (__u64)tai_off - rx);
 	if (age < 0 || (__u64)age >= GS_TAP_RX_AGE_MAX) {
-		count(GS_CNT_RX_FAR);
+		if (once)
+			count(GS_CNT_RX_FAR);
 		return now;
 	}
-	count(GS_CNT_RX_STAMPED);
+	if (once)
+		count(GS_CNT_RX_STAMPED);
 	return now - (__u64)age;
 }
 
@@ -1156,7 +1281,7 @@ static int load_head(__u32 i, struct load_ctx *l)
 		return 1;
 	}
 	hd = (struct gs_tap_head *)(l->sc->rec + SC_HEADS + j * sizeof(*hd));
-	hd->off = off;
+	hd->off = off - c->start;
 	hd->len = k;
 	l->used = u + k;
 	return 0;
@@ -1164,9 +1289,12 @@ static int load_head(__u32 i, struct load_ctx *l)
 
 /* Several heads: put together in the scratch area (header, the heads, their
  * bytes: contiguous as the record wants them), then copied into the ring. */
+/* The record covers payload [c->start, end) (all of it but for a segment
+ * shipped in several records). */
 static __always_inline int seg_many(struct __sk_buff *skb, const struct pkt *p, const struct frame_ctx *c,
-				    __u32 ifindex)
+				    __u32 ifindex, __u32 end)
 {
+	struct gs_tap_seg *h;
 	__u32 zero = 0, n = c->n, size;
 	struct load_ctx l = { .skb = skb, .c = c };
 	struct scratch *sc = bpf_map_lookup_elem(&scratch, &zero);
@@ -1190,9 +1318,60 @@ static __always_inline int seg_many(struct __sk_buff *skb, const struct pkt *p, 
 		return -1;
 	/* stamped right before the copy reserves its place (ring order = time
 	 * order but for that instant) */
-	seg_fill((struct gs_tap_seg *)sc->rec, p, seg_time(skb->tstamp, c->flags), ifindex,
-		 c->flags | (l.err ? GS_SEG_HEADS_LOST : 0), n, l.used);
+	h = (struct gs_tap_seg *)sc->rec;
+	seg_fill(h, p, seg_time(skb->tstamp, c->flags), ifindex, c->flags | (l.err ? GS_SEG_HEADS_LOST : 0), n,
+		 l.used);
+	if (end != c->plen || c->start) {
+		/* a part: FIN, PSH, RST where the payload ends, SYN where it
+		 * starts (its seq is the SYN's, c->seq the data's) */
+		h->len = end - c->start;
+		if (c->start) {
+			h->seq = c->seq + c->start;
+			h->tcp_flags &= ~TCP_SYN;
+		}
+		if (end != c->plen)
+			h->tcp_flags &= ~(TCP_FIN | TCP_PSH | TCP_RST);
+	}
 	return bpf_ringbuf_output(&events, sc->rec, size, wake_flags()) ? -1 : 0;
+}
+
+/* Framing stopped with the record full and another message starting in the
+ * segment. */
+static __always_inline bool frame_more(const struct frame_ctx *c)
+{
+	const struct gs_tap_fstate *st = c->st;
+	return c->n >= GS_TAP_HEADS && st->mode == GS_FS_SYNC && !seq_before(st->next_hdr, c->seq) &&
+	       st->next_hdr - c->seq < c->plen;
+}
+
+/* The next record of a segment shipped in several (its earlier ones are in
+ * the ring): the heads of up to GS_TAP_HEADS more messages, for the payload
+ * from the first of them to the next record's first (or the end).  The last
+ * one allowed (GS_TAP_FRAME_HEADS_MAX starts) covers the rest of the payload,
+ * unframed: counted, and the next segment finds framing behind it (a resync). */
+static int seg_more(__u32 i, struct frame_ctx *c)
+{
+	struct gs_tap_fstate *st = c->st;
+	__u32 end;
+	bool more;
+	c->start = st->next_hdr - c->seq;
+	c->n = 0;
+	c->used = 0;
+	c->flags = (c->flags & (GS_SEG_EGRESS | FR_LATE)) | GS_SEG_MORE;
+	bpf_loop(GS_TAP_HEADS, frame_step, c, 0);
+	more = frame_more(c);
+	if (more && i + 1 >= MORE_RECORDS) {
+		count(GS_CNT_FRAME_BOUND);
+		more = false;
+	}
+	end = more ? st->next_hdr - c->seq : c->plen;
+	if (c->start >= c->plen || end > c->plen || end < c->start)
+		return 1;
+	if (seg_many(c->skb, c->p, c, c->ifindex, end)) {
+		count(GS_CNT_RB_LOST);
+		return 1;
+	}
+	return more ? 0 : 1;
 }
 
 static __always_inline int tap(struct __sk_buff *skb, bool egress)
@@ -1251,7 +1430,12 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 		c.seq = p.seq + ((p.flags & TCP_SYN) ? 1 : 0);
 		c.poff = p.poff;
 		c.plen = p.plen;
+		c.start = 0;
+		c.fi = fi;
 		frame(&c);
+		/* (not kept in a variable: the tap's stack is at its limit) */
+		if (!frame_more(&c))
+			frame_done(&c);
 		fc_put_back(&p.flow, fi, st);
 	}
 	/* the syscalls of a followed process waiting for this segment (its
@@ -1297,7 +1481,17 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 			settle(w, flush_held(w, was, was & ~left));
 			w = NULL;
 		}
-		r = seg_many(skb, &p, &c, ifindex);
+		bool more = frame_more(&c);
+		r = seg_many(skb, &p, &c, ifindex, more ? c.st->next_hdr - c.seq : c.plen);
+		if (more) {
+			if (!r) {
+				c.p = &p;
+				c.ifindex = ifindex;
+				bpf_loop(MORE_RECORDS, seg_more, &c, 0);
+			}
+			frame_done(&c);
+			fc_put_back(&p.flow, fi, st);
+		}
 	}
 	if (r)
 		count(GS_CNT_RB_LOST);

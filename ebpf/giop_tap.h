@@ -34,7 +34,16 @@ enum {
 	GS_SEG_EGRESS = 1,       /* seen leaving (tc egress), else arriving */
 	GS_SEG_HEADS_LOST = 2,   /* more messages started than GS_TAP_HEADS */
 	GS_SEG_RESYNC = 4,       /* framing was lost and found again here */
+	/* more heads of the segment whose earlier record came just before (a
+	 * segment starting more than GS_TAP_HEADS messages -- oneway floods
+	 * coalesced into one send -- is shipped in several records, each for a
+	 * part of its payload: see gs_tap_seg.seq), not a new segment */
+	GS_SEG_MORE = 8,
 };
+/* Message starts framed in one segment at most (a 64 KiB GSO segment of
+ * 12-byte messages has 5461); past it the rest of the segment is not framed
+ * (GS_CNT_FRAME_BOUND) and the next segment resyncs. */
+#define GS_TAP_FRAME_HEADS_MAX 8192
 
 /* The syscall of a gs_tap_sys record. */
 enum gs_tap_call {
@@ -69,6 +78,9 @@ enum gs_tap_counter {
 	GS_CNT_RX_STAMPED,       /* the kernel's receive stamp (skb->tstamp) */
 	GS_CNT_RX_UNSTAMPED,     /* none taken (no rx timestamping on the host): the tap's own */
 	GS_CNT_RX_FAR,           /* one older than GS_TAP_RX_AGE_MAX or in the future: the tap's own */
+	GS_CNT_FRAME_BOUND,      /* segments with more than GS_TAP_FRAME_HEADS_MAX message starts */
+	GS_CNT_FRAME_WAIT_LONG,  /* segments that waited past the bound for the one before (busy_end) */
+	GS_CNT_HOLE_CONFIRMED,   /* resyncs after a hole whose late segments, framed, ended right there */
 	GS_CNT__MAX
 };
 
@@ -102,8 +114,18 @@ struct gs_tap_fstate {
 	__u8 hdr_have;           /* PARTIAL: header bytes held in hdr[] */
 	__u8 hdr[12];
 	__u8 pad[2];
+	/* a CPU is framing the segment that ends here (0: none): a segment
+	 * starting here on another CPU waits for it (giop_tap.bpf.c, frame()) */
+	__u32 busy_end;
+	/* a hole (a segment came before the one ahead of it: sent by two
+	 * threads, two segments can reach tc in the other order): framing
+	 * resynced at hole_end (0: no hole), the header expected at hole_hdr
+	 * lies in segments still to come; when they come they are framed from
+	 * there (giop_tap.bpf.c, frame()) */
+	__u32 hole_hdr;
+	__u32 hole_end;
 };
-_Static_assert(sizeof(struct gs_tap_fstate) == 32, "gs_tap_fstate layout");
+_Static_assert(sizeof(struct gs_tap_fstate) == 44, "gs_tap_fstate layout");
 
 /* A framing state direct-mapped by its connection direction (`fcache` in the
  * object's .bss, GS_TAP_FCACHE_SLOTS of them; giop_tap.bpf.c says how a slot
@@ -112,7 +134,7 @@ struct gs_tap_fcache {
 	__u64 use;               /* 0 free, 1 being written, else: idle after this (ns) */
 	struct gs_tap_flow key;
 	struct gs_tap_fstate st;
-	__u8 pad[48];
+	__u8 pad[36];
 };
 _Static_assert(sizeof(struct gs_tap_fcache) == 128, "gs_tap_fcache layout: two cache lines");
 #define GS_TAP_FCACHE_SLOTS 4096
@@ -134,8 +156,12 @@ struct gs_tap_seg {
 	__u64 ts_ns;             /* CLOCK_MONOTONIC: bpf_ktime_get_ns(), or on ingress the kernel's
 				  * receive stamp when it took one (GS_CNT_RX_*) */
 	struct gs_tap_flow flow;
+	/* seq, len: the segment's; for a segment shipped in several records
+	 * (GS_SEG_MORE), the part of its payload this record covers (the
+	 * records' parts follow one another; heads' offsets are from this seq;
+	 * only the last part has FIN, PSH, RST, only the first SYN) */
 	__u32 seq, ack;
-	__u32 len;               /* TCP payload bytes on the wire */
+	__u32 len;               /* TCP payload bytes on the wire (or of the part) */
 	__u16 window;            /* as in the header (unscaled) */
 	__u8 tcp_flags;
 	__u8 flags;              /* GS_SEG_* */

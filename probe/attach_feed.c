@@ -253,7 +253,13 @@ static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len
 	}
 	if (r->flags & GS_SEG_HEADS_LOST)
 		f->heads_lost_segments++;
-	f->segments++;
+	/* a later record of a segment shipped in several: the next part of its
+	 * payload (seq, len: the part), with more heads -- to the engine a
+	 * segment that follows the earlier part, counted once */
+	if (r->flags & GS_SEG_MORE)
+		f->seg_more++;
+	else
+		f->segments++;
 	gs_engine_segment(f->s->e, (int64_t)r->ts_ns + f->mono_to_real, &seg);
 }
 

@@ -38,6 +38,7 @@ struct gs_feed {
 	/* what happened, for the closing report */
 	uint64_t segments, syscalls, bad_records;
 	uint64_t heads_lost_segments;  /* segments flagged GS_SEG_HEADS_LOST */
+	uint64_t seg_more;             /* later records of segments shipped in several (GS_SEG_MORE) */
 	uint64_t instants_missing;     /* calls written without an instant they waited for */
 	uint64_t queue_full;           /* calls written early: the queue was full */
 };

@@ -671,6 +671,14 @@ static void report(const struct attach_ctx *x)
 		(unsigned long long)c[GS_CNT_FLOWS_MIDSTREAM], (unsigned long long)c[GS_CNT_RESYNC],
 		(unsigned long long)c[GS_CNT_HEADS_LOST], (unsigned long long)c[GS_CNT_FLOW_MAP_FULL],
 		(unsigned long long)c[GS_CNT_FCACHE_HASHED], (unsigned long long)c[GS_CNT_FCACHE_EVICTED]);
+	fprintf(stderr, "giopscope attach: framing: %llu records for segments starting more than %d messages "
+		"(their later records), %llu segments starting more than %d (the rest unframed: a resync), %llu "
+		"segments not waiting longer for the CPU framing the one before (a resync), %llu of the "
+		"resyncs confirmed (a segment came before the one ahead of it; that one, framed from the "
+		"header expected, ended where framing had resynced)\n",
+		(unsigned long long)x->feed.seg_more, GS_TAP_HEADS, (unsigned long long)c[GS_CNT_FRAME_BOUND],
+		GS_TAP_FRAME_HEADS_MAX, (unsigned long long)c[GS_CNT_FRAME_WAIT_LONG],
+		(unsigned long long)c[GS_CNT_HOLE_CONFIRMED]);
 	fprintf(stderr, "giopscope attach: ingress instants: %llu segments at the kernel's receive stamp, %llu at "
 		"the tap's own (%llu without a stamp, %llu with one past 100 ms or ahead); receive timestamps %s\n",
 		(unsigned long long)c[GS_CNT_RX_STAMPED],

@@ -99,18 +99,8 @@ case "$HOOKS" in
     *) echo "attach_ebpf: HOOKS is socket or syscalls, not $HOOKS" >&2; exit 2 ;;
 esac
 
-WANT=""
-for a in "$@"; do
-    case "$a" in
-        --list) echo "$ALL" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,/^$/p' "$0"; exit 0 ;;
-        *) case " $ALL " in
-               *" $a "*) WANT="$WANT $a" ;;
-               *) echo "attach_ebpf: unknown scenario $a (--list)" >&2; exit 2 ;;
-           esac ;;
-    esac
-done
-[ -n "$WANT" ] || WANT=$ALL
+. tests/lib/scenario.sh
+sc_want attach_ebpf "$ALL" "$@"
 
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
@@ -148,7 +138,6 @@ cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
 [ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
 
 SC_FAIL_PREFIX=attach_ SC_CP_OPTS=""
-. tests/lib/scenario.sh
 SC_NOTE=""
 
 # start_server NS ADDR: bench_server listening on ADDR:PORT in NS

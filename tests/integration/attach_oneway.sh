@@ -41,18 +41,8 @@ SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="flood"
 
-WANT=""
-for a in "$@"; do
-    case "$a" in
-        --list) echo "$ALL" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,/^$/p' "$0"; exit 0 ;;
-        *) case " $ALL " in
-               *" $a "*) WANT="$WANT $a" ;;
-               *) echo "attach_oneway: unknown scenario $a (--list)" >&2; exit 2 ;;
-           esac ;;
-    esac
-done
-[ -n "$WANT" ] || WANT=$ALL
+. tests/lib/scenario.sh
+sc_want attach_oneway "$ALL" "$@"
 
 . tests/lib/netns.sh
 
@@ -89,7 +79,6 @@ cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
 [ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
 
 SC_FAIL_PREFIX=oneway_ SC_CP_OPTS=""
-. tests/lib/scenario.sh
 
 # stop_pid PID: SIGINT (tcpdump, attach write what they have), bounded wait, then KILL
 stop_pid() {
@@ -206,8 +195,4 @@ PY
     sc_end
 }
 
-for s in $WANT; do
-    "scenario_$s"
-done
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+sc_run_all

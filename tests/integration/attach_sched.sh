@@ -90,18 +90,8 @@ SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="quiet hog not_orb"
 
-WANT=""
-for a in "$@"; do
-    case "$a" in
-        --list) echo "$ALL" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,/^$/p' "$0"; exit 0 ;;
-        *) case " $ALL " in
-               *" $a "*) WANT="$WANT $a" ;;
-               *) echo "attach_sched: unknown scenario $a (--list)" >&2; exit 2 ;;
-           esac ;;
-    esac
-done
-[ -n "$WANT" ] || WANT=$ALL
+. tests/lib/scenario.sh
+sc_want attach_sched "$ALL" "$@"
 for v in PORT N N_ECHO SLOW_US SPIN_US; do
     case "${!v}" in
         ''|*[!0-9]*) echo "attach_sched: $v must be a number, not '${!v}'" >&2; exit 2 ;;
@@ -147,7 +137,6 @@ cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
 [ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
 
 SC_FAIL_PREFIX=attach_sched_ SC_CP_OPTS=""
-. tests/lib/scenario.sh
 
 # wait_exit PID SECONDS: bounded wait for PID (our child); status in WAIT_RC (124: killed)
 wait_exit() {
@@ -542,8 +531,4 @@ scenario_not_orb() {
     sc_end
 }
 
-for s in $WANT; do
-    "scenario_$s"
-done
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+sc_run_all

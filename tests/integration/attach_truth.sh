@@ -67,18 +67,8 @@ CLIENT=$BUILD/orb/bench_client
 TRUTH_SO=$BUILD/orb/libgs_truth.so
 ALL="quiet hog loopback"
 
-WANT=""
-for a in "$@"; do
-    case "$a" in
-        --list) echo "$ALL" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,/^$/p' "$0"; exit 0 ;;
-        *) case " $ALL " in
-               *" $a "*) WANT="$WANT $a" ;;
-               *) echo "attach_truth: unknown scenario $a (--list)" >&2; exit 2 ;;
-           esac ;;
-    esac
-done
-[ -n "$WANT" ] || WANT=$ALL
+. tests/lib/scenario.sh
+sc_want attach_truth "$ALL" "$@"
 for v in PORT TOL_NS N_SMALL N_LARGE N_SLOW SLOW_US; do
     case "${!v}" in
         ''|*[!0-9]*) echo "attach_truth: $v must be a number, not '${!v}'" >&2; exit 2 ;;
@@ -124,7 +114,6 @@ cp "$TRUTH_SO" "$WORK/libgs_truth.so" && TRUTH_SO=$WORK/libgs_truth.so
 [ -n "$JSON_DIR" ] && mkdir -p "$JSON_DIR"
 
 SC_FAIL_PREFIX=attach_truth_ SC_CP_OPTS=--sparse=always
-. tests/lib/scenario.sh
 
 # start_attach LOG ARGS...: giopscope attach in the background (pid appended to ATT_PIDS, last
 # in ATT_PID); waits (bounded) until it says what it follows

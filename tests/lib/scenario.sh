@@ -50,3 +50,32 @@ sc_end() {
     fi
     SC_NOTE=""
 }
+
+# sc_want SCRIPT "ALL" "$@": the scenarios asked for on the command line into WANT (all of ALL
+# when none); --list prints ALL, -h the script's header, an unknown name exits 2.
+sc_want() {
+    local name=$1 all=$2 a
+    shift 2
+    WANT=""
+    for a in "$@"; do
+        case "$a" in
+            --list) echo "$all" | tr ' ' '\n'; exit 0 ;;
+            -h|--help) sed -n '2,/^$/p' "$0"; exit 0 ;;
+            *) case " $all " in
+                   *" $a "*) WANT="$WANT $a" ;;
+                   *) echo "$name: unknown scenario $a (--list)" >&2; exit 2 ;;
+               esac ;;
+        esac
+    done
+    [ -n "$WANT" ] || WANT=$all
+}
+
+# sc_run_all: every scenario of WANT (scenario_NAME), then the count line; the script's status
+sc_run_all() {
+    local s
+    for s in $WANT; do
+        "scenario_$s"
+    done
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" = 0 ]
+}

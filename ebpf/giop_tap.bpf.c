@@ -582,7 +582,6 @@ struct frame_ctx {
 	__u16 n;                  /* heads so far */
 	__u16 flags;              /* GS_SEG_* found, FR_LATE */
 	__u32 fi;                 /* the direction's fcache index (fc_get) */
-	int found;                /* scan: offset of the header, -1: none yet */
 	struct gs_tap_head heads[GS_TAP_HEADS];
 	/* a segment shipped in several records (seg_more): the payload offset
 	 * the record being framed covers from, and what writing it needs */
@@ -618,8 +617,14 @@ static __always_inline void lose_sync(struct gs_tap_fstate *st)
 	count(GS_CNT_RESYNC);
 }
 
+struct scan_ctx {
+	struct __sk_buff *skb;
+	__u32 poff, plen;
+	int found;                /* offset of the header, -1: none yet */
+};
+
 /* One SCAN_STEP of the payload searched for a plausible GIOP header. */
-static int scan_chunk(__u32 ci, struct frame_ctx *c)
+static int scan_chunk(__u32 ci, struct scan_ctx *c)
 {
 	__u8 scan[SCAN_LOAD + 4];
 	__u32 base = ci * SCAN_STEP, k;
@@ -641,6 +646,20 @@ static int scan_chunk(__u32 ci, struct frame_ctx *c)
 		}
 	}
 	return 0;
+}
+
+/* The first SCAN_CHUNKS * SCAN_STEP bytes of payload [poff, poff + plen)
+ * searched for a plausible GIOP header: its offset, or -1.  A global function:
+ * the verifier walks the byte loop once, whatever state the tap is in when it
+ * calls it (a static callback is walked again for every caller state, and the
+ * byte loop's branches keep those states from merging). */
+__attribute__((noinline)) int scan_header(struct __sk_buff *skb, __u32 poff, __u32 plen)
+{
+	struct scan_ctx s = { .skb = skb, .poff = poff, .plen = plen, .found = -1 };
+	if (!skb)
+		return -1;
+	bpf_loop(SCAN_CHUNKS, scan_chunk, &s, 0);
+	return s.found;
 }
 
 /* A header cut by the previous segment's end: its remaining bytes start this
@@ -851,12 +870,11 @@ static __always_inline void frame(struct frame_ctx *c)
 		st->hole_end = 1;  /* set to the resync point below */
 	}
 	if (st->mode == GS_FS_UNSYNC) {
-		c->found = -1;
-		bpf_loop(SCAN_CHUNKS, scan_chunk, c, 0);
-		if (c->found < 0)
+		int found = scan_header(c->skb, c->poff, plen);
+		if (found < 0)
 			return;
 		st->mode = GS_FS_SYNC;
-		st->next_hdr = seq + (__u32)c->found;
+		st->next_hdr = seq + (__u32)found;
 		c->flags |= GS_SEG_RESYNC;
 		if (st->hole_end)
 			st->hole_end = st->next_hdr ? st->next_hdr : 1;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # giopscope: CORBA GIOP/IIOP latency from the wire.   `make help` lists the targets.
 BUILD ?= build
 PREFIX ?= /usr/local

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The analysis engine: packets in, calls out.
  *
  * One engine per source.  Packets are fed in capture order; every call that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Internal state of the engine, shared by its modules (flows, reassembly,
  * framer, pairing, output).  Not for sinks: they see engine.h and call.h. */
 #ifndef GS_ENGINE_IMPL_H

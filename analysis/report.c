@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Collecting for the HTML report: fixed-size tables filled call by call. */
 #include "report_impl.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Rows are built with hand-rolled number formatting, without printf: printf
  * per field is most of the cost otherwise.  A row goes straight into the
  * stream's own buffer when that is fully buffered and has room for the longest

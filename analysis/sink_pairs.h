@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The per-call record (docs/output.md, "The per-call record"), as CSV or JSON lines. */
 #ifndef GS_SINK_PAIRS_H
 #define GS_SINK_PAIRS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Latency statistics of calls, grouped (by operation for now).
  *
  * Each group holds two histograms (total_us and server_us).  Groups are

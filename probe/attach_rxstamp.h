@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The kernel's receive stamp for `giopscope attach`'s ingress instants
  * (ebpf/giop_tap.bpf.c, seg_time): keeping host-wide rx timestamping on while
  * attach runs (--rx-stamp; not by default, it costs every receiving process of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope live: capture on an interface, each call written as it ends. */
 #include <getopt.h>
 #include <pcap/pcap.h>

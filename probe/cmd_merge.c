@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope merge CLIENT.pcap SERVER.pcap: the same calls from both hosts.
  * Each capture goes through its own engine into the merge's bounded call
  * lists (analysis/merge_match.c matches them); then the client side's

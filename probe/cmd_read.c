@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope read: captures offline. */
 #include <getopt.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A capture file's records read in place (read, probe/tap_pcap.c; read
  * --threads, probe/read_shards.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A minimal pcapng writer (one section, one interface, nanosecond time
  * stamps), for `live -w`: libpcap 1.10 writes classic pcap only. */
 #ifndef GS_PCAPNG_WRITE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* read --threads: a classic pcap file read once into a few shared buffers,
  * each walked once, by every engine thread in turn (probe/read_shards.c).
  *

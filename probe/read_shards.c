@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* read --threads N: one reader, N engines, one merged output (read_shards.h). */
 #include "read_shards.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "tap_live.h"
 #include "pcapng_write.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope dpdk: the command line and the order of things.
  *
  *   giopscope dpdk [EAL options] -- [options]     DPDK's usual split

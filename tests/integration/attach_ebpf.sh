@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_ebpf.sh -- `giopscope attach` (eBPF packet tap + syscall probes) on
 # real omniORB processes.
 #

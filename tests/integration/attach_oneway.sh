@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_oneway.sh -- `giopscope attach` under a oneway flood (issue 19: the
 # taps lose no call at saturation; event-channel-style floods are a common CORBA load).
 #

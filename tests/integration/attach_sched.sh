@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_sched.sh -- `giopscope attach --sched --orb omniorb` against what the
 # omniORB server's own servant measured (bench_server -servant-log: CLOCK_REALTIME at the servant
 # method's entry and exit) and against what the servant was made to do.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_tls.sh -- `giopscope attach` on omniORB processes speaking IIOP over
 # TLS (SSLIOP: omniORB's libomnisslTP4 preloaded, OpenSSL 3): the uprobes on libssl's
 # SSL_write/SSL_read give every call as on plain IIOP.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_truth.sh -- `giopscope attach`'s syscall instants set against ground
 # truth that giopscope did not produce: what the unmodified omniORB processes did, recorded
 # from inside them.

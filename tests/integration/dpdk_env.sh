@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/dpdk_env.sh -- `giopscope dpdk` in a bad environment: no port, the EAL
 # refusing to start, a port that will not start, bad options. Every case must end (under a
 # timeout: no hang) with exit code 2, exactly one line on stderr saying why, nothing on stdout,

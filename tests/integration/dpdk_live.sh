@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/dpdk_live.sh -- `giopscope dpdk` on live omniORB traffic between two network
 # namespaces must give the same calls as tcpdump + `giopscope read` on the same veth.
 #

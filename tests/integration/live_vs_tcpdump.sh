@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/live_vs_tcpdump.sh -- `giopscope live` on a veth, against tcpdump on the same
 # interface at the same time, against the clients' own logs, and in a bad environment.
 #
@@ -84,7 +85,7 @@ WANT=""
 for a in "$@"; do
     case "$a" in
         --list) echo "$ALL_SCENARIOS" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '3,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         -*) echo "live_vs_tcpdump: unknown option $a" >&2; exit 2 ;;
         *) case " $ALL_SCENARIOS " in
                *" $a "*) WANT="$WANT $a" ;;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/outputs_tty.sh -- what `giopscope live` does to the user's files and
 # terminal, with a real omniORB server and client (tests/orb) in two network namespaces
 # joined by a veth (tests/lib/netns.sh); live captures on the server's end.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/prometheus.sh -- a real Prometheus server (Debian's `prometheus` package,
 # run here as a plain process, never as its service) scraping two `giopscope live --metrics`
 # probes, as it would scrape many hosts: what Prometheus stores and computes is compared with

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/read_vs_tshark.sh -- `giopscope read` against Wireshark's GIOP dissector, on
 # captures of real ORBs made while the test runs.
 #
@@ -51,7 +52,7 @@ for a in "$@"; do
     case "$a" in
         --oracle-only) ORACLE_ONLY=1 ;;
         --list) echo "$ALL_SCENARIOS" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,26p' "$0"; exit 0 ;;
         -*) echo "read_vs_tshark: unknown option $a" >&2; exit 2 ;;
         *) case " $ALL_SCENARIOS " in
                *" $a "*) WANT="$WANT $a" ;;

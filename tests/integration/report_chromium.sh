@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/report_chromium.sh -- the HTML report in a real browser (Debian's chromium,
 # headless): it renders, its plots are there and not empty, and it needs nothing from outside.
 #

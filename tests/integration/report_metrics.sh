@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/report_metrics.sh -- `giopscope live --metrics --trace --report` on real
 # omniORB traffic: a scrape of /metrics parses as Prometheus text and its counts equal the pairs
 # records written meanwhile; at the end the trace parses and the report is self-contained.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/tls_capture.sh -- IIOP over TLS (omniORB's SSLIOP transport) seen by the
 # packet taps: `read`, `live` and `dpdk` recognise the TLS connections, count them in the
 # summary ("N TLS connections: encrypted, use attach") and make no call of them.

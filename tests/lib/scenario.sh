@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # tests/lib/scenario.sh -- the scenario bookkeeping of the integration scripts that run named
 # scenarios (attach_ebpf.sh, attach_sched.sh, attach_truth.sh). Source it, then per scenario:
@@ -60,7 +61,7 @@ sc_want() {
     for a in "$@"; do
         case "$a" in
             --list) echo "$all" | tr ' ' '\n'; exit 0 ;;
-            -h|--help) sed -n '2,/^$/p' "$0"; exit 0 ;;
+            -h|--help) sed -n '3,/^$/p' "$0"; exit 0 ;;
             *) case " $all " in
                    *" $a "*) WANT="$WANT $a" ;;
                    *) echo "$name: unknown scenario $a (--list)" >&2; exit 2 ;;

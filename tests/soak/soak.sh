@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/soak/soak.sh -- `giopscope live` for hours on mixed omniORB load with a reply-less
 # server that is killed and restarted now and then (`make soak`; never part of make check).
 #

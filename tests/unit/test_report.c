@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The output side of the tail analysis: the trace (JSON), the HTML report,
  * the Prometheus text and its HTTP responder.  (merge's matching: test_merge.c.) */
 #include <ctype.h>

@@ -17,7 +17,7 @@ cd "$(dirname "$0")/../.." || exit 2
 G=${GIOPSCOPE:-build/giopscope}
 TMO=${DPDK_TIMEOUT:-30}
 
-skip() { echo "SKIP: $*"; exit 77; }
+. tests/lib/common.sh
 [ -x "$G" ] || skip "$G not built"
 "$G" dpdk --help >/dev/null 2>&1 || skip "giopscope built without DPDK"
 [ "$(id -u)" = 0 ] || skip "not root (the DPDK EAL wants /var/run/dpdk and locked memory)"

@@ -26,7 +26,7 @@ GIOPSCOPE=${GIOPSCOPE:-$BUILD/giopscope}
 CAPTURE=${CAPTURE:-tests/data/omniorb_demo.pcap}
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 
-skip() { echo "SKIP: $*"; exit 77; }
+. tests/lib/common.sh
 [ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] || skip "chromium not installed (scripts/install-deps.sh check)"
 command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
 [ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"

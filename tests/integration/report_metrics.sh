@@ -29,6 +29,7 @@ CLIENT=$BUILD/orb/bench_client
 PORT=${PORT:-2809}
 MPORT=${MPORT:-9464}
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 
 [ -x "$GIOPSCOPE" ] || ns_skip "$GIOPSCOPE not built"
@@ -42,7 +43,6 @@ fi
 ns_require
 
 WORK=$(mktemp -d /tmp/gs-report-metrics.XXXXXX) || exit 2
-work_cleanup() { rm -rf "$WORK"; }
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 

@@ -53,6 +53,7 @@ sc_end() {
     SC_RETRY=0
     if [ -n "$SC_ERR" ] && declare -F sc_retry >/dev/null && sc_retry; then
         echo "RETRY $SC: $SC_ERR"
+        # shellcheck disable=SC2034  # read by the script (its retry loop)
         SC_RETRY=1 SC_NOTE=""
         [ "$SC_RM_DIR" = 1 ] && rm -rf "$SC_DIR"
         return 0

@@ -133,7 +133,6 @@ struct gs_dir {
 	uint16_t rtx_n;
 	uint8_t msg_half;        /* 0 request side, 1 reply side */
 	bool prev_fill_set;      /* prev_fill_* (below) hold the previous message's last fill */
-	uint32_t last_key;       /* interned object key of the last request */
 
 	/* then (the end of line 3, line 4) the call answered last, written at
 	 * each reply by the queued evidence only (not by a lean engine) */

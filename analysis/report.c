@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sink_pairs.h"
+#include "text_out.h"
 #include "stats.h"
 #include "tail.h"
 

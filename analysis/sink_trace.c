@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "endpoint.h"
-#include "sink_pairs.h"
+#include "text_out.h"
 #include "out_file.h"
 
 struct tr_conn {

@@ -769,7 +769,6 @@ out:
 /* Every record of the file: this engine's own (by the connection, as pick
  * says for the reader) into its engine, with the capture's packet numbers
  * and clock, counted as the reader counts them. */
-static void walk_chunks(struct shard *sh, const struct in_batch *b);
 static void walk_file(struct shard *sh, const struct in_batch *b)
 {
 	struct gs_shards *S = sh->S;

@@ -10,7 +10,7 @@
 
 /* A socket with SO_TIMESTAMPNS: while it is open the kernel stamps every
  * received packet of the host at netif_rx / netif_receive_skb (a
- * ktime_get_real() each; docs/benchmarks.md, session 11: what that costs).
+ * ktime_get_real() each; docs/benchmarks.md says what that costs).
  * Its descriptor, or -errno. */
 int gs_rxstamp_hold(void);
 

@@ -17,7 +17,7 @@
 
 #include "../analysis/engine.h"
 #include "../analysis/stats.h"
-#include "session.h"
+#include "drops.h"
 
 #define GS_METRICS_CLIENTS 8
 

@@ -18,9 +18,10 @@
 #include "../analysis/report.h"
 #include "../analysis/sink_trace.h"
 #include "../analysis/out_file.h"
+#include "drops.h"
 #include "options.h"
 
-struct gs_metrics; /* metrics.h (which needs struct gs_drops from here) */
+struct gs_metrics; /* metrics.h */
 
 struct gs_session_opts {
 	bool pairs, summary_too, quiet;
@@ -43,14 +44,6 @@ struct gs_session_opts {
 	bool commit_at_end;       /* -o and --trace under their names when the run ends, not once set up */
 	unsigned threads;         /* read --threads: engines on threads (read_shards.h); 0 or 1: one engine */
 	uint8_t ports[8192];
-};
-
-/* Loss the source reports, shown in the progress line and the summary. */
-struct gs_drops {
-	uint64_t kernel;          /* dropped by the kernel (pcap_stats ps_drop, ring buffer) */
-	uint64_t iface;           /* dropped by the interface / NIC (ps_ifdrop, imissed) */
-	uint64_t other;           /* e.g. rx_nombuf, map full */
-	const char *other_name;
 };
 
 struct gs_session {

@@ -14,6 +14,7 @@
 #include "call.h"
 #include "counters.h"
 #include "intern.h"
+#include "problems.h"
 
 struct gs_engine;
 
@@ -60,10 +61,6 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes);
 typedef void (*gs_call_fn)(void *arg, const struct gs_engine *e, const struct gs_call *c);
 
 /* A note about something wrong in the input, for the one-line reasons. */
-struct gs_problem {
-	uint64_t packet;              /* 1-based packet number (across files) */
-	char what[256];
-};
 
 /* Returns 0 or an errno value. */
 int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_fn fn, void *arg);

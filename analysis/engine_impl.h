@@ -660,8 +660,5 @@ void gs_call_release(struct gs_engine *e, uint32_t idx);
 void gs_call_discard(struct gs_engine *e, uint32_t idx);
 void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t_request_first);
 
-/* problems.c: the first malformed / truncated message, kept for the end */
-void gs_note_problem(struct gs_engine *e, struct gs_problem *p, const struct gs_flow *f, int d,
-		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -104,6 +104,7 @@ help:
 	@echo "                       each tap's part) into docs/benchmarks.md; long; never in make check"
 	@echo "  make bench-quick     the same, small sizes, in about two minutes"
 	@echo "  make bench-gen-check the benchmark capture generator checked against tshark"
+	@echo "  make bench-read BENCH_OLD=PATH  read and read --pairs beside an older build, in one run"
 	@echo "  make bench-workloads omniORB workloads (structs, records, Any; N deferred servers):"
 	@echo "                       client latency vs giopscope's wire figures (root; part of make bench)"
 	@echo "  make soak            giopscope live for SOAK_SECONDS (default 7200) on mixed omniORB load"
@@ -295,6 +296,23 @@ bench: bench-tools
 
 bench-quick: bench-tools
 	BUILD=$(BUILD) bench/run.sh quick
+
+# read and read --pairs of this build beside an older one, in one run (bench/read_ratio.py:
+# interleaved rounds, ratios to the bare libpcap loop, callgrind instructions a packet):
+#   make bench-read BENCH_OLD=/path/to/old/giopscope
+# on two generated captures (the echo mix, 40k calls; the default mix, 50k calls)
+BENCH_OLD ?=
+BENCH_ROUNDS ?= 7
+.PHONY: bench-read
+$(BENCH_BIN)/echo40k.pcap: $(BENCH_BIN)/giopgen
+	$(BENCH_BIN)/giopgen --calls 40000 --mix echo -q -o $@
+$(BENCH_BIN)/def50k.pcap: $(BENCH_BIN)/giopgen
+	$(BENCH_BIN)/giopgen --calls 50000 -q -o $@
+bench-read: bench-tools $(BENCH_BIN)/echo40k.pcap $(BENCH_BIN)/def50k.pcap
+	@[ -x "$(BENCH_OLD)" ] || { echo "bench-read: BENCH_OLD=PATH, the giopscope to compare with"; exit 2; }
+	bench/read_ratio.py --old $(BENCH_OLD) --new $(BUILD)/giopscope --bare $(BENCH_BIN)/bare_loop \
+		--rounds $(BENCH_ROUNDS) --rotate --callgrind echo40k=$(BENCH_BIN)/echo40k.pcap \
+		echo40k=$(BENCH_BIN)/echo40k.pcap def50k=$(BENCH_BIN)/def50k.pcap
 
 # the generator's captures against tshark's GIOP dissector (under a minute)
 bench-gen-check: bench-tools

@@ -81,7 +81,8 @@ trap 'ns_cleanup' EXIT
 trap 'ns_cleanup; trap - EXIT; exit 130' INT
 trap 'ns_cleanup; trap - EXIT; exit 143' TERM
 ip netns add "$NS" || { echo "FAIL setup: cannot create the network namespace $NS"; exit 1; }
-NS_LIST=$NS   # shellcheck disable=SC2034  # read by ns_cleanup
+# shellcheck disable=SC2034  # read by ns_cleanup
+NS_LIST=$NS
 ip -n "$NS" link set lo up || { echo "FAIL setup: lo down in $NS"; exit 1; }
 
 PASSED=0

@@ -194,9 +194,10 @@ _Static_assert(sizeof(struct gs_flow) == 704 && sizeof(struct gs_flow) % 64 == 0
 
 /* A call while the engine holds it.  Split so that a call waiting for its
  * reply costs little (at most 128 bytes an open call with its index and heap
- * entries: a capture may hold many calls open at once): the fields every call needs from its request on are
- * here; the reply's, the evidence for the tail analysis and the endpoints of
- * a call outlived by its connection go to a side record (struct gs_cext),
+ * entries: a capture may hold many calls open at once): the fields every call
+ * needs from its request on are here; the reply's, the evidence for the tail
+ * analysis and the endpoints of a call outlived by its connection go to a side
+ * record (struct gs_cext),
  * taken from a pool the size of the call pool when one of them is first
  * written.  A call that never sees a reply, a retransmission or a stall never
  * takes one.  The record the sinks see (struct gs_call, call.h) is assembled

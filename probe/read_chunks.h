@@ -6,8 +6,9 @@
  * kernel would map each page by a fault and give it back by madvise, flushing
  * the other CPU's TLB by an interrupt; and each engine would walk and pick
  * every record, its own and the others', taking a branch it cannot foretell
- * on each (what both cost: docs/benchmarks.md, "Figures behind the code").  Here the file is read by pread, in chunks of
- * GS_CHUNK_BYTES into GS_CHUNK_SLOTS fixed buffers: whichever engine first
+ * on each (what both cost: docs/benchmarks.md, "Figures behind the code").
+ * Here the file is read by pread, in chunks of GS_CHUNK_BYTES into
+ * GS_CHUNK_SLOTS fixed buffers: whichever engine first
  * needs chunk k reads it and walks it once, noting each engine's records (an
  * index: offset, place, the capture's clock before it) and the places of the
  * steps (every STEP records: read_shards.c); every engine then reads only its

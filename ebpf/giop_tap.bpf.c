@@ -46,15 +46,7 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	 * order of their time stamps (the order attach's engine reads them in),
 	 * which a stamp taken here, before the parsing and framing, did not
 	 * ensure.  It is later than tc's start by that work (docs/attach.md). */
-	__u32 ifindex = skb->ifindex, l2, l2v, fi;
-	struct gs_tap_fstate *st;
-	struct gs_tap_fcache *fc;
-	struct gs_tap_watch *w = NULL;
-	struct gs_tap_seg_fold *fold;
-	struct scratch *sc;
-	__u64 was = 0, left = 0;
-	__u32 zero = 0;
-	struct frame_ctx c;
+	__u32 ifindex = skb->ifindex, l2, l2v, fi, flags;
 	struct pkt p = {};
 	bool claim_ok;
 	int r;
@@ -73,97 +65,14 @@ static __always_inline int tap(struct __sk_buff *skb, bool egress)
 	if (r < 0)
 		return TCX_NEXT;
 	fi = (__u32)r;
-	fc = bpf_map_lookup_elem(&fcache, &fi);
-	if (!fc)
-		return TCX_NEXT;
-	st = &fc->st;
-	c.n = 0;
-	c.used = 0;
-	c.flags = egress ? GS_SEG_EGRESS : 0;
+	flags = egress ? GS_SEG_EGRESS : 0;
 	claim_ok = fold_sends && (egress || (l2v & GS_TAP_IF_CLAIM_IN));
 	/* the common data segment: one load, one record (one_fast) */
-	if (p.plen >= GIOP_HDR && !(p.flags & TCP_SYN) && one_fast(skb, &p, fi, c.flags, claim_ok) == 0)
+	if (p.plen >= GIOP_HDR && !(p.flags & TCP_SYN) && one_fast(skb, &p, fi, flags, claim_ok) == 0)
 		return TCX_NEXT;
-	/* the syscalls taken live in the scratch area (the stack is short) */
-	sc = bpf_map_lookup_elem(&scratch, &zero);
-	if (!sc)
-		return TCX_NEXT;
-	fold = &sc->fold;
-	if (p.plen) {
-		c.skb = skb;
-		c.st = st;
-		c.seq = p.seq + ((p.flags & TCP_SYN) ? 1 : 0);
-		c.poff = p.poff;
-		c.plen = p.plen;
-		c.start = 0;
-		c.fi = fi;
-		frame(&c);
-		/* (not kept in a variable: the tap's stack is at its limit) */
-		if (!frame_more(&c))
-			frame_done(&c);
-		fc_put_back(&p.flow, fi, st);
-	}
-	/* the syscalls of a followed process waiting for this segment (its
-	 * socket sends it: it leaves here, or comes back in on loopback): their
-	 * records are this one's */
-	if (claim_ok)
-		w = claim(&p.flow, p.seq + ((p.flags & TCP_SYN) ? 1 : 0), p.plen, fold, &was, &left);
-	if (c.n == 0) {
-		if (w) {
-			struct {
-				struct gs_tap_seg h;
-				struct gs_tap_seg_fold s;
-			} *rs = bpf_ringbuf_reserve(&events, sizeof *rs, 0);
-			if (rs) {
-				seg_fill(&rs->h, &p, seg_time(skb->tstamp, c.flags), ifindex, c.flags, 0, 0);
-				rs->h.sys_off = sizeof rs->h;
-				rs->s = *fold;
-				submit(rs);
-				r = 0;
-			} else {
-				r = -1;
-			}
-		} else {
-			struct gs_tap_seg *rec = bpf_ringbuf_reserve(&events, sizeof *rec, 0);
-			if (rec) {
-				seg_fill(rec, &p, seg_time(skb->tstamp, c.flags), ifindex, c.flags, 0, 0);
-				submit(rec);
-				r = 0;
-			} else {
-				r = -1;
-			}
-		}
-	} else if (c.n == 1) {
-		__u32 k = c.heads[0].len;
-		const struct gs_tap_seg_fold *fp = w ? fold : NULL;
-		r = k <= 64 ? seg_one_64(skb, &p, &c, ifindex, fp) :
-		    k <= 128 ? seg_one_128(skb, &p, &c, ifindex, fp) :
-		    seg_one_256(skb, &p, &c, ifindex, fp);
-	} else {
-		/* rare (several messages start here): records of their own
-		 * first, as they would have come */
-		if (w) {
-			settle(w, flush_held(w, was, was & ~left));
-			w = NULL;
-		}
-		bool more = frame_more(&c);
-		r = seg_many(skb, &p, &c, ifindex, more ? c.st->next_hdr - c.seq : c.plen);
-		if (more) {
-			if (!r) {
-				c.p = &p;
-				c.ifindex = ifindex;
-				bpf_loop(MORE_RECORDS, seg_more, &c, 0);
-			}
-			frame_done(&c);
-			fc_put_back(&p.flow, fi, st);
-		}
-	}
-	if (r)
-		count(GS_CNT_RB_LOST);
-	/* what was taken went with the record; the record was lost: it waits
-	 * on (the next syscall of its kind, or user space, writes it) */
-	if (w)
-		settle(w, r ? was : left);
+	/* the general way: framed, then written (two global functions) */
+	frame_seg(skb, &p, fi, flags);
+	write_seg(skb, &p, fi, claim_ok);
 	return TCX_NEXT;
 }
 

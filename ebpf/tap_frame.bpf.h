@@ -15,27 +15,44 @@
 #define SCAN_STEP 52
 #define SCAN_LOAD (SCAN_STEP + GIOP_HDR)
 
-struct pkt;
-
 /* in frame_ctx.flags (not the record's: seg_fill keeps 8 bits): the segment
  * is a late one, framed in this CPU's spare entry (frame()) */
 #define FR_LATE 0x100
 
 /* Framing finds where the message heads of a segment lie; their bytes are
- * loaded only when the record is written (straight into the ring). */
+ * loaded only when the record is written (straight into the ring).  What it
+ * found is kept per CPU (`framing`), not on the stack: the framing and the
+ * writing of the records are two global functions (frame_seg, write_seg),
+ * each verified once, and this is what the one hands to the other.  No
+ * pointers in it: a pointer kept in memory a global function writes is a
+ * number to the verifier afterwards. */
 struct frame_ctx {
-	struct __sk_buff *skb;
-	struct gs_tap_fstate *st;
 	__u32 seq, poff, plen;
 	__u32 used;               /* head bytes so far */
 	__u16 n;                  /* heads so far */
 	__u16 flags;              /* GS_SEG_* found, FR_LATE */
 	__u32 fi;                 /* the direction's fcache index (fc_get) */
-	struct gs_tap_head heads[GS_TAP_HEADS];
+	__u32 st_idx;             /* the fcache entry framed in: fi, or the CPU's spare one (FR_LATE) */
 	/* a segment shipped in several records (seg_more): the payload offset
-	 * the record being framed covers from, and what writing it needs */
+	 * the record being framed covers from */
 	__u32 start;
 	__u32 ifindex;
+	struct gs_tap_head heads[GS_TAP_HEADS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct frame_ctx);
+} framing SEC(".maps");
+
+/* What framing works with, on the stack of the function that frames (the
+ * loop callbacks get it). */
+struct frame_run {
+	struct __sk_buff *skb;
+	struct gs_tap_fstate *st;
+	struct frame_ctx *c;
 	const struct pkt *p;
 };
 
@@ -69,15 +86,19 @@ static __always_inline void lose_sync(struct gs_tap_fstate *st)
 struct scan_ctx {
 	struct __sk_buff *skb;
 	__u32 poff, plen;
-	int found;                /* offset of the header, -1: none yet */
+	__u32 from;               /* searched from this payload offset */
+	int found;                /* offset of the magic, -1: none yet */
 };
 
-/* One SCAN_STEP of the payload searched for a plausible GIOP header. */
+/* One SCAN_STEP of the payload searched for the GIOP magic.  The byte loop
+ * compares the magic only: a header's other checks (giop_msg_len), inside it,
+ * gave the verifier a dozen data-dependent branches per byte, whose states
+ * do not merge (300 000 instructions for this loop alone). */
 static int scan_chunk(__u32 ci, struct scan_ctx *c)
 {
 	__u8 scan[SCAN_LOAD + 4];
-	__u32 base = ci * SCAN_STEP, k;
-	if (base + GIOP_HDR > c->plen)
+	__u32 base = c->from + ci * SCAN_STEP, k;
+	if (base >= SCAN_CHUNKS * SCAN_STEP || base + GIOP_HDR > c->plen)
 		return 1;
 	k = c->plen - base;
 	if (k > SCAN_LOAD)
@@ -89,7 +110,7 @@ static int scan_chunk(__u32 ci, struct scan_ctx *c)
 	for (__u32 j = 0; j < SCAN_STEP; j++) {
 		if (j + GIOP_HDR > k)
 			return 1;
-		if (scan[j] == 'G' && giop_msg_len(scan + j, max_message)) {
+		if (scan[j] == 'G' && scan[j + 1] == 'I' && scan[j + 2] == 'O' && scan[j + 3] == 'P') {
 			c->found = (int)(base + j);
 			return 1;
 		}
@@ -97,18 +118,43 @@ static int scan_chunk(__u32 ci, struct scan_ctx *c)
 	return 0;
 }
 
-/* The first SCAN_CHUNKS * SCAN_STEP bytes of payload [poff, poff + plen)
- * searched for a plausible GIOP header: its offset, or -1.  A global function:
- * the verifier walks the byte loop once, whatever state the tap is in when it
- * calls it (a static callback is walked again for every caller state, and the
- * byte loop's branches keep those states from merging). */
-__attribute__((noinline)) int scan_header(struct __sk_buff *skb, __u32 poff, __u32 plen)
+/* The first GIOP magic in payload [poff, poff + plen) at or after `from`,
+ * below SCAN_CHUNKS * SCAN_STEP, with room for a header: its offset, or -1.
+ * A global function: the byte loop is walked once by the verifier, whatever
+ * state the caller is in. */
+__attribute__((noinline)) int scan_magic(struct __sk_buff *skb, __u32 poff, __u32 plen, __u32 from)
 {
-	struct scan_ctx s = { .skb = skb, .poff = poff, .plen = plen, .found = -1 };
+	struct scan_ctx s = { .skb = skb, .poff = poff, .plen = plen, .from = from, .found = -1 };
 	if (!skb)
 		return -1;
 	bpf_loop(SCAN_CHUNKS, scan_chunk, &s, 0);
 	return s.found;
+}
+
+/* Candidates checked as whole headers, at most: a payload with more false
+ * magics than this before a real header is not resynced in (counted as a
+ * resync not found; the next segment tries again). */
+#define SCAN_TRIES 8
+
+/* The first SCAN_CHUNKS * SCAN_STEP bytes of payload [poff, poff + plen)
+ * searched for a plausible GIOP header: its offset, or -1. */
+__attribute__((noinline)) int scan_header(struct __sk_buff *skb, __u32 poff, __u32 plen)
+{
+	__u8 h[GIOP_HDR];
+	__u32 from = 0;
+	if (!skb)
+		return -1;
+	for (int t = 0; t < SCAN_TRIES; t++) {
+		int at = scan_magic(skb, poff, plen, from);
+		if (at < 0 || at >= SCAN_CHUNKS * SCAN_STEP)
+			return -1;
+		if (bpf_skb_load_bytes(skb, poff + (__u32)at, h, GIOP_HDR))
+			return -1;
+		if (giop_msg_len(h, max_message))
+			return at;
+		from = (__u32)at + 1;
+	}
+	return -1;
 }
 
 /* A header cut by the previous segment's end: its remaining bytes start this
@@ -148,9 +194,10 @@ static __always_inline __u32 finish_header(struct __sk_buff *skb, struct gs_tap_
 
 /* The message that starts at st->next_hdr, if it starts in this segment:
  * its head goes into the record, framing moves past it.  1: no more. */
-static int frame_step(__u32 i, struct frame_ctx *c)
+static int frame_step(__u32 i, struct frame_run *r)
 {
-	struct gs_tap_fstate *st = c->st;
+	struct gs_tap_fstate *st = r->st;
+	struct frame_ctx *c = r->c;
 	__u32 pos = st->next_hdr - c->seq, len, head, k;
 	__u8 h[GIOP_HDR];
 	(void)i;
@@ -165,7 +212,7 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 		/* the verifier must see the bound on the register passed */
 		barrier_var(n);
 		n &= 15;
-		if (n == 0 || n >= GIOP_HDR || bpf_skb_load_bytes(c->skb, c->poff + pos, st->hdr, n)) {
+		if (n == 0 || n >= GIOP_HDR || bpf_skb_load_bytes(r->skb, c->poff + pos, st->hdr, n)) {
 			lose_sync(st);
 			return 1;
 		}
@@ -177,7 +224,7 @@ static int frame_step(__u32 i, struct frame_ctx *c)
 		ship(c, pos, n);
 		return 1;
 	}
-	if (bpf_skb_load_bytes(c->skb, c->poff + pos, h, GIOP_HDR)) {
+	if (bpf_skb_load_bytes(r->skb, c->poff + pos, h, GIOP_HDR)) {
 		lose_sync(st);
 		return 1;
 	}
@@ -213,9 +260,10 @@ static int frame_step(__u32 i, struct frame_ctx *c)
  * its tc entry and frame()), and a resync here would race with it. */
 #define HOLE_SPIN 1024u
 
-static int busy_wait(__u32 i, struct frame_ctx *c)
+static int busy_wait(__u32 i, struct frame_run *r)
 {
-	const struct gs_tap_fstate *st = c->st;
+	const struct gs_tap_fstate *st = r->st;
+	const struct frame_ctx *c = r->c;
 	__u32 b = FC_READ32(st->busy_end);
 	if (!(*(volatile const __u8 *)&st->mode == GS_FS_SYNC && seq_before(FC_READ32(st->next_hdr), c->seq)))
 		return 1;  /* no hole (any more) */
@@ -226,15 +274,16 @@ static int busy_wait(__u32 i, struct frame_ctx *c)
 
 /* The segment's framing is done (its records written): a segment after it
  * waits no more; a late one moves its direction's hole on. */
-static __always_inline void frame_done(struct frame_ctx *c)
+static __always_inline void frame_done(struct frame_run *r)
 {
-	const struct gs_tap_fstate *sp = c->st;
+	const struct gs_tap_fstate *sp = r->st;
+	const struct frame_ctx *c = r->c;
 	struct gs_tap_fcache *fc;
 	struct gs_tap_fstate *st;
 	__u32 fi = c->fi;
 	if (!(c->flags & FR_LATE)) {
-		if (c->st->busy_end == c->seq + c->plen)
-			c->st->busy_end = 0;
+		if (r->st->busy_end == c->seq + c->plen)
+			r->st->busy_end = 0;
 		return;
 	}
 	fc = bpf_map_lookup_elem(&fcache, &fi);
@@ -257,9 +306,10 @@ static __always_inline void frame_done(struct frame_ctx *c)
 
 /* Finds the GIOP messages that start in payload [0, plen) of sequence `seq`
  * and notes their heads in c (the first GS_TAP_HEADS: seg_more the next). */
-static __always_inline void frame(struct frame_ctx *c)
+static __always_inline void frame(struct frame_run *r)
 {
-	struct gs_tap_fstate *st = c->st;
+	struct gs_tap_fstate *st = r->st;
+	struct frame_ctx *c = r->c;
 	__u32 seq = c->seq, plen = c->plen;
 
 	/* A late segment (the expected header of a hole lies in it, see
@@ -274,7 +324,8 @@ static __always_inline void frame(struct frame_ctx *c)
 			__builtin_memset(&sp->st, 0, sizeof sp->st);
 			sp->st.mode = GS_FS_SYNC;
 			sp->st.next_hdr = h;
-			c->st = st = &sp->st;
+			r->st = st = &sp->st;
+			c->st_idx = idx;
 			c->flags |= FR_LATE;
 		}
 	}
@@ -284,9 +335,9 @@ static __always_inline void frame(struct frame_ctx *c)
 	 * GS_TAP_HEADS): the later one waits for it (bounded: counted), else it
 	 * would find the expected header behind it and resync, and the earlier
 	 * one its state moved past its end and stop. */
-	if (!busy_wait(0, c)) {
-		bpf_loop(BUSY_SPIN, busy_wait, c, 0);
-		if (!busy_wait(HOLE_SPIN, c))
+	if (!busy_wait(0, r)) {
+		bpf_loop(BUSY_SPIN, busy_wait, r, 0);
+		if (!busy_wait(HOLE_SPIN, r))
 			count(GS_CNT_FRAME_WAIT_LONG);
 	}
 	st->busy_end = seq + plen;
@@ -295,7 +346,7 @@ static __always_inline void frame(struct frame_ctx *c)
 	if (st->mode != GS_FS_UNSYNC && st->cont_seq == seq && seq_before(seq, st->head_end)) {
 		__u32 k;
 		if (st->mode == GS_FS_PARTIAL)
-			finish_header(c->skb, st, seq, c->poff, plen);
+			finish_header(r->skb, st, seq, c->poff, plen);
 		if (st->mode != GS_FS_UNSYNC && seq_before(seq, st->head_end)) {
 			k = st->head_end - seq;
 			if (k > plen)
@@ -319,7 +370,7 @@ static __always_inline void frame(struct frame_ctx *c)
 		st->hole_end = 1;  /* set to the resync point below */
 	}
 	if (st->mode == GS_FS_UNSYNC) {
-		int found = scan_header(c->skb, c->poff, plen);
+		int found = scan_header(r->skb, c->poff, plen);
 		if (found < 0)
 			return;
 		st->mode = GS_FS_SYNC;
@@ -331,9 +382,62 @@ static __always_inline void frame(struct frame_ctx *c)
 	/* mostly one message, which ends in this segment or later: no loop
 	 * (a helper call and a callback per step) unless another header lies in
 	 * the segment */
-	if (frame_step(0, c) == 0 && st->mode == GS_FS_SYNC && !seq_before(st->next_hdr, seq) &&
+	if (frame_step(0, r) == 0 && st->mode == GS_FS_SYNC && !seq_before(st->next_hdr, seq) &&
 	    st->next_hdr - seq < plen)
-		bpf_loop(FRAME_STEPS, frame_step, c, 0);
+		bpf_loop(FRAME_STEPS, frame_step, r, 0);
+}
+
+/* Framing stopped with the record full and another message starting in the
+ * segment. */
+static __always_inline bool frame_more(const struct frame_run *r)
+{
+	const struct gs_tap_fstate *st = r->st;
+	const struct frame_ctx *c = r->c;
+	return c->n >= GS_TAP_HEADS && st->mode == GS_FS_SYNC && !seq_before(st->next_hdr, c->seq) &&
+	       st->next_hdr - c->seq < c->plen;
+}
+
+/* A segment's payload framed (pp: the packet, fi: its direction's framing
+ * state, fc_get; flags: GS_SEG_EGRESS or 0), the result in this CPU's
+ * `framing` entry for write_seg.  A global function (see frame_ctx).  0, or
+ * -1: nothing framed (write_seg then writes the metadata alone). */
+__attribute__((noinline)) int frame_seg(struct __sk_buff *skb, const struct pkt *pp, __u32 fi, __u32 flags)
+{
+	struct gs_tap_fcache *fc;
+	struct gs_tap_flow key;
+	struct frame_run r;
+	struct frame_ctx *c;
+	__u32 zero = 0;
+
+	c = bpf_map_lookup_elem(&framing, &zero);
+	if (!c || !skb || !pp)
+		return -1;
+	c->n = 0;
+	c->used = 0;
+	c->flags = (__u16)flags;
+	c->fi = fi;
+	c->st_idx = fi;
+	c->start = 0;
+	c->ifindex = skb->ifindex;
+	c->seq = pp->seq + ((pp->flags & TCP_SYN) ? 1 : 0);
+	c->poff = pp->poff;
+	c->plen = pp->plen;
+	if (!pp->plen)
+		return 0;
+	fc = bpf_map_lookup_elem(&fcache, &fi);
+	if (!fc)
+		return -1;
+	r.skb = skb;
+	r.st = &fc->st;
+	r.c = c;
+	r.p = pp;
+	frame(&r);
+	if (!frame_more(&r))
+		frame_done(&r);
+	/* on the stack: a map key must be there on older kernels */
+	key = pp->flow;
+	fc_put_back(&key, fi, &fc->st);
+	return 0;
 }
 
 #endif

@@ -325,31 +325,23 @@ static __always_inline int seg_many(struct __sk_buff *skb, const struct pkt *p, 
 	return bpf_ringbuf_output(&events, sc->rec, size, wake_flags()) ? -1 : 0;
 }
 
-/* Framing stopped with the record full and another message starting in the
- * segment. */
-static __always_inline bool frame_more(const struct frame_ctx *c)
-{
-	const struct gs_tap_fstate *st = c->st;
-	return c->n >= GS_TAP_HEADS && st->mode == GS_FS_SYNC && !seq_before(st->next_hdr, c->seq) &&
-	       st->next_hdr - c->seq < c->plen;
-}
-
 /* The next record of a segment shipped in several (its earlier ones are in
  * the ring): the heads of up to GS_TAP_HEADS more messages, for the payload
  * from the first of them to the next record's first (or the end).  The last
  * one allowed (GS_TAP_FRAME_HEADS_MAX starts) covers the rest of the payload,
  * unframed: counted, and the next segment finds framing behind it (a resync). */
-static int seg_more(__u32 i, struct frame_ctx *c)
+static int seg_more(__u32 i, struct frame_run *r)
 {
-	struct gs_tap_fstate *st = c->st;
+	struct gs_tap_fstate *st = r->st;
+	struct frame_ctx *c = r->c;
 	__u32 end;
 	bool more;
 	c->start = st->next_hdr - c->seq;
 	c->n = 0;
 	c->used = 0;
 	c->flags = (c->flags & (GS_SEG_EGRESS | FR_LATE)) | GS_SEG_MORE;
-	bpf_loop(GS_TAP_HEADS, frame_step, c, 0);
-	more = frame_more(c);
+	bpf_loop(GS_TAP_HEADS, frame_step, r, 0);
+	more = frame_more(r);
 	if (more && i + 1 >= MORE_RECORDS) {
 		count(GS_CNT_FRAME_BOUND);
 		more = false;
@@ -357,11 +349,112 @@ static int seg_more(__u32 i, struct frame_ctx *c)
 	end = more ? st->next_hdr - c->seq : c->plen;
 	if (c->start >= c->plen || end > c->plen || end < c->start)
 		return 1;
-	if (seg_many(c->skb, c->p, c, c->ifindex, end)) {
+	if (seg_many(r->skb, r->p, c, c->ifindex, end)) {
 		count(GS_CNT_RB_LOST);
 		return 1;
 	}
 	return more ? 0 : 1;
+}
+
+/* The records of a segment framed by frame_seg (its result in this CPU's
+ * `framing` entry; pp, fi as there), with the syscalls waiting for it when
+ * `claim_ok`: the metadata alone, one head, or several heads (in several
+ * records when more than GS_TAP_HEADS messages start in it, framing the next
+ * ones as it goes).  A global function (see frame_ctx).  0, or -1: a record
+ * was lost (counted). */
+__attribute__((noinline)) int write_seg(struct __sk_buff *skb, const struct pkt *pp, __u32 fi, bool claim_ok)
+{
+	struct gs_tap_fcache *fc, *fd;
+	struct gs_tap_watch *w = NULL;
+	struct gs_tap_seg_fold *fold;
+	struct scratch *sc;
+	struct frame_ctx *c;
+	struct frame_run fr;
+	__u64 was = 0, left = 0;
+	__u32 zero = 0, ifindex, sti;
+	struct pkt p;
+	int r;
+
+	if (!skb || !pp)
+		return -1;
+	/* on the stack: a map key must be there on older kernels */
+	p = *pp;
+	ifindex = skb->ifindex;
+	c = bpf_map_lookup_elem(&framing, &zero);
+	/* the syscalls taken live in the scratch area (the stack is short) */
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!c || !sc)
+		return -1;
+	fold = &sc->fold;
+	/* the syscalls of a followed process waiting for this segment (its
+	 * socket sends it: it leaves here, or comes back in on loopback): their
+	 * records are this one's */
+	if (claim_ok)
+		w = claim(&p.flow, p.seq + ((p.flags & TCP_SYN) ? 1 : 0), p.plen, fold, &was, &left);
+	if (c->n == 0) {
+		if (w) {
+			struct {
+				struct gs_tap_seg h;
+				struct gs_tap_seg_fold s;
+			} *rs = bpf_ringbuf_reserve(&events, sizeof *rs, 0);
+			if (rs) {
+				seg_fill(&rs->h, &p, seg_time(skb->tstamp, c->flags), ifindex, c->flags, 0, 0);
+				rs->h.sys_off = sizeof rs->h;
+				rs->s = *fold;
+				submit(rs);
+				r = 0;
+			} else {
+				r = -1;
+			}
+		} else {
+			struct gs_tap_seg *rec = bpf_ringbuf_reserve(&events, sizeof *rec, 0);
+			if (rec) {
+				seg_fill(rec, &p, seg_time(skb->tstamp, c->flags), ifindex, c->flags, 0, 0);
+				submit(rec);
+				r = 0;
+			} else {
+				r = -1;
+			}
+		}
+	} else if (c->n == 1) {
+		__u32 k = c->heads[0].len;
+		const struct gs_tap_seg_fold *fp = w ? fold : NULL;
+		r = k <= 64 ? seg_one_64(skb, &p, c, ifindex, fp) :
+		    k <= 128 ? seg_one_128(skb, &p, c, ifindex, fp) :
+		    seg_one_256(skb, &p, c, ifindex, fp);
+	} else {
+		/* rare (several messages start here): records of their own
+		 * first, as they would have come */
+		bool more;
+		if (w) {
+			settle(w, flush_held(w, was, was & ~left));
+			w = NULL;
+		}
+		sti = c->st_idx;
+		fc = bpf_map_lookup_elem(&fcache, &sti);
+		fd = bpf_map_lookup_elem(&fcache, &fi);
+		if (!fc || !fd)
+			return -1;
+		fr.skb = skb;
+		fr.st = &fc->st;
+		fr.c = c;
+		fr.p = &p;
+		more = frame_more(&fr);
+		r = seg_many(skb, &p, c, ifindex, more ? fc->st.next_hdr - c->seq : c->plen);
+		if (more) {
+			if (!r)
+				bpf_loop(MORE_RECORDS, seg_more, &fr, 0);
+			frame_done(&fr);
+			fc_put_back(&p.flow, fi, &fd->st);
+		}
+	}
+	if (r)
+		count(GS_CNT_RB_LOST);
+	/* what was taken went with the record; the record was lost: it waits
+	 * on (the next syscall of its kind, or user space, writes it) */
+	if (w)
+		settle(w, r ? was : left);
+	return r ? -1 : 0;
 }
 
 #endif

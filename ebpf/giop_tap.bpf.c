@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The kernel side of `giopscope attach`.
  *
  * Packet tap (tc, attached as TCX links: owned by the probe's file
@@ -28,10 +28,10 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 #include "giop_tap.h"
 #include "giop_frame.bpf.h"
-#include "sock.bpf.h"
 #include "tap_maps.bpf.h"
 #include "tap_watch.bpf.h"
 #include "tap_fstate.bpf.h"
@@ -88,38 +88,15 @@ int giop_tap_egress(struct __sk_buff *skb)
 	return tap(skb, true);
 }
 
+#include "sock.bpf.h"
 #include "send_recv.bpf.h"
-
-/* tp_btf: the arguments as the tracepoint declares them (the verifier types
- * what is loaded from the context: sk, msg; then skb, size_goal, unused) */
-SEC("tp_btf/tcp_sendmsg_locked")
-int tcp_send_btf(__u64 *ctx)
-{
-	return on_tcp_send((struct sock *)ctx[0], (const struct msghdr *)ctx[1]);
-}
-
-/* sk, ret, flags */
-SEC("tp_btf/sock_recv_length")
-int sock_recv_btf(__u64 *ctx)
-{
-	return on_sock_recv((struct sock *)ctx[0], (int)ctx[1], (int)ctx[2]);
-}
-
-/* The same where tp_btf is refused: untyped arguments, read through
- * BTF-typed views all the same. */
-SEC("raw_tp/tcp_sendmsg_locked")
-int tcp_send_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	return on_tcp_send(as_sock(ctx->args[0]),
-			   bpf_rdonly_cast((void *)ctx->args[1], bpf_core_type_id_kernel(struct msghdr)));
-}
-
-SEC("raw_tp/sock_recv_length")
-int sock_recv_raw(struct bpf_raw_tracepoint_args *ctx)
-{
-	return on_sock_recv(as_sock(ctx->args[0]), (int)ctx->args[1], (int)ctx->args[2]);
-}
-
+/* the send/recv hooks, one family per kernel feature (user space loads one
+ * send and one recv program: probe/attach_bpf.c) */
+/* the BPF_PROG / BPF_KPROBE wrappers hand every program a ctx it may not use */
+#pragma clang diagnostic ignored "-Wunused-parameter"
+#include "hooks_tracepoint.bpf.h"
+#include "hooks_fentry.bpf.h"
+#include "hooks_kprobe.bpf.h"
 #include "syscalls.bpf.h"
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

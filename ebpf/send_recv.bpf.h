@@ -50,13 +50,13 @@ static __always_inline bool wanted_task(void)
 	return true; /* GS_FILTER_PORTS: decided by the socket's ports */
 }
 
-static __always_inline bool wanted_flow(struct sock *sk, const struct gs_tap_flow *fl)
+static __always_inline bool wanted_flow(const struct sk_info *si)
 {
-	if (netns_ino && sk->__sk_common.skc_net.net->ns.inum != netns_ino)
+	if (netns_ino && si->netns != netns_ino)
 		return false;
 	if (filter_mode != GS_FILTER_PORTS)
 		return true;
-	return port_watched(fl->sport) || port_watched(fl->dport);
+	return port_watched(si->fl.sport) || port_watched(si->fl.dport);
 }
 
 /* The other direction of a connection: the same addresses swapped. */
@@ -121,10 +121,10 @@ static __always_inline __u64 msg_first(__u64 msg)
 /* The slot of socket `sk` (connection `out`, the direction it sends) in
  * watch_tab; *known: it is there already.  NULL: the slot is held by another
  * CPU at this very moment (a syscall is handed over there): do without it. */
-static __always_inline struct gs_tap_watch *watched_slot(struct sock *sk, const struct gs_tap_flow *out,
+static __always_inline struct gs_tap_watch *watched_slot(__u64 sk, const struct gs_tap_flow *out,
 							 bool *known)
 {
-	__u64 p = (__u64)(long)sk, tag, was;
+	__u64 p = sk, tag, was;
 	struct gs_tap_watch *w = watch_of(out, &tag);
 
 	*known = w->sk == p && w->tag == tag;
@@ -149,13 +149,13 @@ static __always_inline struct gs_tap_watch *watched_slot(struct sock *sk, const 
 /* A send without head or a recv, left in its socket's slot for the packet tap
  * to take into a segment record (see watch_tab).  False: the slot is held
  * elsewhere or changed hands meanwhile; the caller writes the record itself. */
-static __always_inline bool sys_wait(struct gs_tap_watch *w, struct sock *sk, const struct gs_tap_flow *fl,
+static __always_inline bool sys_wait(struct gs_tap_watch *w, __u64 sk, const struct gs_tap_flow *fl,
 				     const struct gs_tap_fold_ev *ev, bool send)
 {
 	__u64 kind = send ? GS_PEND_SEND : GS_PEND_RECV, was;
 	if (!hold(w, &was))
 		return false;
-	if (w->sk != (__u64)(long)sk || !flow_eq(&w->flow, fl)) {
+	if (w->sk != sk || !flow_eq(&w->flow, fl)) {
 		settle(w, was);
 		return false;
 	}
@@ -171,54 +171,39 @@ static __always_inline bool sys_wait(struct gs_tap_watch *w, struct sock *sk, co
 	return true;
 }
 
-/* The first buffer of a send's data as the kernel holds it (the socket-layer
- * hook: the call's iov_iter, where the copy loop stands), 0 if not user
- * memory (sendfile, splice, the kernel's own sends). */
-static __always_inline __u64 iter_first(const struct msghdr *msg)
-{
-	const struct iov_iter *it = &msg->msg_iter;
-	__u8 type = it->iter_type;
-	__u64 off = it->iov_offset, base;
-	struct iovec v = {};
-	if (type == bpf_core_enum_value(enum iter_type, ITER_UBUF)) {
-		base = (__u64)it->ubuf;
-		/* loaded here: one load for both branches would be from two
-		 * kinds of pointer, which the verifier refuses */
-		barrier_var(base);
-	} else if (type == bpf_core_enum_value(enum iter_type, ITER_IOVEC)) {
-		if (bpf_probe_read_kernel(&v, sizeof v, it->__iov))
-			return 0;
-		base = (__u64)v.iov_base;
-		barrier_var(base);
-	} else {
-		return 0;
-	}
-	return base + off;
-}
+/* Where a send's data is, to read its first bytes when they are wanted: the
+ * kernel's msghdr of the call (BTF-typed, or an address read with CO-RE), or
+ * the syscall's argument (the buffer of sendto and write, the msghdr of
+ * sendmsg, the iovec array of writev: user memory).  Read only when the head
+ * is wanted. */
+struct send_src {
+	const struct msghdr *kmsg_btf;
+	__u64 kmsg_core;
+	__u64 arg;
+	/* a hook run once per pass of tcp_sendmsg_locked's copy loop (the
+	 * tracepoint): the call's msghdr, and whether it may not block */
+	__u64 pass_msg;
+	bool dontwait;
+};
 
-/* A send by a followed process on TCP socket `sk`: `seq`, the sequence number
- * its first byte gets; `len` the bytes asked (0: not known).  Its first bytes,
- * when wanted, from `msg` (the socket-layer hook) or else from `arg` (the
- * syscall hooks: the buffer of sendto and write, the msghdr of sendmsg, the
- * iovec array of writev; user memory, read only when the head is wanted). */
-static __always_inline int send_event(struct sock *sk, __u32 seq, __u64 len, __u32 call, __u64 arg,
-				      const struct msghdr *msg)
+/* A send by a followed process on TCP socket `si` (si->seq: the sequence
+ * number its first byte gets); `len` the bytes asked (0: not known). */
+static __always_inline int send_event(const struct sk_info *si, __u64 len, __u32 call, const struct send_src *src)
 {
 	struct gs_tap_fold_ev snd;
-	struct gs_tap_flow fl;
+	const struct gs_tap_flow *fl = &si->fl;
 	struct gs_tap_sys *r;
 	struct gs_tap_watch *w;
 	bool known, head;
-	__u64 id, now, buf, was;
-	__u32 tid;
+	__u64 id, now, buf, was, sk = si->addr;
+	__u32 tid, seq = si->seq;
 
-	sock_flow(sk, &fl);
-	if (!wanted_flow(sk, &fl))
+	if (!wanted_flow(si))
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tid = (__u32)id;
-	w = watched_slot(sk, &fl, &known);
-	if (msg && w) {
+	w = watched_slot(sk, fl, &known);
+	if (src->pass_msg && w) {
 		/* tcp_sendmsg_locked's copy loop passes here once per chunk
 		 * (under the socket lock): a later pass of the same call is this
 		 * thread, this msghdr, and the bytes it copied since the last
@@ -227,9 +212,9 @@ static __always_inline int send_event(struct sock *sk, __u32 seq, __u64 len, __u
 		 * a blocking send: a non-blocking one that copied nothing
 		 * returned EAGAIN, and this is the send tried again. */
 		__u32 left = len > 0xffffffffu ? 0xffffffffu : (__u32)len, moved = seq - w->cont_seq;
-		bool more = known && w->cont_tid == tid && w->cont_msg == (__u64)(long)msg &&
-			    moved == w->cont_left - left && (moved || !(msg->msg_flags & MSG_DONTWAIT));
-		w->cont_msg = (__u64)(long)msg;
+		bool more = known && w->cont_tid == tid && w->cont_msg == src->pass_msg &&
+			    moved == w->cont_left - left && (moved || !src->dontwait);
+		w->cont_msg = src->pass_msg;
 		w->cont_seq = seq;
 		w->cont_left = left;
 		w->cont_tid = tid;
@@ -255,7 +240,7 @@ static __always_inline int send_event(struct sock *sk, __u32 seq, __u64 len, __u
 	snd.call = (__u16)call;
 	__builtin_memset(snd.pad, 0, sizeof snd.pad);
 	/* the common case: no record now, the segment's record carries it */
-	if (!head && w && sys_wait(w, sk, &fl, &snd, true))
+	if (!head && w && sys_wait(w, sk, fl, &snd, true))
 		return 0;
 	/* a record of its own: a send still waiting on the socket goes first */
 	if (w && known && (w->state & GS_PEND_SEND) && hold(w, &was))
@@ -276,7 +261,7 @@ static __always_inline int send_event(struct sock *sk, __u32 seq, __u64 len, __u
 	r->tid = tid;
 	r->ts_ns = now;
 	r->ts_enter = 0;
-	r->flow = fl;
+	r->flow = *fl;
 	r->seq = snd.seq;
 	r->len = snd.len;
 	r->call = (__u16)call;
@@ -285,79 +270,63 @@ static __always_inline int send_event(struct sock *sk, __u32 seq, __u64 len, __u
 	/* the message it starts with: threads sending on one connection enter in
 	 * one order and queue their bytes in another */
 	if (head) {
-		if (msg)
-			buf = iter_first(msg);
+		if (src->kmsg_btf)
+			buf = iter_first_btf(src->kmsg_btf);
+		else if (src->kmsg_core)
+			buf = iter_first_core((const struct msghdr *)src->kmsg_core);
 		else
-			buf = call == GS_CALL_SENDMSG ? msg_first(arg) : call == GS_CALL_WRITEV ? iov_first(arg) : arg;
+			buf = call == GS_CALL_SENDMSG ? msg_first(src->arg) :
+			      call == GS_CALL_WRITEV ? iov_first(src->arg) : src->arg;
 		if (buf && bpf_probe_read_user(r->head, GS_TAP_USER_HEAD, (void *)buf) == 0)
 			r->head_len = len && len < GS_TAP_USER_HEAD ? (__u8)len : GS_TAP_USER_HEAD;
 		else
 			__builtin_memset(r->head, 0, GS_TAP_USER_HEAD);
 	}
 	if (!known)
-		watch(&fl, r->head_len >= 4 && r->head[0] == 'G' && r->head[1] == 'I' &&
+		watch(fl, r->head_len >= 4 && r->head[0] == 'G' && r->head[1] == 'I' &&
 		      r->head[2] == 'O' && r->head[3] == 'P', r->seq);
 	bpf_ringbuf_submit(r, wake_flags());
 	return 0;
 }
 
-/* The socket-layer send: tcp:tcp_sendmsg_locked, in the copy loop of
- * tcp_sendmsg_locked under the socket lock, before the pass copies: the
- * first pass's write_seq is the sequence number of the call's first byte,
- * whatever other threads send on the socket (they wait for the lock), and
- * msg_data_left() then is the whole length asked. */
-static __always_inline int on_tcp_send(struct sock *sk, const struct msghdr *msg)
+/* A recv by a followed process that returned `ret` bytes of TCP socket `si`
+ * (read at its return: the bytes just copied end at si->seq, copied_seq). */
+static __always_inline int recv_event(const struct sk_info *si, long ret, __u32 call)
 {
-	if (!wanted_task())
-		return 0;
-	return send_event(sk, as_tcp(sk)->write_seq, msg->msg_iter.count, GS_CALL_TCP_SEND, 0, msg);
-}
-
-/* A recv by a followed process that returned `ret` bytes of TCP socket `sk`
- * (read at its return: the bytes just copied end at copied_seq). */
-static __always_inline int recv_event(struct sock *sk, long ret, __u32 call)
-{
+	const struct gs_tap_flow *out = &si->fl;
 	struct gs_tap_fold_ev ev;
 	struct gs_tap_watch *w;
-	struct gs_tap_flow out;
 	bool known;
 	__u64 id;
 
-	sock_flow(sk, &out);
-	if (!wanted_flow(sk, &out))
+	if (!wanted_flow(si))
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	ev.ts_ns = bpf_ktime_get_ns();
 	ev.len = ret > 0x7fffffff ? 0x7fffffff : (__u32)ret;
 	/* read at the return: the bytes just copied end at copied_seq */
-	ev.seq = as_tcp(sk)->copied_seq - ev.len;
+	ev.seq = si->seq - ev.len;
 	ev.tgid = id >> 32;
 	ev.tid = (__u32)id;
 	ev.call = (__u16)call;
 	__builtin_memset(ev.pad, 0, sizeof ev.pad);
-	w = watched_slot(sk, &out, &known);
+	w = watched_slot(si->addr, out, &known);
 	if (!known) {
-		watch(&out, false, 0);
-	} else if (w && sys_wait(w, sk, &out, &ev, false)) {
+		watch(out, false, 0);
+	} else if (w && sys_wait(w, si->addr, out, &ev, false)) {
 		/* the common case: the next segment the socket sends carries it */
 		return 0;
 	}
-	if (sys_rec(&ev, &out, false))
+	if (sys_rec(&ev, out, false))
 		count(GS_CNT_RB_LOST);
 	return 0;
 }
 
-/* The socket-layer recv: sock:sock_recv_length, at the end of sock_recvmsg
- * (every recv-family syscall and read() of a socket pass there), `ret` its
- * return; peeked bytes are read again later, out-of-band and error-queue
- * data are not the stream's. */
-static __always_inline int on_sock_recv(struct sock *sk, int ret, int flags)
+/* A recv is of the stream's data: peeked bytes are read again later,
+ * out-of-band and error-queue data are not the stream's. */
+static __always_inline bool stream_recv(long ret, int flags)
 {
-	if (ret <= 0 || (flags & (MSG_PEEK | MSG_OOB | MSG_ERRQUEUE)))
-		return 0;
-	if (!wanted_task() || !is_tcp(sk))
-		return 0;
-	return recv_event(sk, ret, GS_CALL_SOCK_RECV);
+	return ret > 0 && !(flags & (MSG_PEEK | MSG_OOB | MSG_ERRQUEUE));
 }
 
 #endif

@@ -170,7 +170,7 @@ static __always_inline __u32 finish_header(struct __sk_buff *skb, struct gs_tap_
 		take = plen;
 	barrier_var(take);
 	take &= 15;
-	if (take == 0 || take > GIOP_HDR || bpf_skb_load_bytes(skb, poff, part, take))
+	if (take == 0 || take > GIOP_HDR || bpf_skb_load_bytes(skb, poff, part, len_1_to(take, 15)))
 		return 0;
 	for (__u32 i = 0; i < GIOP_HDR; i++)
 		if (i >= have && i < have + take)
@@ -212,7 +212,7 @@ static int frame_step(__u32 i, struct frame_run *r)
 		/* the verifier must see the bound on the register passed */
 		barrier_var(n);
 		n &= 15;
-		if (n == 0 || n >= GIOP_HDR || bpf_skb_load_bytes(r->skb, c->poff + pos, st->hdr, n)) {
+		if (n == 0 || n >= GIOP_HDR || bpf_skb_load_bytes(r->skb, c->poff + pos, st->hdr, len_1_to(n, 15))) {
 			lose_sync(st);
 			return 1;
 		}

@@ -117,14 +117,19 @@ hashed:
  * of its `flows` entry, for fc_put_back; -1: none (a direction nobody follows,
  * or no room).  A global function: the verifier walks it once, and the tap
  * after it sees one outcome (an index) whichever way the state was found. */
-__attribute__((noinline)) int fc_get(const struct gs_tap_flow *f, __u32 seq, __u32 tcp_flags)
+__attribute__((noinline)) int fc_get(const struct gs_tap_flow *fp, __u32 seq, __u32 tcp_flags)
 {
+	/* on the stack: a map key from a global function's argument memory is
+	 * refused by older verifiers (6.1: "R2 type=mem expected=fp") */
+	struct gs_tap_flow key, *f = &key;
+	if (!fp)
+		return -1;
+	key = *fp;
+
 	struct gs_tap_fcache *s, *spare;
 	struct gs_tap_fstate *st;
 	__u64 now = bpf_ktime_get_coarse_ns();
 	__u32 idx;
-	if (!f)
-		return -1;
 	s = fc_slot_of(f, &idx);
 	if (!s)
 		return -1;

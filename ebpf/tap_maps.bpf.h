@@ -198,6 +198,17 @@ static __always_inline __u64 wake_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/* A length the verifier knows to lie in [1, mask + 1] (mask: a power of two
+ * less one), for the helpers that refuse a zero-sized read: 1 <= n is lost on
+ * a spill by older verifiers (6.1), a mask of n - 1 plus one is not. */
+static __always_inline __u32 len_1_to(__u32 n, __u32 mask)
+{
+	__u32 m = n - 1;
+	barrier_var(m);
+	m &= mask;
+	return m + 1;
+}
+
 static __always_inline bool flow_eq(const struct gs_tap_flow *x, const struct gs_tap_flow *y)
 {
 	const __u64 *a = (const __u64 *)x, *b = (const __u64 *)y;

@@ -4,6 +4,8 @@
 #ifndef GS_TAP_PACKET_BPF_H
 #define GS_TAP_PACKET_BPF_H
 
+#define IP_PROTO_TCP 6
+
 struct pkt {
 	struct gs_tap_flow flow;
 	__u32 seq, ack, poff, plen;
@@ -54,7 +56,7 @@ static __always_inline bool parse(struct __sk_buff *skb, __u32 off, struct pkt *
 		struct iphdr ip;
 		__u32 ihl, tot;
 		if (bpf_skb_load_bytes(skb, off, &ip, sizeof ip) || ip.version != 4 ||
-		    ip.protocol != GS_IPPROTO_TCP || (ip.frag_off & bpf_htons(0x3fff)))
+		    ip.protocol != IP_PROTO_TCP || (ip.frag_off & bpf_htons(0x3fff)))
 			return false;
 		ihl = ip.ihl * 4;
 		if (ihl < 20)
@@ -69,7 +71,7 @@ static __always_inline bool parse(struct __sk_buff *skb, __u32 off, struct pkt *
 	} else if (proto == ETH_P_IPV6) {
 		struct ipv6hdr ip6;
 		__u32 pl;
-		if (bpf_skb_load_bytes(skb, off, &ip6, sizeof ip6) || ip6.nexthdr != GS_IPPROTO_TCP)
+		if (bpf_skb_load_bytes(skb, off, &ip6, sizeof ip6) || ip6.nexthdr != IP_PROTO_TCP)
 			return false;
 		pl = bpf_ntohs(ip6.payload_len);
 		l4 = off + 40;
@@ -106,7 +108,7 @@ static __always_inline int parse_direct(struct __sk_buff *skb, __u32 off, struct
 			return -1;
 		if (ip->version != 4 || ip->ihl != 5)
 			return -1;
-		if (ip->protocol != GS_IPPROTO_TCP || (ip->frag_off & bpf_htons(0x3fff)))
+		if (ip->protocol != IP_PROTO_TCP || (ip->frag_off & bpf_htons(0x3fff)))
 			return 0;
 		t = (__u8 *)(ip + 1);
 		ip_payload = bpf_ntohs(ip->tot_len);
@@ -120,7 +122,7 @@ static __always_inline int parse_direct(struct __sk_buff *skb, __u32 off, struct
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)data;
 		if ((__u8 *)(ip6 + 1) > end)
 			return -1;
-		if (ip6->nexthdr != GS_IPPROTO_TCP || !ip6->payload_len)
+		if (ip6->nexthdr != IP_PROTO_TCP || !ip6->payload_len)
 			return -1;
 		t = (__u8 *)(ip6 + 1);
 		ip_payload = bpf_ntohs(ip6->payload_len);

@@ -108,7 +108,7 @@ static __always_inline void submit(void *r)
 		}							\
 		now = seg_time(skb->tstamp, c->flags); /* ring order = time order (tap()) */ \
 		if (k == 0 || k > K ||					\
-		    bpf_skb_load_bytes(skb, p->poff + c->heads[0].off, r->data, k)) { \
+		    bpf_skb_load_bytes(skb, p->poff + c->heads[0].off, r->data, len_1_to(k, K - 1))) { \
 			/* the metadata all the same */			\
 			count(GS_CNT_HEADS_LOST);			\
 			seg_fill(&r->h, p, now, ifindex, c->flags | GS_SEG_HEADS_LOST, 0, 0); \
@@ -227,8 +227,11 @@ __attribute__((noinline)) int one_fast(struct __sk_buff *skb, const struct pkt *
 	r = k <= 64 ? one_fast_64(skb, p, st, k, skb->ifindex, flags, fp) :
 	    k <= 128 ? one_fast_128(skb, p, st, k, skb->ifindex, flags, fp) :
 	    one_fast_256(skb, p, st, k, skb->ifindex, flags, fp);
-	if (r == 0)
-		fc_put_back(&p->flow, fi, st);
+	if (r == 0) {
+		/* on the stack: a map key must be there on older kernels */
+		struct gs_tap_flow key = p->flow;
+		fc_put_back(&key, fi, st);
+	}
 	/* what was taken went with the record; no record: as if not tried */
 	if (w)
 		settle(w, r ? was : left);
@@ -266,7 +269,7 @@ static int load_head(__u32 i, struct load_ctx *l)
 	barrier_var(d);
 	d &= 255;
 	if (k == 0 || k > GS_TAP_HEAD_MAX || u > GS_TAP_DATA_MAX - GS_TAP_HEAD_MAX ||
-	    bpf_skb_load_bytes(l->skb, c->poff + off, l->sc->rec + d + u, k)) {
+	    bpf_skb_load_bytes(l->skb, c->poff + off, l->sc->rec + d + u, len_1_to(k, GS_TAP_HEAD_MAX - 1))) {
 		l->err = 1;
 		return 1;
 	}

@@ -577,6 +577,7 @@ void gs_tls_probes_close(struct gs_tls_probes *p)
 #else
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 /* the generated skeleton casts const away */
@@ -584,6 +585,41 @@ void gs_tls_probes_close(struct gs_tls_probes *p)
 #pragma GCC diagnostic ignored "-Wcast-qual"
 #include "tls.skel.h"
 #pragma GCC diagnostic pop
+
+/* The kernel has this tracepoint (its BTF typedef: what tp_btf attaches by). */
+static bool has_tracepoint(const char *name)
+{
+	char t[128];
+	struct btf *vm = btf__load_vmlinux_btf();
+	bool ok;
+	if (!vm)
+		return false;
+	snprintf(t, sizeof t, "btf_trace_%s", name);
+	ok = btf__find_by_name_kind(vm, t, BTF_KIND_TYPEDEF) > 0;
+	btf__free(vm);
+	return ok;
+}
+
+/* The TCP send and recv hooks of the TLS probes: the socket layer's
+ * tracepoints where the kernel has them, else fentry/fexit on
+ * tcp_sendmsg_locked and tcp_recvmsg (Debian 12's 6.1 has neither
+ * tracepoint, 6.12 no tcp_sendmsg_locked); only the chosen ones are loaded. */
+static void pick_tcp_hooks(struct tls_bpf *skel)
+{
+	bool send_tp = has_tracepoint("tcp_sendmsg_locked"), recv_tp = has_tracepoint("sock_recv_length");
+	bpf_program__set_autoload(skel->progs.tls_tcp_send, send_tp);
+	bpf_program__set_autoload(skel->progs.tls_tcp_send_fentry, !send_tp);
+	bpf_program__set_autoload(skel->progs.tls_tcp_recv, recv_tp);
+	bpf_program__set_autoload(skel->progs.tls_tcp_recv_fexit, !recv_tp);
+}
+
+static struct bpf_program *tcp_hook(struct tls_bpf *skel, bool send)
+{
+	if (send)
+		return bpf_program__autoload(skel->progs.tls_tcp_send) ? skel->progs.tls_tcp_send
+								       : skel->progs.tls_tcp_send_fentry;
+	return bpf_program__autoload(skel->progs.tls_tcp_recv) ? skel->progs.tls_tcp_recv : skel->progs.tls_tcp_recv_fexit;
+}
 
 #define MAX_LINKS (GS_TLS_MAX_LIBS * 10 + 2)
 
@@ -647,19 +683,22 @@ int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_
 		fail(err, errlen, "cannot share the ring buffer with the TLS probes: %s", strerror(-r));
 		goto bad;
 	}
+	pick_tcp_hooks(p->skel);
 	if ((r = tls_bpf__load(p->skel)) != 0) {
 		fail(err, errlen, "cannot load the TLS eBPF programs: %s", strerror(-r));
 		goto bad;
 	}
-	l = bpf_program__attach(p->skel->progs.tls_tcp_send);
+	l = bpf_program__attach(tcp_hook(p->skel, true));
 	if (!l) {
-		fail(err, errlen, "cannot attach to the tracepoint tcp:tcp_sendmsg_locked: %s", strerror(errno));
+		fail(err, errlen, "cannot attach the TLS probes to %s: %s", bpf_program__section_name(tcp_hook(p->skel, true)),
+		     strerror(errno));
 		goto bad;
 	}
 	p->links[p->n_links++] = l;
-	l = bpf_program__attach(p->skel->progs.tls_tcp_recv);
+	l = bpf_program__attach(tcp_hook(p->skel, false));
 	if (!l) {
-		fail(err, errlen, "cannot attach to the tracepoint sock:sock_recv_length: %s", strerror(errno));
+		fail(err, errlen, "cannot attach the TLS probes to %s: %s", bpf_program__section_name(tcp_hook(p->skel, false)),
+		     strerror(errno));
 		goto bad;
 	}
 	p->links[p->n_links++] = l;

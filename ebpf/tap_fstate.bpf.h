@@ -7,17 +7,11 @@
 
 #define FC_READ(x) (*(volatile __u64 *)&(x))
 
-/* Always 0, in .bss (the verifier takes it for any value): or'ed into a
- * slot index so that with one slot (--map-fcache 1) the index is not the
- * constant 0 to the verifier, which then walked the tap's paths apart, past
- * its limit of a million instructions, as it does not with more slots. */
-__u32 fc_blur;
-
 static __always_inline __u32 fc_index(const struct gs_tap_flow *f)
 {
 	const __u32 *w = (const __u32 *)f;
 	__u32 h = ((w[0] ^ w[3]) * 0x85EBCA6Bu) ^ (w[4] ^ w[7]) ^ (w[8] * 0xC2B2AE35u);
-	return ((((h * 0x9E3779B1u) >> 20) & (fc_slots - 1)) | fc_blur) & (FC_SLOTS - 1);
+	return (((h * 0x9E3779B1u) >> 20) & (fc_slots - 1)) & (FC_SLOTS - 1);
 }
 
 /* The slot of direction f in fcache (NULL only to please the verifier). */
@@ -128,7 +122,7 @@ __attribute__((noinline)) int fc_get(const struct gs_tap_flow *fp, __u32 seq, __
 
 	struct gs_tap_fcache *s, *spare;
 	struct gs_tap_fstate *st;
-	__u64 now = bpf_ktime_get_coarse_ns();
+	__u64 now = coarse_now();
 	__u32 idx;
 	s = fc_slot_of(f, &idx);
 	if (!s)
@@ -185,7 +179,7 @@ static __always_inline int fc_fast(const struct gs_tap_flow *f, __u32 tcp_flags)
 	s = fc_slot_of(f, &idx);
 	if (!s || !fc_holds(s, f))
 		return -1;
-	fc_renew(s, tcp_flags, bpf_ktime_get_coarse_ns());
+	fc_renew(s, tcp_flags, coarse_now());
 	return (int)idx;
 }
 

@@ -198,6 +198,21 @@ static __always_inline __u64 wake_flags(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/* Helpers newer than the oldest kernel the tap loads on are used only where
+ * the running kernel has them (CO-RE: the enum's value in its BTF, a
+ * constant the verifier prunes on): a kernel without one loses that one
+ * feature, not the object. */
+#define HAS_HELPER(name) bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_##name)
+
+/* CLOCK_MONOTONIC, coarse where the kernel has it (5.11+: a tick's
+ * resolution is enough for an idle timeout, at a fraction of the cost) */
+static __always_inline __u64 coarse_now(void)
+{
+	if (HAS_HELPER(ktime_get_coarse_ns))
+		return bpf_ktime_get_coarse_ns();
+	return bpf_ktime_get_ns();
+}
+
 /* A length the verifier knows to lie in [1, mask + 1] (mask: a power of two
  * less one), for the helpers that refuse a zero-sized read: 1 <= n is lost on
  * a spill by older verifiers (6.1), a mask of n - 1 plus one is not. */

@@ -22,10 +22,9 @@ __s64 tai_off;
  * instant instead: when the packet reached the host, before the backlog waited
  * for the softirq (the time model's t3/t7).  Its age is measured against
  * REALTIME now (TAI - the offset) and taken off MONOTONIC now.
- * A global function: verified once, on its own (inlined at the five places a
- * record is stamped, its branches doubled the states the verifier walks
- * through the tap, past its limit); it takes no stack, and the tap's is at
- * the 512-byte limit (the skb's tstamp is read where it is passed, not kept). */
+ * A global function: verified once, on its own, not at each of the places a
+ * record is stamped (its branches would multiply the states the verifier
+ * walks through each of them). */
 __attribute__((noinline)) __u64 seg_time(__u64 rx, __u32 seg_flags)
 {
 	__u64 now = bpf_ktime_get_ns();
@@ -34,7 +33,8 @@ __attribute__((noinline)) __u64 seg_time(__u64 rx, __u32 seg_flags)
 	bool once = !(seg_flags & GS_SEG_MORE);
 	if (seg_flags & GS_SEG_EGRESS)
 		return now;
-	if (!rx) {
+	/* TAI (6.1+) is how a REALTIME stamp is converted here */
+	if (!rx || !HAS_HELPER(ktime_get_tai_ns)) {
 		if (once)
 			count(GS_CNT_RX_UNSTAMPED);
 		return now;
@@ -194,7 +194,7 @@ ONE_FAST(256)
  * `claim_ok`.  0: its record is written; 1: nothing done (nothing taken, the
  * state untouched): frame it the general way.  A global function: the verifier
  * walks it once, and the tap after it sees one outcome whichever way it went
- * (inlined, its paths multiplied the tap's past the verifier's limit). */
+ * (inlined, its paths would multiply the tap's). */
 __attribute__((noinline)) int one_fast(struct __sk_buff *skb, const struct pkt *p, __u32 fi, __u32 flags,
 				       bool claim_ok)
 {

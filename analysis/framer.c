@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The GIOP framer: cuts one direction's byte stream into GIOP messages.
  *
  * It sees in-order bytes as (offset, data, captured, length): bytes past

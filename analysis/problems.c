@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The first malformed and the first truncated message of a run, kept with the
  * packet number and connection they came from, for the one-line error at the
  * end (probe/cmd_read.c) and the summary. */

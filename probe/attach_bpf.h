@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Loading and attaching the eBPF taps of `giopscope attach` (ebpf/giop_tap.bpf.c)
  * and reading their ring buffer.  The only file that sees libbpf and the
  * skeleton; without them (a build with no eBPF) gs_attach_bpf_open says so.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* `giopscope attach --orb PROFILE`: uprobes on an ORB's upcall boundary
  * (ebpf/orb_upcall.bpf.c), read into a thread log (analysis/thread_log.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* `giopscope attach --sched`: the scheduler probes (ebpf/sched.bpf.c) of the
  * followed thread groups, read into a thread log (analysis/thread_log.h).
  * The only file that sees the sched skeleton; a build without eBPF gets a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* IIOP over TLS for `giopscope attach`: uprobes on the plaintext boundary of
  * the OpenSSL 3 library a followed process maps (ebpf/tls.bpf.c), and the
  * turning of their records into what the packet tap would have shipped had

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope attach: eBPF taps on running ORB processes.  A packet tap on the
  * interfaces (GIOP framed in the kernel, only message heads shipped) feeds the
  * same engine as `read` and `live`; syscall probes of the processes followed

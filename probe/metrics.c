@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A minimal HTTP/1.x responder for Prometheus scrapes, polled from the
  * session's tick: no thread, no blocking call, fixed slots. */
 #include "metrics.h"

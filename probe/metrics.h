@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* --metrics ADDR:PORT: Prometheus text exposition on GET /metrics, served
  * from the session's tick without threads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Every command's options in one table (options.c): each option written once,
  * with its long name, short form, argument kind, the commands that take it and
  * its help text.  A command's getopt_long table and short-option string, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* read --threads N: one reader, N engines, one merged output (read_shards.h). */
 #include "read_shards.h"
 
@@ -643,14 +644,12 @@ static void walk_step(struct shard *sh, uint64_t no, int64_t now, size_t off)
 /* Gives back the mapped pages behind the engine furthest behind (each at
  * its last step, this one at `off`), once, by whichever engine gets there
  * first.  (Each giving back the pages behind itself, a page the other had
- * still to walk was mapped again, by a fault, and given back twice, each
- * time with the other CPU's TLB flushed by an interrupt: a quarter of read
- * --threads 2's CPU time on def1m went to the kernel's faults and
- * madvise.)  So that the pages mapped stay few, an engine waits while it
+ * still to walk would be mapped again, by a fault, and given back twice,
+ * each time with the other CPU's TLB flushed by an interrupt.)  So that the pages mapped stay few, an engine waits while it
  * is more than DROP_LAG bytes ahead of another (walk_step).  The pages go
  * back DROP_STEP bytes at a time: each madvise interrupts the other CPUs
  * the engines run on to flush their TLBs, a cost by the call, not by the
- * page (256 KiB steps: 7% of the CPU time in those interrupts). */
+ * page, so the steps are large. */
 #define DROP_STEP ((size_t)2 << 20)
 static void drop_behind(struct shard *sh, const struct gs_walk *w, size_t off)
 {
@@ -768,7 +767,6 @@ out:
 /* Every record of the file: this engine's own (by the connection, as pick
  * says for the reader) into its engine, with the capture's packet numbers
  * and clock, counted as the reader counts them. */
-static void walk_chunks(struct shard *sh, const struct in_batch *b);
 static void walk_file(struct shard *sh, const struct in_batch *b)
 {
 	struct gs_shards *S = sh->S;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What every continuous source (live, attach, dpdk) shares: the options that
  * shape the output, the engine fed frame by frame, calls written the moment
  * they end (line-buffered, also into a pipe), a progress line on a terminal,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Install what giopscope needs to build and test, on Debian 12, idempotently.
 # Only packages that are missing are installed; nothing is done when all are there.
 #   scripts/install-deps.sh [build|deb|check|all]    (default: all)

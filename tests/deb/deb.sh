@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck disable=SC2015  # A && ok || fail: ok only echoes
 # tests/deb/deb.sh -- `make deb`: the Debian package built from debian/, checked.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/fuzz/fuzz.mk -- libFuzzer harnesses (clang, ASan + UBSan).
 #
 # Included by the top-level Makefile (which defines BUILD ?= build, DECODERS and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """make_seeds.py: seed corpora for the libFuzzer harnesses, from real captures.
 
 usage: make_seeds.py OUTDIR CAPTURE.pcap...

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_ebpf.sh -- `giopscope attach` (eBPF packet tap + syscall probes) on
 # real omniORB processes.
 #
@@ -99,24 +100,14 @@ case "$HOOKS" in
     *) echo "attach_ebpf: HOOKS is socket or syscalls, not $HOOKS" >&2; exit 2 ;;
 esac
 
+. tests/lib/common.sh
 . tests/lib/scenario.sh
 sc_want attach_ebpf "$ALL" "$@"
 
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
 
-skip() { echo "SKIP: $*"; exit 77; }
-
-[ "$(id -u)" = 0 ] || skip "not root (eBPF and namespaces need it)"
-for tool in tcpdump tshark python3 timeout bpftool tc; do
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
-done
-[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-[ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"
-# the stub of a build without eBPF carries this text; the real loader does not
-if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
-    skip "$GIOPSCOPE was built without eBPF"
-fi
+attach_require tcpdump tshark python3 timeout bpftool tc
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
 fi
@@ -124,13 +115,8 @@ ns_require
 
 WORK=$(mktemp -d /tmp/gs-attach.XXXXXX) || exit 2
 ATT_PID=""
-work_cleanup() {
-    if [ -n "$ATT_PID" ]; then
-        kill -KILL "$ATT_PID" 2>/dev/null
-        wait "$ATT_PID" 2>/dev/null
-    fi
-    rm -rf "$WORK"
-}
+# shellcheck disable=SC2034  # read by work_cleanup (tests/lib/common.sh)
+WORK_PID_VARS="ATT_PID"
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 # a private copy: a rebuild while the test runs must not swap the binary under it

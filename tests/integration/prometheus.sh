@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/prometheus.sh -- a real Prometheus server (Debian's `prometheus` package,
 # run here as a plain process, never as its service) scraping two `giopscope live --metrics`
 # probes, as it would scrape many hosts: what Prometheus stores and computes is compared with
@@ -57,6 +58,7 @@ PROMTOOL=${PROMTOOL:-promtool}
 PROM=127.0.0.1:9090
 CHECK=tests/lib/prom_api_check.py
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 
 [ -x "$GIOPSCOPE" ] || ns_skip "$GIOPSCOPE not built"
@@ -70,7 +72,6 @@ ns_require
 
 WORK=$(mktemp -d /tmp/gs-prm.XXXXXX) || exit 2
 # shellcheck disable=SC2317,SC2034  # called by ns_cleanup through NS_CLEANUP_HOOK
-work_cleanup() { rm -rf "$WORK"; }
 # shellcheck disable=SC2034
 NS_CLEANUP_HOOK=work_cleanup
 # one namespace (no veth: its loopback carries everything), cleaned up by ns_cleanup as

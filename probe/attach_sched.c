@@ -49,6 +49,15 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 	(void)p;
 }
 
+int gs_sched_probe_check(const uint32_t *tgids, uint32_t n, gs_verdict_fn fn, void *arg)
+{
+	(void)tgids;
+	(void)n;
+	(void)fn;
+	(void)arg;
+	return 1;
+}
+
 #else
 
 #include <bpf/libbpf.h>
@@ -202,6 +211,47 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 	if (p->dump)
 		fclose(p->dump);
 	free(p);
+}
+
+struct check_arg {
+	const uint32_t *tgids;
+	uint32_t n;
+};
+
+/* the object as gs_sched_probe_open configures it, from the skeleton's bytes */
+static struct bpf_object *open_object(const void *arg)
+{
+	const struct check_arg *c = arg;
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "sched_bpf");
+	size_t sz;
+	const void *bytes = sched_bpf__elf_bytes(&sz);
+	struct bpf_object *o = bpf_object__open_mem(bytes, sz, &oo);
+	struct bpf_map *ro, *ev;
+	struct sched_bpf__rodata rod;
+	if (!o)
+		return NULL;
+	ro = bpf_object__find_map_by_name(o, ".rodata");
+	ev = bpf_object__find_map_by_name(o, "sched_events");
+	if (!ro || !ev || !bpf_map__initial_value(ro, &sz) || sz > sizeof rod) {
+		bpf_object__close(o);
+		errno = ENOENT;
+		return NULL;
+	}
+	/* the section, without the struct's tail padding */
+	memset(&rod, 0, sizeof rod);
+	memcpy(&rod, bpf_map__initial_value(ro, &sz), sz);
+	rod.n_tgids = c->n;
+	for (uint32_t i = 0; i < c->n; i++)
+		rod.tgids[i] = c->tgids[i];
+	rod.wake_bytes = bpf_map__max_entries(ev) / 4;
+	bpf_map__set_initial_value(ro, &rod, sz);
+	return o;
+}
+
+int gs_sched_probe_check(const uint32_t *tgids, uint32_t n, gs_verdict_fn fn, void *arg)
+{
+	struct check_arg c = { tgids, n < GS_SCHED_TGIDS ? n : GS_SCHED_TGIDS };
+	return gs_load_check_all(open_object, &c, fn, arg);
 }
 
 #endif

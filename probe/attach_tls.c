@@ -575,6 +575,12 @@ void gs_tls_probes_close(struct gs_tls_probes *p)
 	(void)p;
 }
 
+int gs_tls_probes_check(const uint32_t *pids, uint32_t n_pids, gs_verdict_fn fn, void *arg)
+{
+	(void)pids, (void)n_pids, (void)fn, (void)arg;
+	return -1;
+}
+
 #else
 
 #include <bpf/bpf.h>
@@ -737,6 +743,28 @@ void gs_tls_probes_close(struct gs_tls_probes *p)
 		bpf_link__destroy(p->links[i]);
 	tls_bpf__destroy(p->skel);
 	free(p);
+}
+
+/* the object as gs_tls_probes_open loads it (its ring its own here: the
+ * verifier sees the same map type), from the skeleton's bytes */
+static struct bpf_object *open_object(const void *arg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "tls_bpf");
+	size_t sz;
+	const void *bytes = tls_bpf__elf_bytes(&sz);
+	(void)arg;
+	return bpf_object__open_mem(bytes, sz, &oo);
+}
+
+int gs_tls_probes_check(const uint32_t *pids, uint32_t n_pids, gs_verdict_fn fn, void *arg)
+{
+	char path[512];
+	bool any = false;
+	for (uint32_t i = 0; i < n_pids && !any; i++)
+		any = gs_tls_find_libssl(pids[i], path, sizeof path);
+	if (!any)
+		return -1;
+	return gs_load_check_all(open_object, NULL, fn, arg);
 }
 
 #endif

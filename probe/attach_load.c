@@ -1,0 +1,334 @@
+#include "attach_load.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+const char *gs_load_count(int64_t n, char *buf, size_t len)
+{
+	char digits[32];
+	size_t nd, o = 0;
+	if (n < 0)
+		n = 0;
+	nd = (size_t)snprintf(digits, sizeof digits, "%lld", (long long)n);
+	for (size_t i = 0; i < nd && o + 2 < len; i++) {
+		if (i && (nd - i) % 3 == 0)
+			buf[o++] = ' ';
+		buf[o++] = digits[i];
+	}
+	buf[o < len ? o : len - 1] = '\0';
+	return buf;
+}
+
+static void *notice_wait(void *arg)
+{
+	struct gs_load_notice *n = arg;
+	struct timespec until;
+	int r = 0;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 1;
+	pthread_mutex_lock(&n->mu);
+	while (!n->done && r != ETIMEDOUT)
+		r = pthread_cond_timedwait(&n->cv, &n->mu, &until);
+	if (!n->done)
+		fputs(n->text, stderr);
+	pthread_mutex_unlock(&n->mu);
+	return NULL;
+}
+
+void gs_load_notice_start(struct gs_load_notice *n, const char *text)
+{
+	n->text = text;
+	n->done = false;
+	pthread_mutex_init(&n->mu, NULL);
+	pthread_cond_init(&n->cv, NULL);
+	/* no thread, no line: loading goes on the same */
+	n->running = pthread_create(&n->th, NULL, notice_wait, n) == 0;
+}
+
+void gs_load_notice_stop(struct gs_load_notice *n)
+{
+	if (!n->running)
+		return;
+	pthread_mutex_lock(&n->mu);
+	n->done = true;
+	pthread_cond_signal(&n->cv);
+	pthread_mutex_unlock(&n->mu);
+	pthread_join(n->th, NULL);
+	n->running = false;
+	pthread_mutex_destroy(&n->mu);
+	pthread_cond_destroy(&n->cv);
+}
+
+#ifdef GS_HAVE_EBPF
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* per program, level 4: the statistics and the reason lines, a few KiB */
+#define LOG_BYTES (256u << 10)
+/* level 1 for the saved log: every instruction's state on the path that
+ * failed; the kernel keeps the log's end when it is longer (6.4+) */
+#define FULL_LOG_BYTES (64u << 20)
+#define LOG_STATS 4
+
+/* libbpf's warnings of a refused program (and its log) are ours to say, once */
+static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
+static int64_t processed(const char *log)
+{
+	const char *p = log ? strstr(log, "processed ") : NULL;
+	const char *last = NULL;
+	/* the statistics line comes last; a "Processed" of the too-large line is capitalised */
+	for (; p; p = strstr(p + 1, "processed "))
+		last = p;
+	if (!last)
+		return -1;
+	return strtoll(last + 10, NULL, 10);
+}
+
+static bool stats_line(const char *s, size_t n)
+{
+	static const char *const pre[] = { "verification time", "stack depth", "processed ", "mark_read" };
+	for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
+		if (n >= strlen(pre[i]) && strncmp(s, pre[i], strlen(pre[i])) == 0)
+			return true;
+	return false;
+}
+
+/* The last two lines of the log that are not its statistics: the verifier's reason. */
+static void reason_lines(const char *log, char *out, size_t len)
+{
+	const char *end = log + strlen(log), *lines[2] = { NULL, NULL };
+	size_t lens[2] = { 0, 0 };
+	int got = 0;
+	while (end > log && got < 2) {
+		const char *e = end, *s;
+		while (e > log && e[-1] == '\n')
+			e--;
+		s = e;
+		while (s > log && s[-1] != '\n')
+			s--;
+		if (e > s && !stats_line(s, (size_t)(e - s))) {
+			lines[1 - got] = s;
+			lens[1 - got] = (size_t)(e - s);
+			got++;
+		}
+		end = s;
+	}
+	out[0] = '\0';
+	for (int i = 0; i < 2; i++)
+		if (lines[i])
+			snprintf(out + strlen(out), len - strlen(out), "%s%.*s", out[0] ? "; " : "", (int)lens[i], lines[i]);
+}
+
+void gs_load_verdict(struct gs_prog_verdict *v, const struct bpf_program *prog, int err, const char *log)
+{
+	char n1[32], why[300];
+	v->err = err;
+	v->loaded = err == 0;
+	v->insns = -1;
+	v->reason[0] = '\0';
+	if (err == 0 && bpf_program__fd(prog) >= 0) {
+		struct bpf_prog_info info;
+		uint32_t ilen = sizeof info;
+		memset(&info, 0, sizeof info);
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(prog), &info, &ilen) == 0 && info.verified_insns)
+			v->insns = info.verified_insns;
+	}
+	if (v->insns < 0)
+		v->insns = processed(log);
+	if (err == 0)
+		return;
+	if ((log && strstr(log, "BPF program is too large")) || err == -E2BIG) {
+		snprintf(v->reason, sizeof v->reason, "the verifier gave up on %s after %s instructions; the limit is %s",
+			 v->program, gs_load_count(v->insns, n1, sizeof n1), "1 000 000");
+		return;
+	}
+	if (log && *log) {
+		reason_lines(log, why, sizeof why);
+		if (why[0]) {
+			snprintf(v->reason, sizeof v->reason, "the verifier refused %s: %s", v->program, why);
+			return;
+		}
+	}
+	if (err == -EPERM && bpf_program__type(prog) == BPF_PROG_TYPE_TRACING)
+		snprintf(v->reason, sizeof v->reason, "the kernel refused %s without a verifier log (EPERM): it does "
+			 "not allow fentry/fexit programs here", v->program);
+	else if (err == -ESRCH || err == -ENOENT)
+		snprintf(v->reason, sizeof v->reason, "the kernel has no %s (not in its BTF)", v->hook);
+	else
+		snprintf(v->reason, sizeof v->reason, "the kernel refused %s: %s (no verifier log)", v->program,
+			 strerror(-err));
+}
+
+bool gs_load_alone(gs_load_open_fn open, const void *arg, const char *name, struct gs_prog_verdict *v)
+{
+	struct bpf_object *o = open(arg);
+	struct bpf_program *p, *me = NULL;
+	libbpf_print_fn_t was;
+	char *log;
+	int r;
+	if (!o) {
+		v->loaded = false;
+		v->err = -errno;
+		v->insns = -1;
+		snprintf(v->reason, sizeof v->reason, "cannot open the object: %s", strerror(errno));
+		return true;
+	}
+	bpf_object__for_each_program(p, o) {
+		bool on = strcmp(bpf_program__name(p), name) == 0;
+		bpf_program__set_autoload(p, on);
+		if (on)
+			me = p;
+	}
+	if (!me) {
+		bpf_object__close(o);
+		return false;
+	}
+	log = calloc(1, LOG_BYTES);
+	if (log) {
+		bpf_program__set_log_buf(me, log, LOG_BYTES);
+		bpf_program__set_log_level(me, LOG_STATS);
+	}
+	was = libbpf_set_print(quiet);
+	r = bpf_object__load(o);
+	libbpf_set_print(was);
+	gs_load_verdict(v, me, r, log);
+	free(log);
+	bpf_object__close(o);
+	return true;
+}
+
+int gs_load_check_all(gs_load_open_fn open, const void *arg, gs_verdict_fn fn, void *fnarg)
+{
+	struct bpf_object *o = open(arg);
+	struct bpf_program *p;
+	int bad = 0;
+	if (!o) {
+		struct gs_prog_verdict v;
+		memset(&v, 0, sizeof v);
+		snprintf(v.program, sizeof v.program, "(object)");
+		snprintf(v.reason, sizeof v.reason, "cannot open the object: %s", strerror(errno));
+		v.used = true;
+		v.insns = -1;
+		fn(fnarg, &v);
+		return 1;
+	}
+	bpf_object__for_each_program(p, o) {
+		struct gs_prog_verdict v;
+		memset(&v, 0, sizeof v);
+		snprintf(v.program, sizeof v.program, "%s", bpf_program__name(p));
+		snprintf(v.hook, sizeof v.hook, "%s", bpf_program__section_name(p));
+		v.used = true;
+		gs_load_alone(open, arg, v.program, &v);
+		bad += !v.loaded;
+		fn(fnarg, &v);
+	}
+	bpf_object__close(o);
+	return bad;
+}
+
+int gs_load_logs_set(struct gs_load_logs *l, struct bpf_object *o)
+{
+	struct bpf_program *p;
+	memset(l, 0, sizeof *l);
+	bpf_object__for_each_program(p, o) {
+		if (!bpf_program__autoload(p) || l->n == GS_LOAD_MAX_PROGS)
+			continue;
+		if (!(l->p[l->n].buf = calloc(1, LOG_BYTES)))
+			return -ENOMEM;
+		l->p[l->n].prog = p;
+		bpf_program__set_log_buf(p, l->p[l->n].buf, LOG_BYTES);
+		bpf_program__set_log_level(p, LOG_STATS);
+		l->n++;
+	}
+	return 0;
+}
+
+static bool has_reason(const char *log)
+{
+	char why[8];
+	reason_lines(log, why, sizeof why);
+	return why[0] != '\0';
+}
+
+struct bpf_program *gs_load_logs_refused(const struct gs_load_logs *l, int err, struct gs_prog_verdict *v)
+{
+	unsigned i = l->n, bad;
+	while (i > 0 && !l->p[i - 1].buf[0])
+		i--;
+	if (i > 0 && has_reason(l->p[i - 1].buf))
+		bad = i - 1;    /* the verifier said why */
+	else if (i < l->n && (i > 0 || err == -EPERM || err == -ESRCH || err == -ENOENT || err == -EOPNOTSUPP))
+		bad = i;        /* the one after the last loaded: refused before the verifier ran */
+	else
+		return NULL;    /* not a program's failure (a map?) */
+	snprintf(v->program, sizeof v->program, "%s", bpf_program__name(l->p[bad].prog));
+	gs_load_verdict(v, l->p[bad].prog, err, bad + 1 == i ? l->p[bad].buf : "");
+	return l->p[bad].prog;
+}
+
+void gs_load_logs_free(struct gs_load_logs *l)
+{
+	for (unsigned i = 0; i < l->n; i++) {
+		bpf_program__set_log_buf(l->p[i].prog, NULL, 0);
+		free(l->p[i].buf);
+	}
+	l->n = 0;
+}
+
+bool gs_load_save_log(gs_load_open_fn open, const void *arg, const char *name, char *path, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	struct bpf_object *o;
+	struct bpf_program *p, *me = NULL;
+	libbpf_print_fn_t was;
+	char *log;
+	size_t n;
+	bool ok;
+	int fd;
+	if (!dir || !*dir)
+		dir = "/tmp";
+	if (!(o = open(arg)))
+		return false;
+	bpf_object__for_each_program(p, o) {
+		bool on = strcmp(bpf_program__name(p), name) == 0;
+		bpf_program__set_autoload(p, on);
+		if (on)
+			me = p;
+	}
+	if (!me || !(log = calloc(1, FULL_LOG_BYTES))) {
+		bpf_object__close(o);
+		return false;
+	}
+	bpf_program__set_log_buf(me, log, FULL_LOG_BYTES);
+	bpf_program__set_log_level(me, 1);
+	was = libbpf_set_print(quiet);
+	bpf_object__load(o);
+	libbpf_set_print(was);
+	bpf_object__close(o);
+	n = strlen(log);
+	/* a file of our own (root in a shared /tmp: not a name someone else chose) */
+	snprintf(path, len, "%s/giopscope-verifier-%s-XXXXXX.log", dir, name);
+	fd = mkstemps(path, 4);
+	ok = fd >= 0 && n > 0 && write(fd, log, n) == (ssize_t)n;
+	if (fd >= 0)
+		close(fd);
+	if (fd >= 0 && !ok)
+		unlink(path);
+	free(log);
+	return ok;
+}
+
+#endif

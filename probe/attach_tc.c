@@ -1,0 +1,275 @@
+#include "attach_tc.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const mode_names[] = {
+	[GS_TC_AUTO] = "auto",
+	[GS_TC_TCX] = "tcx",
+	[GS_TC_CLSACT] = "clsact",
+};
+
+int gs_tc_mode_parse(const char *s, enum gs_tc_mode *m)
+{
+	for (unsigned i = 0; i < sizeof mode_names / sizeof *mode_names; i++)
+		if (strcmp(s, mode_names[i]) == 0) {
+			*m = (enum gs_tc_mode)i;
+			return 0;
+		}
+	return -1;
+}
+
+const char *gs_tc_mode_name(enum gs_tc_mode m)
+{
+	return mode_names[m];
+}
+
+#ifndef GS_HAVE_EBPF
+
+bool gs_tc_have_tcx(void)
+{
+	return false;
+}
+
+int gs_tc_attach(struct gs_tc *t, enum gs_tc_mode mode, const struct gs_tc_iface *ifs, uint32_t n, int in, int eg,
+		 char *err, size_t errlen)
+{
+	(void)t, (void)mode, (void)ifs, (void)n, (void)in, (void)eg;
+	snprintf(err, errlen, "this build has no eBPF support");
+	return 2;
+}
+
+void gs_tc_detach(struct gs_tc *t)
+{
+	(void)t;
+}
+
+#else
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/* enum bpf_attach_type values of kernel 6.6 (UAPI, fixed); the distribution's
+ * headers may be older than the kernel */
+#define GS_BPF_TCX_INGRESS 46
+#define GS_BPF_TCX_EGRESS 47
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return 2;
+}
+
+bool gs_tc_have_tcx(void)
+{
+	struct btf *vm = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	bool ok = false;
+	int id;
+	if (!vm)
+		return false;
+	id = btf__find_by_name_kind(vm, "bpf_attach_type", BTF_KIND_ENUM);
+	if (id > 0 && (t = btf__type_by_id(vm, id)) != NULL) {
+		const struct btf_enum *e = btf_enum(t);
+		for (int i = 0; i < btf_vlen(t) && !ok; i++)
+			ok = strcmp(btf__name_by_offset(vm, e[i].name_off), "BPF_TCX_INGRESS") == 0;
+	}
+	btf__free(vm);
+	return ok;
+}
+
+/* TCX: a link per hook, in front of whatever else is attached there.
+ * libbpf 1.1 predates bpf_program__attach_tcx; the link is created directly. */
+static int attach_tcx(struct gs_tc *t, const struct gs_tc_iface *f, bool egress, int fd, char *err, size_t errlen)
+{
+	int l;
+	if (t->n_links >= GS_TC_MAX)
+		return fail(err, errlen, "too many interfaces (at most %d hooks)", GS_TC_MAX);
+	l = bpf_link_create(fd, f->ifindex, (enum bpf_attach_type)(egress ? GS_BPF_TCX_EGRESS : GS_BPF_TCX_INGRESS),
+			    NULL);
+	if (l < 0)
+		return -l;
+	t->links[t->n_links++] = l;
+	return 0;
+}
+
+/* A process other than this one holding program `id` (its fd's fdinfo says
+ * prog_id), or 0. */
+static long prog_holder(uint32_t id)
+{
+	DIR *proc = opendir("/proc");
+	struct dirent *pe;
+	long found = 0, self = (long)getpid();
+	char want[32];
+	snprintf(want, sizeof want, "prog_id:\t%u\n", id);
+	while (proc && !found && (pe = readdir(proc)) != NULL) {
+		char *end, path[300], link[64];
+		long pid = strtol(pe->d_name, &end, 10);
+		DIR *fds;
+		struct dirent *fe;
+		if (*end || pid <= 0 || pid == self)
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/fd", pid);
+		if (!(fds = opendir(path)))
+			continue;
+		while (!found && (fe = readdir(fds)) != NULL) {
+			char info[512];
+			ssize_t n;
+			FILE *f;
+			size_t got;
+			snprintf(path, sizeof path, "/proc/%ld/fd/%s", pid, fe->d_name);
+			n = readlink(path, link, sizeof link - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if (strcmp(link, "anon_inode:bpf-prog") != 0)
+				continue;
+			snprintf(path, sizeof path, "/proc/%ld/fdinfo/%s", pid, fe->d_name);
+			if (!(f = fopen(path, "r")))
+				continue;
+			got = fread(info, 1, sizeof info - 1, f);
+			info[got] = '\0';
+			fclose(f);
+			if (strstr(info, want))
+				found = pid;
+		}
+		closedir(fds);
+	}
+	if (proc)
+		closedir(proc);
+	return found;
+}
+
+/* giopscope's place on this hook: free, or taken by a filter a killed
+ * giopscope left (removed, said), or by a running one / something else
+ * (refused). */
+static int clear_place(const struct gs_tc_iface *f, bool egress, char *err, size_t errlen)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+			    .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, q, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
+	const char *dir = egress ? "egress" : "ingress";
+	struct bpf_prog_info info;
+	uint32_t ilen = sizeof info;
+	long holder;
+	int fd;
+	if (bpf_tc_query(&hook, &q) != 0)
+		return 0;
+	memset(&info, 0, sizeof info);
+	fd = bpf_prog_get_fd_by_id(q.prog_id);
+	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &ilen) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return fail(err, errlen, "%s %s: cannot look at the tc filter in giopscope's place (handle 0x%x, "
+			    "pref %u): %s", f->name, dir, GS_TC_HANDLE, GS_TC_PRIORITY, strerror(errno));
+	}
+	close(fd);
+	if (strncmp(info.name, "giop_tap_", 9) != 0)
+		return fail(err, errlen, "%s %s: a tc filter of another program (%s) holds giopscope's place (handle "
+			    "0x%x, pref %u): remove it or use --tc-attach tcx", f->name, dir, info.name, GS_TC_HANDLE,
+			    GS_TC_PRIORITY);
+	if ((holder = prog_holder(q.prog_id)) != 0)
+		return fail(err, errlen, "%s %s: another giopscope attach (pid %ld) has its clsact filter there: one "
+			    "attach per interface with clsact", f->name, dir, holder);
+	{
+		DECLARE_LIBBPF_OPTS(bpf_tc_opts, d, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
+		int r = bpf_tc_detach(&hook, &d);
+		if (r)
+			return fail(err, errlen, "%s %s: cannot remove the tc filter a killed giopscope left: %s", f->name,
+				    dir, strerror(-r));
+	}
+	fprintf(stderr, "giopscope attach: removed the tc filter a killed giopscope left on %s %s (program %u)\n",
+		f->name, dir, q.prog_id);
+	return 0;
+}
+
+static int attach_clsact(struct gs_tc *t, const struct gs_tc_iface *f, bool egress, int fd, char *err,
+			 size_t errlen)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+			    .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = fd, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
+	int r;
+	if (t->n_filters >= GS_TC_MAX)
+		return fail(err, errlen, "too many interfaces (at most %d hooks)", GS_TC_MAX);
+	if (!egress) {
+		/* the qdisc for both directions, once per interface */
+		DECLARE_LIBBPF_OPTS(bpf_tc_hook, q, .ifindex = f->ifindex, .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+		r = bpf_tc_hook_create(&q);
+		if (r == 0)
+			t->qdiscs[t->n_qdiscs++] = f->ifindex;
+		else if (r != -EEXIST)
+			return fail(err, errlen, "cannot add a clsact qdisc to %s: %s", f->name, strerror(-r));
+	}
+	if ((r = clear_place(f, egress, err, errlen)) != 0)
+		return r;
+	r = bpf_tc_attach(&hook, &o);
+	if (r)
+		return fail(err, errlen, "cannot attach to %s %s (tc clsact): %s", f->name, egress ? "egress" : "ingress",
+			    strerror(-r));
+	t->filters[t->n_filters++] = (struct gs_tc_where){ f->ifindex, egress };
+	return 0;
+}
+
+int gs_tc_attach(struct gs_tc *t, enum gs_tc_mode mode, const struct gs_tc_iface *ifs, uint32_t n, int in, int eg,
+		 char *err, size_t errlen)
+{
+	t->used = mode != GS_TC_AUTO ? mode : gs_tc_have_tcx() ? GS_TC_TCX : GS_TC_CLSACT;
+	for (uint32_t i = 0; i < n; i++) {
+		for (int k = 0; k < 2; k++) {
+			bool egress = k == 1;
+			int r;
+			if (egress && ifs[i].ingress_only)
+				break;
+			if (t->used == GS_TC_CLSACT) {
+				if ((r = attach_clsact(t, &ifs[i], egress, egress ? eg : in, err, errlen)) != 0)
+					return r;
+				continue;
+			}
+			r = attach_tcx(t, &ifs[i], egress, egress ? eg : in, err, errlen);
+			if (r == 2)
+				return r;
+			/* auto, the first hook: a kernel whose BTF named TCX and still refuses it */
+			if (r && mode == GS_TC_AUTO && t->n_links == 0 && (r == EINVAL || r == EOPNOTSUPP)) {
+				t->used = GS_TC_CLSACT;
+				k--;
+				continue;
+			}
+			if (r)
+				return fail(err, errlen, "cannot attach to %s %s (TCX, kernel 6.6 or later; --tc-attach "
+					    "clsact before): %s", ifs[i].name, egress ? "egress" : "ingress", strerror(r));
+		}
+	}
+	return 0;
+}
+
+void gs_tc_detach(struct gs_tc *t)
+{
+	for (uint32_t i = 0; i < t->n_links; i++)
+		close(t->links[i]);
+	t->n_links = 0;
+	for (uint32_t i = 0; i < t->n_filters; i++) {
+		DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = t->filters[i].ifindex,
+				    .attach_point = t->filters[i].egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+		DECLARE_LIBBPF_OPTS(bpf_tc_opts, d, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
+		bpf_tc_detach(&hook, &d);
+	}
+	t->n_filters = 0;
+	for (uint32_t i = 0; i < t->n_qdiscs; i++) {
+		DECLARE_LIBBPF_OPTS(bpf_tc_hook, q, .ifindex = t->qdiscs[i], .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+		bpf_tc_hook_destroy(&q);
+	}
+	t->n_qdiscs = 0;
+}
+
+#endif

@@ -392,6 +392,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 	b = calloc(1, sizeof *b);
 	if (!b)
 		return fail(err, errlen, "out of memory");
+	gs_tc_init(&b->tc);
 	b->fn = fn;
 	b->syscalls = cfg->syscalls;
 	b->arg = arg;

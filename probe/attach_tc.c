@@ -25,6 +25,12 @@ const char *gs_tc_mode_name(enum gs_tc_mode m)
 	return mode_names[m];
 }
 
+void gs_tc_init(struct gs_tc *t)
+{
+	memset(t, 0, sizeof *t);
+	t->guard_fd = -1;
+}
+
 #ifndef GS_HAVE_EBPF
 
 bool gs_tc_have_tcx(void)
@@ -52,6 +58,9 @@ void gs_tc_detach(struct gs_tc *t)
 #include <bpf/libbpf.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -161,9 +170,14 @@ static int clear_place(const struct gs_tc_iface *f, bool egress, char *err, size
 	const char *dir = egress ? "egress" : "ingress";
 	struct bpf_prog_info info;
 	uint32_t ilen = sizeof info;
+	libbpf_print_fn_t was;
 	long holder;
-	int fd;
-	if (bpf_tc_query(&hook, &q) != 0)
+	int fd, r;
+	/* nothing there is the common case: not a warning */
+	was = libbpf_set_print(NULL);
+	r = bpf_tc_query(&hook, &q);
+	libbpf_set_print(was);
+	if (r != 0)
 		return 0;
 	memset(&info, 0, sizeof info);
 	fd = bpf_prog_get_fd_by_id(q.prog_id);
@@ -183,7 +197,7 @@ static int clear_place(const struct gs_tc_iface *f, bool egress, char *err, size
 			    "attach per interface with clsact", f->name, dir, holder);
 	{
 		DECLARE_LIBBPF_OPTS(bpf_tc_opts, d, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
-		int r = bpf_tc_detach(&hook, &d);
+		r = bpf_tc_detach(&hook, &d);
 		if (r)
 			return fail(err, errlen, "%s %s: cannot remove the tc filter a killed giopscope left: %s", f->name,
 				    dir, strerror(-r));
@@ -205,7 +219,10 @@ static int attach_clsact(struct gs_tc *t, const struct gs_tc_iface *f, bool egre
 	if (!egress) {
 		/* the qdisc for both directions, once per interface */
 		DECLARE_LIBBPF_OPTS(bpf_tc_hook, q, .ifindex = f->ifindex, .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+		libbpf_print_fn_t was = libbpf_set_print(NULL);
+		/* there already (EEXIST) is no warning: it stays, not ours */
 		r = bpf_tc_hook_create(&q);
+		libbpf_set_print(was);
 		if (r == 0)
 			t->qdiscs[t->n_qdiscs++] = f->ifindex;
 		else if (r != -EEXIST)
@@ -220,6 +237,8 @@ static int attach_clsact(struct gs_tc *t, const struct gs_tc_iface *f, bool egre
 	t->filters[t->n_filters++] = (struct gs_tc_where){ f->ifindex, egress };
 	return 0;
 }
+
+static int start_guard(struct gs_tc *t, char *err, size_t errlen);
 
 int gs_tc_attach(struct gs_tc *t, enum gs_tc_mode mode, const struct gs_tc_iface *ifs, uint32_t n, int in, int eg,
 		 char *err, size_t errlen)
@@ -250,14 +269,14 @@ int gs_tc_attach(struct gs_tc *t, enum gs_tc_mode mode, const struct gs_tc_iface
 					    "clsact before): %s", ifs[i].name, egress ? "egress" : "ingress", strerror(r));
 		}
 	}
+	if (t->n_filters || t->n_qdiscs)
+		return start_guard(t, err, errlen);
 	return 0;
 }
 
-void gs_tc_detach(struct gs_tc *t)
+/* The filters and the qdiscs attach made, deleted (CAP_NET_ADMIN). */
+static void remove_filters(struct gs_tc *t)
 {
-	for (uint32_t i = 0; i < t->n_links; i++)
-		close(t->links[i]);
-	t->n_links = 0;
 	for (uint32_t i = 0; i < t->n_filters; i++) {
 		DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = t->filters[i].ifindex,
 				    .attach_point = t->filters[i].egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
@@ -270,6 +289,59 @@ void gs_tc_detach(struct gs_tc *t)
 		bpf_tc_hook_destroy(&q);
 	}
 	t->n_qdiscs = 0;
+}
+
+/* The guard: a child holding the capability to delete the filters, waiting
+ * for this process to close the pipe or die.  It ignores the signals a
+ * terminal sends the whole group, so that it outlives attach. */
+static int start_guard(struct gs_tc *t, char *err, size_t errlen)
+{
+	int p[2];
+	pid_t pid;
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return fail(err, errlen, "cannot make the clsact guard's pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return fail(err, errlen, "cannot start the clsact guard: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		char c;
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGPIPE, SIG_IGN);
+		/* no stdin/stdout of attach's held open (a pipe's reader waits for them) */
+		for (int fd = 0; fd < 1024; fd++)
+			if (fd != p[0] && fd != 2)
+				close(fd);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		remove_filters(t);
+		_exit(0);
+	}
+	close(p[0]);
+	t->guard_fd = p[1];
+	t->guard_pid = (int)pid;
+	return 0;
+}
+
+void gs_tc_detach(struct gs_tc *t)
+{
+	for (uint32_t i = 0; i < t->n_links; i++)
+		close(t->links[i]);
+	t->n_links = 0;
+	if (t->guard_fd >= 0) {
+		/* the guard deletes them (this process may have no capability left) */
+		close(t->guard_fd);
+		t->guard_fd = -1;
+		while (waitpid(t->guard_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		t->n_filters = t->n_qdiscs = 0;
+		return;
+	}
+	remove_filters(t);
 }
 
 #endif

@@ -32,6 +32,11 @@ struct gs_tc {
 	uint32_t n_filters;
 	int qdiscs[GS_TC_MAX];    /* ifindexes whose clsact qdisc attach made */
 	uint32_t n_qdiscs;
+	/* clsact: a child that keeps CAP_NET_ADMIN (attach drops its own) and
+	 * takes the filters away when this process ends, whichever way, SIGKILL
+	 * included: it waits for the end of this pipe */
+	int guard_fd;             /* -1: none */
+	int guard_pid;
 };
 
 /* One interface to hook: ingress always, egress unless `ingress_only`. */
@@ -50,6 +55,8 @@ bool gs_tc_have_tcx(void);
  * what was attached stays in t for gs_tc_detach either way. */
 int gs_tc_attach(struct gs_tc *t, enum gs_tc_mode mode, const struct gs_tc_iface *ifs, uint32_t n, int in, int eg,
 		 char *err, size_t errlen);
+/* Everything starts empty: no link, filter or guard. */
+void gs_tc_init(struct gs_tc *t);
 /* Takes away everything gs_tc_attach made (TCX links closed; clsact filters
  * deleted, the clsact qdisc where attach made it). */
 void gs_tc_detach(struct gs_tc *t);

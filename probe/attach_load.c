@@ -67,6 +67,7 @@ void gs_load_notice_stop(struct gs_load_notice *n)
 #include <bpf/libbpf.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 /* per program, level 4: the statistics and the reason lines, a few KiB */
@@ -288,16 +289,33 @@ void gs_load_logs_free(struct gs_load_logs *l)
 	l->n = 0;
 }
 
+/* libbpf's lines while the log is taken (its print hook has no argument of
+ * its own: the one place this file keeps state outside a context) */
+static char *libbpf_lines;
+static size_t libbpf_len, libbpf_cap;
+
+static int collect(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	int n;
+	(void)level;
+	if (!libbpf_lines || libbpf_len + 1 >= libbpf_cap)
+		return 0;
+	n = vsnprintf(libbpf_lines + libbpf_len, libbpf_cap - libbpf_len, fmt, ap);
+	if (n > 0)
+		libbpf_len += (size_t)n < libbpf_cap - libbpf_len ? (size_t)n : libbpf_cap - libbpf_len - 1;
+	return 0;
+}
+
 bool gs_load_save_log(gs_load_open_fn open, const void *arg, const char *name, char *path, size_t len)
 {
 	const char *dir = getenv("TMPDIR");
 	struct bpf_object *o;
 	struct bpf_program *p, *me = NULL;
 	libbpf_print_fn_t was;
-	char *log;
+	char *log, head[9000];
 	size_t n;
 	bool ok;
-	int fd;
+	int fd, r;
 	if (!dir || !*dir)
 		dir = "/tmp";
 	if (!(o = open(arg)))
@@ -314,15 +332,31 @@ bool gs_load_save_log(gs_load_open_fn open, const void *arg, const char *name, c
 	}
 	bpf_program__set_log_buf(me, log, FULL_LOG_BYTES);
 	bpf_program__set_log_level(me, 1);
-	was = libbpf_set_print(quiet);
-	bpf_object__load(o);
-	libbpf_set_print(was);
+	/* libbpf's account of the load first: with no verifier log (a program
+	 * refused before the verifier ran) it is all there is */
+	{
+		char lines[8192];
+		struct utsname u;
+		libbpf_lines = lines;
+		libbpf_len = 0;
+		libbpf_cap = sizeof lines;
+		lines[0] = '\0';
+		was = libbpf_set_print(collect);
+		r = bpf_object__load(o);
+		libbpf_set_print(was);
+		libbpf_lines = NULL;
+		if (uname(&u) != 0)
+			snprintf(u.release, sizeof u.release, "?");
+		snprintf(head, sizeof head, "giopscope: %s loaded alone at verifier log level 1 on kernel %s: %s\n"
+			 "--- libbpf ---\n%s--- the kernel's verifier log%s ---\n", name, u.release,
+			 r ? strerror(-r) : "loaded", lines, log[0] ? "" : " (empty: the kernel wrote none)");
+	}
 	bpf_object__close(o);
 	n = strlen(log);
 	/* a file of our own (root in a shared /tmp: not a name someone else chose) */
 	snprintf(path, len, "%s/giopscope-verifier-%s-XXXXXX.log", dir, name);
 	fd = mkstemps(path, 4);
-	ok = fd >= 0 && n > 0 && write(fd, log, n) == (ssize_t)n;
+	ok = fd >= 0 && write(fd, head, strlen(head)) == (ssize_t)strlen(head) && write(fd, log, n) == (ssize_t)n;
 	if (fd >= 0)
 		close(fd);
 	if (fd >= 0 && !ok)

@@ -326,7 +326,8 @@ static int load_with(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cf
 	}
 	gs_load_logs_free(&logs);
 	if (refused) {
-		*bad = bpf_program__name(refused);
+		/* the name outlives the object: the caller's verdict holds it */
+		*bad = v->program;
 		snprintf(v->hook, sizeof v->hook, "%s", is_tap(refused) ? "tc" : "");
 	}
 	/* the hooks, one by one: a hook the kernel refuses is that side's failure */
@@ -340,7 +341,7 @@ static int load_with(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cf
 			libbpf_set_print(libbpf_print);
 			if (!l) {
 				r = -errno;
-				*bad = p->prog[k];
+				*bad = v->program;
 				snprintf(v->program, sizeof v->program, "%s", p->prog[k]);
 				snprintf(v->reason, sizeof v->reason, "the kernel refused to attach %s to %s: %s", p->prog[k],
 					 p->hook[k], strerror(errno));

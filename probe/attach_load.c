@@ -297,8 +297,8 @@ static size_t libbpf_len, libbpf_cap;
 static int collect(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	int n;
-	(void)level;
-	if (!libbpf_lines || libbpf_len + 1 >= libbpf_cap)
+	/* its warnings: what failed and why (its debug lines are every relocation) */
+	if (level != LIBBPF_WARN || !libbpf_lines || libbpf_len + 1 >= libbpf_cap)
 		return 0;
 	n = vsnprintf(libbpf_lines + libbpf_len, libbpf_cap - libbpf_len, fmt, ap);
 	if (n > 0)

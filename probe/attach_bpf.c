@@ -318,7 +318,7 @@ static int load_with(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cf
 	}
 	r = gs_load_logs_set(&logs, b->skel->obj);
 	if (r == 0) {
-		libbpf_set_print(libbpf_quiet);
+		gs_load_warnings_begin();
 		r = giop_tap_bpf__load(b->skel);
 		libbpf_set_print(libbpf_print);
 		if (r)
@@ -441,10 +441,18 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 		s = path_has(b->path[0], badp ? badp : "") ? 0 : path_has(b->path[1], badp ? badp : "") ? 1 : -1;
 		if (s < 0) {
 			gs_load_notice_stop(&note);
-			if (badp)
+			if (badp) {
 				refused(err, errlen, cfg, "", &v, true);
-			else
-				fail(err, errlen, "cannot load the eBPF programs: %s", strerror(-r));
+			} else {
+				char w[300];
+				struct utsname u;
+				gs_load_first_warning(w, sizeof w);
+				if (uname(&u) != 0)
+					snprintf(u.release, sizeof u.release, "?");
+				fail(err, errlen, "cannot load the eBPF programs: %s%s%s (kernel %s); what works without "
+				     "attach: `giopscope live -i IFACE` and `giopscope read` of a capture", strerror(-r),
+				     w[0] ? ": " : "", w, u.release);
+			}
 			break;
 		}
 		/* that side's next path (a reload: the kernel said no only now) */

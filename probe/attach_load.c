@@ -77,13 +77,57 @@ void gs_load_notice_stop(struct gs_load_notice *n)
 #define FULL_LOG_BYTES (64u << 20)
 #define LOG_STATS 4
 
-/* libbpf's warnings of a refused program (and its log) are ours to say, once */
-static int quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+/* libbpf's warnings of the last load (its print hook has no argument of its
+ * own: the one state this file keeps outside a context).  A load refused
+ * before any program reached the verifier (a kfunc or a map the kernel lacks)
+ * is explained there only. */
+static char warn_buf[16384];
+static size_t warn_len;
+
+static int collect(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	(void)level;
-	(void)fmt;
-	(void)ap;
+	int n;
+	/* its warnings: what failed and why (its debug lines are every relocation) */
+	if (level != LIBBPF_WARN || warn_len + 1 >= sizeof warn_buf)
+		return 0;
+	n = vsnprintf(warn_buf + warn_len, sizeof warn_buf - warn_len, fmt, ap);
+	if (n > 0)
+		warn_len += (size_t)n < sizeof warn_buf - warn_len ? (size_t)n : sizeof warn_buf - warn_len - 1;
 	return 0;
+}
+
+libbpf_print_fn_t gs_load_warnings_begin(void)
+{
+	warn_len = 0;
+	warn_buf[0] = '\0';
+	return libbpf_set_print(collect);
+}
+
+const char *gs_load_warnings(void)
+{
+	return warn_buf;
+}
+
+/* The first of libbpf's warnings that says why (not the "load failed" ones
+ * that follow it), without its prefix. */
+void gs_load_first_warning(char *out, size_t len)
+{
+	static const char *const skip[] = { "BPF program load failed", "failed to load object", "permission error",
+					    "failed to load: ", "-- BEGIN", "-- END" };
+	const char *s = warn_buf;
+	out[0] = '\0';
+	while (*s) {
+		const char *e = strchr(s, '\n');
+		size_t n = e ? (size_t)(e - s) : strlen(s);
+		bool skipped = n == 0;
+		for (size_t i = 0; i < sizeof skip / sizeof *skip && !skipped; i++)
+			skipped = memmem(s, n, skip[i], strlen(skip[i])) != NULL;
+		if (!skipped) {
+			snprintf(out, len, "%.*s", (int)n, s);
+			return;
+		}
+		s += n + (e != NULL);
+	}
 }
 
 static int64_t processed(const char *log)
@@ -168,9 +212,12 @@ void gs_load_verdict(struct gs_prog_verdict *v, const struct bpf_program *prog, 
 			 "not allow fentry/fexit programs here", v->program);
 	else if (err == -ESRCH || err == -ENOENT)
 		snprintf(v->reason, sizeof v->reason, "the kernel has no %s (not in its BTF)", v->hook);
-	else
-		snprintf(v->reason, sizeof v->reason, "the kernel refused %s: %s (no verifier log)", v->program,
-			 strerror(-err));
+	else {
+		char w[200];
+		gs_load_first_warning(w, sizeof w);
+		snprintf(v->reason, sizeof v->reason, "the kernel refused %s: %.40s (no verifier log%s%s)", v->program,
+			 strerror(-err), w[0] ? "; " : "", w);
+	}
 }
 
 bool gs_load_alone(gs_load_open_fn open, const void *arg, const char *name, struct gs_prog_verdict *v)
@@ -202,7 +249,7 @@ bool gs_load_alone(gs_load_open_fn open, const void *arg, const char *name, stru
 		bpf_program__set_log_buf(me, log, LOG_BYTES);
 		bpf_program__set_log_level(me, LOG_STATS);
 	}
-	was = libbpf_set_print(quiet);
+	was = gs_load_warnings_begin();
 	r = bpf_object__load(o);
 	libbpf_set_print(was);
 	gs_load_verdict(v, me, r, log);
@@ -289,30 +336,13 @@ void gs_load_logs_free(struct gs_load_logs *l)
 	l->n = 0;
 }
 
-/* libbpf's lines while the log is taken (its print hook has no argument of
- * its own: the one place this file keeps state outside a context) */
-static char *libbpf_lines;
-static size_t libbpf_len, libbpf_cap;
-
-static int collect(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	int n;
-	/* its warnings: what failed and why (its debug lines are every relocation) */
-	if (level != LIBBPF_WARN || !libbpf_lines || libbpf_len + 1 >= libbpf_cap)
-		return 0;
-	n = vsnprintf(libbpf_lines + libbpf_len, libbpf_cap - libbpf_len, fmt, ap);
-	if (n > 0)
-		libbpf_len += (size_t)n < libbpf_cap - libbpf_len ? (size_t)n : libbpf_cap - libbpf_len - 1;
-	return 0;
-}
-
 bool gs_load_save_log(gs_load_open_fn open, const void *arg, const char *name, char *path, size_t len)
 {
 	const char *dir = getenv("TMPDIR");
 	struct bpf_object *o;
 	struct bpf_program *p, *me = NULL;
 	libbpf_print_fn_t was;
-	char *log, head[9000];
+	char *log, head[sizeof warn_buf + 512];
 	size_t n;
 	bool ok;
 	int fd, r;
@@ -335,21 +365,15 @@ bool gs_load_save_log(gs_load_open_fn open, const void *arg, const char *name, c
 	/* libbpf's account of the load first: with no verifier log (a program
 	 * refused before the verifier ran) it is all there is */
 	{
-		char lines[8192];
 		struct utsname u;
-		libbpf_lines = lines;
-		libbpf_len = 0;
-		libbpf_cap = sizeof lines;
-		lines[0] = '\0';
-		was = libbpf_set_print(collect);
+		was = gs_load_warnings_begin();
 		r = bpf_object__load(o);
 		libbpf_set_print(was);
-		libbpf_lines = NULL;
 		if (uname(&u) != 0)
 			snprintf(u.release, sizeof u.release, "?");
 		snprintf(head, sizeof head, "giopscope: %s loaded alone at verifier log level 1 on kernel %s: %s\n"
 			 "--- libbpf ---\n%s--- the kernel's verifier log%s ---\n", name, u.release,
-			 r ? strerror(-r) : "loaded", lines, log[0] ? "" : " (empty: the kernel wrote none)");
+			 r ? strerror(-r) : "loaded", warn_buf, log[0] ? "" : " (empty: the kernel wrote none)");
 	}
 	bpf_object__close(o);
 	n = strlen(log);

@@ -62,6 +62,17 @@ int gs_load_logs_set(struct gs_load_logs *l, struct bpf_object *o);
 struct bpf_program *gs_load_logs_refused(const struct gs_load_logs *l, int err, struct gs_prog_verdict *v);
 void gs_load_logs_free(struct gs_load_logs *l);
 
+/* libbpf's warnings collected from here on (its print hook switched; the
+ * one returned is the previous, for libbpf_set_print after the load), and
+ * what was collected. */
+#ifdef GS_HAVE_EBPF
+#include <bpf/libbpf.h>
+libbpf_print_fn_t gs_load_warnings_begin(void);
+#endif
+const char *gs_load_warnings(void);
+/* The first of them that says why a load failed ("" if none). */
+void gs_load_first_warning(char *out, size_t len);
+
 /* Fills v->insns (prog info, else the log's "processed N insns") and reason
  * from a load's result and its log. */
 void gs_load_verdict(struct gs_prog_verdict *v, const struct bpf_program *prog, int err, const char *log);

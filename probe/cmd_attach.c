@@ -111,7 +111,7 @@ static void usage(FILE *f)
 			 "servant_us,orb_out_us.\n"
 			 "Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (root); gives them all up once attached.\n"
 			 "exit: 0 stopped (SIGINT/SIGTERM/SIGHUP, --duration, --count, every --pid process exited),\n"
-			 "      1 a bad --orb profile file,\n"
+			 "      1 a bad --orb profile file; --check: a program attach would use is refused,\n"
 			 "      2 usage or environment error (also: a tapped interface went away, docs/attach.md)\n");
 }
 

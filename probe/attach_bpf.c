@@ -367,11 +367,16 @@ static int refused(char *err, size_t errlen, const struct gs_attach_bpf_cfg *cfg
 		   const struct gs_prog_verdict *v, bool tap)
 {
 	struct utsname u;
+	struct gs_load_notice note;
 	char path[512] = "", logs[600] = "";
 	if (uname(&u) != 0)
 		snprintf(u.release, sizeof u.release, "?");
+	/* as long again as the refused load, the log being written this time */
+	gs_load_notice_start(&note, "giopscope attach: loading the refused program again for its whole verifier "
+			     "log...\n");
 	if (v->program[0] && gs_load_save_log(open_object, cfg, v->program, path, sizeof path))
 		snprintf(logs, sizeof logs, "; the whole verifier log: %s", path);
+	gs_load_notice_stop(&note);
 	return fail(err, errlen, "%s%s (kernel %s)%s; %s", what, v->reason, u.release, logs,
 		    tap ? "what works without attach: `giopscope live -i IFACE` and `giopscope read` of a capture" :
 			  "`giopscope attach --check` shows what loads here; `attach --packets-only`, `live -i IFACE` "
@@ -527,6 +532,7 @@ int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, v
 	struct bpf_object *names;
 	struct gs_load_notice note;
 	struct gs_prog_verdict v;
+	enum gs_tc_mode tc;
 	int bad = 0;
 	libbpf_set_print(libbpf_quiet);
 	names = open_object(cfg);
@@ -542,10 +548,10 @@ int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, v
 	gs_hook_env_open(&env);
 	gs_load_notice_start(&note, "giopscope attach: loading the eBPF programs one by one (the kernel's verifier "
 			     "is slow here)...\n");
+	tc = cfg->tc != GS_TC_AUTO ? cfg->tc : gs_tc_have_tcx() ? GS_TC_TCX : GS_TC_CLSACT;
 	for (int k = 0; k < 2; k++) {
 		char hook[64];
-		snprintf(hook, sizeof hook, "tc %s (%s)", k ? "egress" : "ingress",
-			 gs_tc_mode_name(cfg->tc != GS_TC_AUTO ? cfg->tc : gs_tc_have_tcx() ? GS_TC_TCX : GS_TC_CLSACT));
+		snprintf(hook, sizeof hook, "tc %s (%s)", k ? "egress" : "ingress", gs_tc_mode_name(tc));
 		check_one(cfg, taps[k], hook, true, &v);
 		bad += !v.loaded;
 		fn(arg, &v);
@@ -555,6 +561,7 @@ int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, v
 	for (int s = 0; s < 2 && cfg->syscalls; s++) {
 		const struct gs_hook_path *paths = gs_hook_paths((enum gs_hook_side)s);
 		bool chosen = false;
+		int tried = 0;
 		for (int i = 0; i < GS_HOOK_PATHS; i++) {
 			struct gs_prog_verdict pv[2];
 			char why[300];
@@ -562,6 +569,7 @@ int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, v
 			int n = 0;
 			if (!gs_hooks_mode_takes(cfg->hooks, paths[i].kind) || !path_in_object(names, &paths[i]))
 				continue;
+			tried++;
 			have = gs_hook_probe(&env, &paths[i], why, sizeof why);
 			for (int k = 0; k < 2 && paths[i].prog[k]; k++, n++) {
 				check_one(cfg, paths[i].prog[k], paths[i].hook[k], false, &pv[k]);
@@ -585,7 +593,11 @@ int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, v
 			snprintf(v.hook, sizeof v.hook, "--hooks %s", gs_hooks_mode_name(cfg->hooks));
 			v.used = true;
 			v.insns = -1;
-			snprintf(v.reason, sizeof v.reason, "no %s path loads here", s ? "recv" : "send");
+			if (tried)
+				snprintf(v.reason, sizeof v.reason, "no %s path loads here", s ? "recv" : "send");
+			else
+				snprintf(v.reason, sizeof v.reason, "this build's object has no %s program for the %s side",
+					 gs_hooks_mode_name(cfg->hooks), s ? "recv" : "send");
 			fn(arg, &v);
 		}
 	}

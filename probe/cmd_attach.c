@@ -383,6 +383,10 @@ static int run_check(struct attach_ctx *x, const struct attach_opts *a, const st
 	if (so->format && strcmp(so->format, "text") != 0 && strcmp(so->format, "jsonl") != 0)
 		return bad("--check writes --format text or jsonl");
 	o.jsonl = so->format && strcmp(so->format, "jsonl") == 0;
+	if (so->output && strcmp(so->output, "-") != 0 && !(o.f = fopen(so->output, "w"))) {
+		fprintf(stderr, "giopscope attach: cannot write %s: %s\n", so->output, strerror(errno));
+		return 2;
+	}
 	refused = gs_attach_bpf_check(cfg, gs_check_row, &o);
 	if (a->sched)
 		refused += gs_sched_probe_check(x->tgids, x->n_tgids, gs_check_row, &o);
@@ -397,7 +401,10 @@ static int run_check(struct attach_ctx *x, const struct attach_opts *a, const st
 		int t = gs_tls_probes_check(a->pids, a->n_pids, gs_check_row, &o);
 		refused += t > 0 ? t : 0;
 	}
-	fflush(stdout);
+	if (o.f != stdout ? fclose(o.f) != 0 : fflush(stdout) != 0) {
+		fprintf(stderr, "giopscope attach: writing the rows failed\n");
+		return 2;
+	}
 	return refused ? 1 : 0;
 }
 

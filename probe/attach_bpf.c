@@ -239,27 +239,15 @@ static bool is_tap(const struct bpf_program *p)
 static struct bpf_object *open_object(const void *arg)
 {
 	const struct gs_attach_bpf_cfg *cfg = arg;
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "giop_tap_bpf");
-	size_t sz;
+	struct giop_tap_bpf__rodata rod;
+	size_t sz, ro_sz;
 	const void *bytes = giop_tap_bpf__elf_bytes(&sz);
-	struct bpf_object *o = bpf_object__open_mem(bytes, sz, &oo);
-	struct bpf_map *ro, *m;
+	struct bpf_object *o = gs_load_open_mem(bytes, sz, "giop_tap_bpf", &rod, sizeof rod, &ro_sz);
+	struct bpf_map *m;
 	if (!o)
 		return NULL;
-	ro = bpf_object__find_map_by_name(o, ".rodata");
-	if (!ro || !bpf_map__initial_value(ro, &sz) || sz > sizeof(struct giop_tap_bpf__rodata)) {
-		bpf_object__close(o);
-		errno = ENOENT;
-		return NULL;
-	}
-	{
-		struct giop_tap_bpf__rodata rod;
-		/* the section, without the struct's tail padding */
-		memset(&rod, 0, sizeof rod);
-		memcpy(&rod, bpf_map__initial_value(ro, &sz), sz);
-		set_rodata(&rod, cfg);
-		bpf_map__set_initial_value(ro, &rod, sz);
-	}
+	set_rodata(&rod, cfg);
+	gs_load_set_rodata(o, &rod, ro_sz);
 	if ((m = bpf_object__find_map_by_name(o, "events")))
 		bpf_map__set_max_entries(m, cfg->ring_bytes);
 	if ((m = bpf_object__find_map_by_name(o, "flows")))

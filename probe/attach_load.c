@@ -220,6 +220,33 @@ void gs_load_verdict(struct gs_prog_verdict *v, const struct bpf_program *prog, 
 	}
 }
 
+struct bpf_object *gs_load_open_mem(const void *bytes, size_t sz, const char *name, void *ro, size_t ro_len,
+				    size_t *ro_sz)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = name);
+	struct bpf_object *o = bpf_object__open_mem(bytes, sz, &oo);
+	struct bpf_map *m;
+	const void *init;
+	if (!o)
+		return NULL;
+	m = bpf_object__find_map_by_name(o, ".rodata");
+	init = m ? bpf_map__initial_value(m, ro_sz) : NULL;
+	if (!init || *ro_sz > ro_len) {
+		bpf_object__close(o);
+		errno = ENOENT;
+		return NULL;
+	}
+	memset(ro, 0, ro_len);
+	memcpy(ro, init, *ro_sz);
+	return o;
+}
+
+int gs_load_set_rodata(struct bpf_object *o, const void *ro, size_t ro_sz)
+{
+	struct bpf_map *m = bpf_object__find_map_by_name(o, ".rodata");
+	return m ? bpf_map__set_initial_value(m, ro, ro_sz) : -ENOENT;
+}
+
 bool gs_load_alone(gs_load_open_fn open, const void *arg, const char *name, struct gs_prog_verdict *v)
 {
 	struct bpf_object *o = open(arg);

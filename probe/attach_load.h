@@ -34,6 +34,15 @@ struct bpf_program;
 /* Opens and configures an object as attach would, not loaded; NULL with errno. */
 typedef struct bpf_object *(*gs_load_open_fn)(const void *arg);
 
+/* For the openers: an object from a skeleton's bytes (`name`: its object name)
+ * with its .rodata section copied into `ro` (at most `ro_len` bytes: the
+ * skeleton's struct, which may be longer by its tail padding; *ro_sz: the
+ * section's size), for the caller to set; NULL with errno. */
+struct bpf_object *gs_load_open_mem(const void *bytes, size_t sz, const char *name, void *ro, size_t ro_len,
+				    size_t *ro_sz);
+/* The .rodata section set from `ro` (its *ro_sz bytes), before the load. */
+int gs_load_set_rodata(struct bpf_object *o, const void *ro, size_t ro_sz);
+
 /* Loads program `name` of the object alone (the others not loaded, nothing
  * attached) at log level 4 (the verifier's statistics and its reason when it
  * refuses): fills v->loaded, err, insns, reason.  False: no such program in

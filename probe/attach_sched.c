@@ -222,29 +222,21 @@ struct check_arg {
 static struct bpf_object *open_object(const void *arg)
 {
 	const struct check_arg *c = arg;
-	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "sched_bpf");
-	size_t sz;
-	const void *bytes = sched_bpf__elf_bytes(&sz);
-	struct bpf_object *o = bpf_object__open_mem(bytes, sz, &oo);
-	struct bpf_map *ro, *ev;
 	struct sched_bpf__rodata rod;
-	if (!o)
-		return NULL;
-	ro = bpf_object__find_map_by_name(o, ".rodata");
-	ev = bpf_object__find_map_by_name(o, "sched_events");
-	if (!ro || !ev || !bpf_map__initial_value(ro, &sz) || sz > sizeof rod) {
+	size_t sz, ro_sz;
+	const void *bytes = sched_bpf__elf_bytes(&sz);
+	struct bpf_object *o = gs_load_open_mem(bytes, sz, "sched_bpf", &rod, sizeof rod, &ro_sz);
+	struct bpf_map *ev = o ? bpf_object__find_map_by_name(o, "sched_events") : NULL;
+	if (!ev) {
 		bpf_object__close(o);
 		errno = ENOENT;
 		return NULL;
 	}
-	/* the section, without the struct's tail padding */
-	memset(&rod, 0, sizeof rod);
-	memcpy(&rod, bpf_map__initial_value(ro, &sz), sz);
 	rod.n_tgids = c->n;
 	for (uint32_t i = 0; i < c->n; i++)
 		rod.tgids[i] = c->tgids[i];
 	rod.wake_bytes = bpf_map__max_entries(ev) / 4;
-	bpf_map__set_initial_value(ro, &rod, sz);
+	gs_load_set_rodata(o, &rod, ro_sz);
 	return o;
 }
 

@@ -534,8 +534,8 @@ int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, v
 		return 1;
 	}
 	gs_hook_env_open(&env);
-	gs_load_notice_start(&note, "giopscope attach: loading the eBPF programs one by one (the kernel's verifier "
-			     "is slow here)...\n");
+	gs_load_notice_start(&note, "giopscope attach: loading each eBPF program on its own (a load of each "
+			     "candidate: seconds)...\n");
 	tc = cfg->tc != GS_TC_AUTO ? cfg->tc : gs_tc_have_tcx() ? GS_TC_TCX : GS_TC_CLSACT;
 	for (int k = 0; k < 2; k++) {
 		char hook[64];

@@ -159,51 +159,68 @@ static long prog_holder(uint32_t id)
 	return found;
 }
 
-/* giopscope's place on this hook: free, or taken by a filter a killed
- * giopscope left (removed, said), or by a running one / something else
- * (refused). */
-static int clear_place(const struct gs_tc_iface *f, bool egress, char *err, size_t errlen)
+/* The program a filter at giopscope's priority and `handle` runs (its id and
+ * name); false: no such filter. */
+static bool filter_at(int ifindex, bool egress, uint32_t handle, uint32_t *id, char *name, size_t len)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
-			    .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, q, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
-	const char *dir = egress ? "egress" : "ingress";
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, q, .handle = handle, .priority = GS_TC_PRIORITY);
 	struct bpf_prog_info info;
 	uint32_t ilen = sizeof info;
 	libbpf_print_fn_t was;
-	long holder;
 	int fd, r;
 	/* nothing there is the common case: not a warning */
 	was = libbpf_set_print(NULL);
 	r = bpf_tc_query(&hook, &q);
 	libbpf_set_print(was);
 	if (r != 0)
-		return 0;
+		return false;
+	*id = q.prog_id;
 	memset(&info, 0, sizeof info);
 	fd = bpf_prog_get_fd_by_id(q.prog_id);
-	if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &ilen) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return fail(err, errlen, "%s %s: cannot look at the tc filter in giopscope's place (handle 0x%x, "
-			    "pref %u): %s", f->name, dir, GS_TC_HANDLE, GS_TC_PRIORITY, strerror(errno));
-	}
-	close(fd);
-	if (strncmp(info.name, "giop_tap_", 9) != 0)
-		return fail(err, errlen, "%s %s: a tc filter of another program (%s) holds giopscope's place (handle "
-			    "0x%x, pref %u): remove it or use --tc-attach tcx", f->name, dir, info.name, GS_TC_HANDLE,
-			    GS_TC_PRIORITY);
-	if ((holder = prog_holder(q.prog_id)) != 0)
-		return fail(err, errlen, "%s %s: another giopscope attach (pid %ld) has its clsact filter there: one "
-			    "attach per interface with clsact", f->name, dir, holder);
-	{
-		DECLARE_LIBBPF_OPTS(bpf_tc_opts, d, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
+	snprintf(name, len, "?");
+	if (fd >= 0 && bpf_obj_get_info_by_fd(fd, &info, &ilen) == 0)
+		snprintf(name, len, "%s", info.name);
+	if (fd >= 0)
+		close(fd);
+	return true;
+}
+
+/* A free place among giopscope's on this hook (one per attach running
+ * there), the filters a killed giopscope left removed on the way (a
+ * giop_tap_* program no process holds), said on stderr. */
+static int find_place(const struct gs_tc_iface *f, bool egress, uint32_t *handle, char *err, size_t errlen)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
+			    .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
+	const char *dir = egress ? "egress" : "ingress";
+	*handle = 0;
+	for (uint32_t h = GS_TC_HANDLE; h < GS_TC_HANDLE + GS_TC_PLACES; h++) {
+		DECLARE_LIBBPF_OPTS(bpf_tc_opts, d, .handle = h, .priority = GS_TC_PRIORITY);
+		char name[32];
+		uint32_t id;
+		int r;
+		if (!filter_at(f->ifindex, egress, h, &id, name, sizeof name)) {
+			if (!*handle)
+				*handle = h;
+			continue;
+		}
+		/* another tool's filter, or a running giopscope's: not ours to touch */
+		if (strncmp(name, "giop_tap_", 9) != 0 || prog_holder(id) != 0)
+			continue;
 		r = bpf_tc_detach(&hook, &d);
 		if (r)
-			return fail(err, errlen, "%s %s: cannot remove the tc filter a killed giopscope left: %s", f->name,
-				    dir, strerror(-r));
+			return fail(err, errlen, "%s %s: cannot remove the tc filter a killed giopscope left (handle 0x%x, "
+				    "pref %u): %s", f->name, dir, h, GS_TC_PRIORITY, strerror(-r));
+		fprintf(stderr, "giopscope attach: removed the tc filter a killed giopscope left on %s %s (program "
+			"%u)\n", f->name, dir, id);
+		if (!*handle)
+			*handle = h;
 	}
-	fprintf(stderr, "giopscope attach: removed the tc filter a killed giopscope left on %s %s (program %u)\n",
-		f->name, dir, q.prog_id);
+	if (!*handle)
+		return fail(err, errlen, "%s %s: giopscope's %d tc clsact places (pref %u) are all taken by running "
+			    "attaches: stop one, or use --tc-attach tcx (6.6+)", f->name, dir, GS_TC_PLACES,
+			    GS_TC_PRIORITY);
 	return 0;
 }
 
@@ -212,7 +229,8 @@ static int attach_clsact(struct gs_tc *t, const struct gs_tc_iface *f, bool egre
 {
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = f->ifindex,
 			    .attach_point = egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = fd, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, o, .prog_fd = fd, .priority = GS_TC_PRIORITY);
+	uint32_t handle;
 	int r;
 	if (t->n_filters >= GS_TC_MAX)
 		return fail(err, errlen, "too many interfaces (at most %d hooks)", GS_TC_MAX);
@@ -228,13 +246,14 @@ static int attach_clsact(struct gs_tc *t, const struct gs_tc_iface *f, bool egre
 		else if (r != -EEXIST)
 			return fail(err, errlen, "cannot add a clsact qdisc to %s: %s", f->name, strerror(-r));
 	}
-	if ((r = clear_place(f, egress, err, errlen)) != 0)
+	if ((r = find_place(f, egress, &handle, err, errlen)) != 0)
 		return r;
+	o.handle = handle;
 	r = bpf_tc_attach(&hook, &o);
 	if (r)
 		return fail(err, errlen, "cannot attach to %s %s (tc clsact): %s", f->name, egress ? "egress" : "ingress",
 			    strerror(-r));
-	t->filters[t->n_filters++] = (struct gs_tc_where){ f->ifindex, egress };
+	t->filters[t->n_filters++] = (struct gs_tc_where){ f->ifindex, egress, handle };
 	return 0;
 }
 
@@ -274,18 +293,33 @@ int gs_tc_attach(struct gs_tc *t, enum gs_tc_mode mode, const struct gs_tc_iface
 	return 0;
 }
 
+/* No filter at any of giopscope's places on the interface, either way. */
+static bool our_places_empty(int ifindex)
+{
+	for (uint32_t h = GS_TC_HANDLE; h < GS_TC_HANDLE + GS_TC_PLACES; h++)
+		for (int k = 0; k < 2; k++) {
+			char name[32];
+			uint32_t id;
+			if (filter_at(ifindex, k == 1, h, &id, name, sizeof name))
+				return false;
+		}
+	return true;
+}
+
 /* The filters and the qdiscs attach made, deleted (CAP_NET_ADMIN). */
 static void remove_filters(struct gs_tc *t)
 {
 	for (uint32_t i = 0; i < t->n_filters; i++) {
 		DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = t->filters[i].ifindex,
 				    .attach_point = t->filters[i].egress ? BPF_TC_EGRESS : BPF_TC_INGRESS);
-		DECLARE_LIBBPF_OPTS(bpf_tc_opts, d, .handle = GS_TC_HANDLE, .priority = GS_TC_PRIORITY);
+		DECLARE_LIBBPF_OPTS(bpf_tc_opts, d, .handle = t->filters[i].handle, .priority = GS_TC_PRIORITY);
 		bpf_tc_detach(&hook, &d);
 	}
 	t->n_filters = 0;
 	for (uint32_t i = 0; i < t->n_qdiscs; i++) {
 		DECLARE_LIBBPF_OPTS(bpf_tc_hook, q, .ifindex = t->qdiscs[i], .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+		if (!our_places_empty(t->qdiscs[i]))
+			continue; /* another attach came after and uses it */
 		bpf_tc_hook_destroy(&q);
 	}
 	t->n_qdiscs = 0;

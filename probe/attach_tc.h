@@ -1,9 +1,9 @@
 /* The packet tap's place on the interfaces: TCX links (kernel 6.6+), owned
  * by their file descriptors, or else tc clsact filters (older kernels),
- * which outlive the process unless taken away: they are removed on every
- * way out that runs code, and a start removes those a killed giopscope left
- * (recognised by giopscope's handle and priority, a program named
- * giop_tap_*, and no process holding that program any more). */
+ * which outlive the process unless taken away: a guard process removes them
+ * however attach ends, and a start removes those a killed giopscope and its
+ * guard left (recognised by giopscope's priority and handles, a program
+ * named giop_tap_*, and no process holding that program any more). */
 #ifndef GS_ATTACH_TC_H
 #define GS_ATTACH_TC_H
 
@@ -14,14 +14,17 @@
 /* --tc-attach */
 enum gs_tc_mode { GS_TC_AUTO, GS_TC_TCX, GS_TC_CLSACT };
 
-/* the filter's place in clsact, kept for giopscope: "gs" and 0xc1a5 */
+/* the filters' places in clsact, kept for giopscope: preference 0xc1a5,
+ * handles from "gs" (0x6773) on, one per attach running on the interface */
 #define GS_TC_HANDLE 0x6773u
+#define GS_TC_PLACES 16
 #define GS_TC_PRIORITY 0xc1a5u
 #define GS_TC_MAX 512
 
 struct gs_tc_where {
 	int ifindex;
 	bool egress;
+	uint32_t handle;
 };
 
 struct gs_tc {

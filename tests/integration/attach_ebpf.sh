@@ -522,7 +522,7 @@ scenario_cleanup() {
 # ------------------------------------------------------------------ clsact_stale
 # our_filters NS DEV: giopscope's clsact filter lines on DEV's ingress (handle 0x6773, pref 49573)
 our_filters() {
-    ip netns exec "$1" tc filter show dev "$2" ingress 2>/dev/null | grep "handle 0x6773.*giop_tap"
+    ip netns exec "$1" tc filter show dev "$2" ingress 2>/dev/null | grep "pref 49573 .*handle 0x67[78].*giop_tap"
 }
 
 scenario_clsact_stale() {

@@ -79,7 +79,6 @@ int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, v
 #include <bpf/libbpf.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 /* generated: its const-discarding cast is bpftool's, not ours */
@@ -349,27 +348,9 @@ static int load_with(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cf
 	return r;
 }
 
-/* The error of a refused program, in one line: what, why, on which kernel,
- * where the whole log is, what still works. */
-static int refused(char *err, size_t errlen, const struct gs_attach_bpf_cfg *cfg, const char *what,
-		   const struct gs_prog_verdict *v, bool tap)
-{
-	struct utsname u;
-	struct gs_load_notice note;
-	char path[512] = "", logs[600] = "";
-	if (uname(&u) != 0)
-		snprintf(u.release, sizeof u.release, "?");
-	/* as long again as the refused load, the log being written this time */
-	gs_load_notice_start(&note, "giopscope attach: loading the refused program again for its whole verifier "
-			     "log...\n");
-	if (v->program[0] && gs_load_save_log(open_object, cfg, v->program, path, sizeof path))
-		snprintf(logs, sizeof logs, "; the whole verifier log: %s", path);
-	gs_load_notice_stop(&note);
-	return fail(err, errlen, "%s%s (kernel %s)%s; %s", what, v->reason, u.release, logs,
-		    tap ? "what works without attach: `giopscope live -i IFACE` and `giopscope read` of a capture" :
-			  "`giopscope attach --check` shows what loads here; `attach --packets-only`, `live -i IFACE` "
-			  "and `read` of a capture work without the send/recv hooks");
-}
+#define WORKS_TAP "what works without attach: `giopscope live -i IFACE` and `giopscope read` of a capture"
+#define WORKS_HOOKS "`giopscope attach --check` shows what loads here; `attach --packets-only`, `live -i IFACE` " \
+		    "and `read` of a capture work without the send/recv hooks"
 
 int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,
 		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen)
@@ -420,7 +401,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 				snprintf(what, sizeof what, "no way to take the %s instants%s%s: ", s == 0 ? "send" : "recv",
 					 cfg->hooks == GS_HOOKS_AUTO ? "" : " with --hooks ",
 					 cfg->hooks == GS_HOOKS_AUTO ? "" : gs_hooks_mode_name(cfg->hooks));
-				refused(err, errlen, cfg, what, &w, false);
+				gs_load_refusal(&w, -1, open_object, cfg, what, WORKS_HOOKS, err, errlen);
 			}
 			r = -1;
 			break;
@@ -434,18 +415,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 		s = path_has(b->path[0], badp ? badp : "") ? 0 : path_has(b->path[1], badp ? badp : "") ? 1 : -1;
 		if (s < 0) {
 			gs_load_notice_stop(&note);
-			if (badp) {
-				refused(err, errlen, cfg, "", &v, true);
-			} else {
-				char w[300];
-				struct utsname u;
-				gs_load_first_warning(w, sizeof w);
-				if (uname(&u) != 0)
-					snprintf(u.release, sizeof u.release, "?");
-				fail(err, errlen, "cannot load the eBPF programs: %s%s%s (kernel %s); what works without "
-				     "attach: `giopscope live -i IFACE` and `giopscope read` of a capture", strerror(-r),
-				     w[0] ? ": " : "", w, u.release);
-			}
+			gs_load_refusal(badp ? &v : NULL, r, open_object, cfg, "", WORKS_TAP, err, errlen);
 			break;
 		}
 		/* that side's next path (a reload: the kernel said no only now) */

@@ -305,9 +305,10 @@ int gs_load_check_all(gs_load_open_fn open, const void *arg, gs_verdict_fn fn, v
 		memset(&v, 0, sizeof v);
 		snprintf(v.program, sizeof v.program, "%s", bpf_program__name(p));
 		snprintf(v.hook, sizeof v.hook, "%s", bpf_program__section_name(p));
-		v.used = true;
+		/* the opener left autoload on what attach loads (another candidate: off) */
+		v.used = bpf_program__autoload(p);
 		gs_load_alone(open, arg, v.program, &v);
-		bad += !v.loaded;
+		bad += v.used && !v.loaded;
 		fn(fnarg, &v);
 	}
 	bpf_object__close(o);
@@ -361,6 +362,34 @@ void gs_load_logs_free(struct gs_load_logs *l)
 		free(l->p[i].buf);
 	}
 	l->n = 0;
+}
+
+int gs_load_refusal(const struct gs_prog_verdict *v, int r, gs_load_open_fn open, const void *arg, const char *what,
+		    const char *works, char *err, size_t errlen)
+{
+	struct gs_load_notice note;
+	struct utsname u;
+	char path[512], logs[600] = "", why[420];
+	if (uname(&u) != 0)
+		snprintf(u.release, sizeof u.release, "?");
+	if (v) {
+		/* as long again as the refused load, the log being written this time */
+		if (v->program[0]) {
+			gs_load_notice_start(&note, "giopscope attach: loading the refused program again for its "
+					     "whole verifier log...\n");
+			if (gs_load_save_log(open, arg, v->program, path, sizeof path))
+				snprintf(logs, sizeof logs, "; the whole verifier log: %s", path);
+			gs_load_notice_stop(&note);
+		}
+		snprintf(why, sizeof why, "%s", v->reason);
+	} else {
+		char w[300];
+		gs_load_first_warning(w, sizeof w);
+		snprintf(why, sizeof why, "cannot load the eBPF programs: %.60s%s%s", strerror(r < 0 ? -r : r),
+			 w[0] ? ": " : "", w);
+	}
+	snprintf(err, errlen, "%s%s (kernel %s)%s; %s", what, why, u.release, logs, works);
+	return 2;
 }
 
 bool gs_load_save_log(gs_load_open_fn open, const void *arg, const char *name, char *path, size_t len)

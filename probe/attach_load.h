@@ -104,6 +104,14 @@ struct gs_load_notice {
 void gs_load_notice_start(struct gs_load_notice *n, const char *text);
 void gs_load_notice_stop(struct gs_load_notice *n);
 
+/* The one-line error of a failed load: `what` (a prefix: "--sched: "), the
+ * program the kernel refused and why in words (v; NULL when the failure was
+ * not a program's: libbpf's first warning then), the kernel (uname -r), the
+ * file the whole verifier log was saved to (the program loaded alone again
+ * through open/arg), then `works` (what still works).  Returns 2. */
+int gs_load_refusal(const struct gs_prog_verdict *v, int r, gs_load_open_fn open, const void *arg, const char *what,
+		    const char *works, char *err, size_t errlen);
+
 /* "1 000 001": a count as the messages write it */
 const char *gs_load_count(int64_t n, char *buf, size_t len);
 

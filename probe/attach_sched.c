@@ -118,6 +118,40 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+struct check_arg {
+	const uint32_t *tgids;
+	uint32_t n;
+};
+
+static struct bpf_object *open_object(const void *arg);
+
+/* The skeleton's load with a verifier log per program: a refusal is said
+ * in words (the program, why, the kernel, the saved log).  0 or 2. */
+static int load(struct sched_bpf *skel, const uint32_t *tgids, uint32_t n, char *err, size_t errlen)
+{
+	struct check_arg c = { tgids, n };
+	struct gs_load_logs logs;
+	struct gs_prog_verdict v;
+	libbpf_print_fn_t was;
+	bool prog;
+	int r;
+	if (gs_load_logs_set(&logs, skel->obj) != 0) {
+		gs_load_logs_free(&logs);
+		snprintf(err, errlen, "out of memory");
+		return 2;
+	}
+	was = gs_load_warnings_begin();
+	r = sched_bpf__load(skel);
+	libbpf_set_print(was);
+	memset(&v, 0, sizeof v);
+	prog = r && gs_load_logs_refused(&logs, r, &v) != NULL;
+	gs_load_logs_free(&logs);
+	if (!r)
+		return 0;
+	return gs_load_refusal(prog ? &v : NULL, r, open_object, &c, "--sched: ",
+			       "attach without --sched works", err, errlen);
+}
+
 int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint32_t n, struct gs_tlog *log,
 			char *err, size_t errlen)
 {
@@ -151,10 +185,8 @@ int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint
 		p->skel->rodata->tgids[i] = tgids[i];
 	/* wake the reader when a quarter of the ring waits */
 	p->skel->rodata->wake_bytes = bpf_map__max_entries(p->skel->maps.sched_events) / 4;
-	if ((r = sched_bpf__load(p->skel)) != 0) {
-		snprintf(err, errlen, "--sched: cannot load the scheduler probes: %s", strerror(-r));
+	if ((r = load(p->skel, tgids, n, err, errlen)) != 0)
 		goto fail;
-	}
 	if ((r = sched_bpf__attach(p->skel)) != 0) {
 		snprintf(err, errlen, "--sched: cannot attach to sched_switch/sched_wakeup (tp_btf): %s", strerror(-r));
 		goto fail;
@@ -213,10 +245,6 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 	free(p);
 }
 
-struct check_arg {
-	const uint32_t *tgids;
-	uint32_t n;
-};
 
 /* the object as gs_sched_probe_open configures it, from the skeleton's bytes */
 static struct bpf_object *open_object(const void *arg)

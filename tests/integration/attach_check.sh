@@ -2,7 +2,8 @@
 # tests/integration/attach_check.sh -- `giopscope attach --check`: will attach load here, with a
 # margin? For every mode of attach (default, --packets-only, each --hooks value, --syscall-hooks,
 # --map-fcache 0 and 1, --sched, --orb omniorb, --tc-attach clsact and tcx), on a running
-# omniORB server (bench_server on 127.0.0.1):
+# omniORB server (bench_server on 127.0.0.1), and on a process that maps libssl (python3 with
+# its ssl module: attach would load the TLS probes, whose rows must then be there):
 #
 #   check      `attach --pid SERVER --check --format jsonl MODE`: every line is an object with
 #              program, hook, loaded, verified_insns, limit (1000000), used; the exit status is 0
@@ -50,12 +51,13 @@ if [ ! -x "$SERVER" ]; then
 fi
 
 WORK=$(mktemp -d /tmp/gs-check.XXXXXX) || exit 2
-SRV_PID=""
+SRV_PID="" TLS_PID=""
 cleanup() {
-    if [ -n "$SRV_PID" ]; then
-        kill -TERM "$SRV_PID" 2>/dev/null
-        wait "$SRV_PID" 2>/dev/null
-    fi
+    local p
+    for p in $SRV_PID $TLS_PID; do
+        kill -TERM "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
     rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -69,6 +71,9 @@ for _ in $(seq 1 100); do
     sleep 0.1
 done
 [ -s "$WORK/echo.ior" ] || { echo "FAIL setup: bench_server did not start: $(tail -3 "$WORK/server.log")"; exit 1; }
+# a process mapping libssl.so.3 (attach's TLS probes load for it)
+python3 -c 'import ssl, time; time.sleep(600)' &
+TLS_PID=$!
 
 SC_NOTE=""
 
@@ -117,11 +122,13 @@ scenario_check() {
     sc_begin check
     local -a modes=("" "--packets-only" "--hooks auto" "--hooks tracepoint" "--hooks fentry" "--hooks kprobe"
                     "--hooks syscalls" "--syscall-hooks" "--map-fcache 0" "--map-fcache 1" "--sched"
-                    "--orb omniorb" "--tc-attach clsact" "--tc-attach tcx")
-    local mode rc out notes=""
+                    "--orb omniorb" "--tc-attach clsact" "--tc-attach tcx" "tls")
+    local mode rc out notes="" pid
     for mode in "${modes[@]}"; do
+        pid=$SRV_PID
+        [ "$mode" = tls ] && pid=$TLS_PID
         # shellcheck disable=SC2086  # a mode is an option and its value
-        timeout 120 "$GIOPSCOPE" attach --pid "$SRV_PID" --check --format jsonl $mode \
+        timeout 120 "$GIOPSCOPE" attach --pid "$pid" --check --format jsonl ${mode#tls} \
             >"$SC_DIR/rows.jsonl" 2>"$SC_DIR/err.log"
         rc=$?
         cp "$SC_DIR/rows.jsonl" "$SC_DIR/rows_${mode// /_}.jsonl"
@@ -137,6 +144,9 @@ scenario_check() {
                 notes="$notes ${mode#--hooks } refused;" ;;
             *:REFUSED*) err "--check ${mode:-(default)}: a program attach would use is refused" "$out" ;;
         esac
+        if [ "$mode" = tls ] && ! grep -q '"program":"gs_ssl_write"' "$SC_DIR/rows.jsonl"; then
+            err "--check on a process mapping libssl: no row of the TLS probes" "$out"
+        fi
         echo "# --check ${mode:-(default)}: exit $rc: $out" >>"$SC_DIR/commands.log"
     done
     # attach's own choice (--hooks auto, the default) loads: checked above as a mode that must

@@ -1,4 +1,5 @@
 #include "attach_check.h"
+#include "verifier_log.h"
 
 #include "../analysis/sink_pairs.h"
 
@@ -27,8 +28,8 @@ void gs_check_row(void *arg, const struct gs_prog_verdict *v)
 	}
 	fprintf(o->f, "%-20s %-28s %-8s", v->program, v->hook, v->loaded ? "loaded" : "REFUSED");
 	if (v->insns >= 0)
-		fprintf(o->f, " %9s of %s insns", gs_load_count(v->insns, n1, sizeof n1),
-			gs_load_count(GS_VERIFIER_LIMIT, n2, sizeof n2));
+		fprintf(o->f, " %9s of %s insns", gs_vlog_count(v->insns, n1, sizeof n1),
+			gs_vlog_count(GS_VERIFIER_LIMIT, n2, sizeof n2));
 	fprintf(o->f, "%s", v->used ? "  (attach uses it)" : "");
 	if (!v->loaded)
 		fprintf(o->f, ": %s", v->reason);

@@ -1,25 +1,10 @@
 #include "attach_load.h"
+#include "verifier_log.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-
-const char *gs_load_count(int64_t n, char *buf, size_t len)
-{
-	char digits[32];
-	size_t nd, o = 0;
-	if (n < 0)
-		n = 0;
-	nd = (size_t)snprintf(digits, sizeof digits, "%lld", (long long)n);
-	for (size_t i = 0; i < nd && o + 2 < len; i++) {
-		if (i && (nd - i) % 3 == 0)
-			buf[o++] = ' ';
-		buf[o++] = digits[i];
-	}
-	buf[o < len ? o : len - 1] = '\0';
-	return buf;
-}
 
 static void *notice_wait(void *arg)
 {
@@ -130,53 +115,6 @@ void gs_load_first_warning(char *out, size_t len)
 	}
 }
 
-static int64_t processed(const char *log)
-{
-	const char *p = log ? strstr(log, "processed ") : NULL;
-	const char *last = NULL;
-	/* the statistics line comes last; a "Processed" of the too-large line is capitalised */
-	for (; p; p = strstr(p + 1, "processed "))
-		last = p;
-	if (!last)
-		return -1;
-	return strtoll(last + 10, NULL, 10);
-}
-
-static bool stats_line(const char *s, size_t n)
-{
-	static const char *const pre[] = { "verification time", "stack depth", "processed ", "mark_read" };
-	for (size_t i = 0; i < sizeof pre / sizeof *pre; i++)
-		if (n >= strlen(pre[i]) && strncmp(s, pre[i], strlen(pre[i])) == 0)
-			return true;
-	return false;
-}
-
-/* The last two lines of the log that are not its statistics: the verifier's reason. */
-static void reason_lines(const char *log, char *out, size_t len)
-{
-	const char *end = log + strlen(log), *lines[2] = { NULL, NULL };
-	size_t lens[2] = { 0, 0 };
-	int got = 0;
-	while (end > log && got < 2) {
-		const char *e = end, *s;
-		while (e > log && e[-1] == '\n')
-			e--;
-		s = e;
-		while (s > log && s[-1] != '\n')
-			s--;
-		if (e > s && !stats_line(s, (size_t)(e - s))) {
-			lines[1 - got] = s;
-			lens[1 - got] = (size_t)(e - s);
-			got++;
-		}
-		end = s;
-	}
-	out[0] = '\0';
-	for (int i = 0; i < 2; i++)
-		if (lines[i])
-			snprintf(out + strlen(out), len - strlen(out), "%s%.*s", out[0] ? "; " : "", (int)lens[i], lines[i]);
-}
-
 void gs_load_verdict(struct gs_prog_verdict *v, const struct bpf_program *prog, int err, const char *log)
 {
 	char n1[32], why[300];
@@ -192,16 +130,16 @@ void gs_load_verdict(struct gs_prog_verdict *v, const struct bpf_program *prog, 
 			v->insns = info.verified_insns;
 	}
 	if (v->insns < 0)
-		v->insns = processed(log);
+		v->insns = gs_vlog_insns(log);
 	if (err == 0)
 		return;
-	if ((log && strstr(log, "BPF program is too large")) || err == -E2BIG) {
+	if (gs_vlog_too_large(log) || err == -E2BIG) {
 		snprintf(v->reason, sizeof v->reason, "the verifier gave up on %s after %s instructions; the limit is %s",
-			 v->program, gs_load_count(v->insns, n1, sizeof n1), "1 000 000");
+			 v->program, gs_vlog_count(v->insns, n1, sizeof n1), "1 000 000");
 		return;
 	}
 	if (log && *log) {
-		reason_lines(log, why, sizeof why);
+		gs_vlog_reason(log, why, sizeof why);
 		if (why[0]) {
 			snprintf(v->reason, sizeof v->reason, "the verifier refused %s: %s", v->program, why);
 			return;
@@ -332,19 +270,12 @@ int gs_load_logs_set(struct gs_load_logs *l, struct bpf_object *o)
 	return 0;
 }
 
-static bool has_reason(const char *log)
-{
-	char why[8];
-	reason_lines(log, why, sizeof why);
-	return why[0] != '\0';
-}
-
 struct bpf_program *gs_load_logs_refused(const struct gs_load_logs *l, int err, struct gs_prog_verdict *v)
 {
 	unsigned i = l->n, bad;
 	while (i > 0 && !l->p[i - 1].buf[0])
 		i--;
-	if (i > 0 && has_reason(l->p[i - 1].buf))
+	if (i > 0 && gs_vlog_has_reason(l->p[i - 1].buf))
 		bad = i - 1;    /* the verifier said why */
 	else if (i < l->n && (i > 0 || err == -EPERM || err == -ESRCH || err == -ENOENT || err == -EOPNOTSUPP))
 		bad = i;        /* the one after the last loaded: refused before the verifier ran */

@@ -112,7 +112,5 @@ void gs_load_notice_stop(struct gs_load_notice *n);
 int gs_load_refusal(const struct gs_prog_verdict *v, int r, gs_load_open_fn open, const void *arg, const char *what,
 		    const char *works, char *err, size_t errlen);
 
-/* "1 000 001": a count as the messages write it */
-const char *gs_load_count(int64_t n, char *buf, size_t len);
 
 #endif

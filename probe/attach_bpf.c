@@ -518,31 +518,36 @@ int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, v
 	 * first that loads and whose hook the kernel has is attach's */
 	for (int s = 0; s < 2 && cfg->syscalls; s++) {
 		const struct gs_hook_path *paths = gs_hook_paths((enum gs_hook_side)s);
+		/* a side's rows, written once it is known which path attach takes */
+		struct gs_prog_verdict pv[2 * GS_HOOK_PATHS];
 		bool chosen = false;
-		int tried = 0;
+		int tried = 0, n = 0;
 		for (int i = 0; i < GS_HOOK_PATHS; i++) {
-			struct gs_prog_verdict pv[2];
 			char why[300];
 			bool have, ok = true;
-			int n = 0;
+			int first = n;
 			if (!gs_hooks_mode_takes(cfg->hooks, paths[i].kind) || !path_in_object(names, &paths[i]))
 				continue;
 			tried++;
 			have = gs_hook_probe(&env, &paths[i], why, sizeof why);
 			for (int k = 0; k < 2 && paths[i].prog[k]; k++, n++) {
-				check_one(cfg, paths[i].prog[k], paths[i].hook[k], false, &pv[k]);
-				if (pv[k].loaded && !have) {
+				check_one(cfg, paths[i].prog[k], paths[i].hook[k], false, &pv[n]);
+				if (pv[n].loaded && !have) {
 					/* it loads, but the kernel has nothing to attach it to */
-					pv[k].loaded = false;
-					snprintf(pv[k].reason, sizeof pv[k].reason, "%s", why);
+					pv[n].loaded = false;
+					snprintf(pv[n].reason, sizeof pv[n].reason, "%s", why);
 				}
-				ok = ok && pv[k].loaded;
+				ok = ok && pv[n].loaded;
 			}
-			for (int k = 0; k < n; k++) {
+			for (int k = first; k < n; k++)
 				pv[k].used = ok && !chosen;
-				fn(arg, &pv[k]);
-			}
 			chosen = chosen || ok;
+		}
+		/* no path loads: attach would try each of them, and fail */
+		for (int k = 0; k < n; k++) {
+			if (!chosen)
+				pv[k].used = true;
+			fn(arg, &pv[k]);
 		}
 		if (!chosen) {
 			bad++;

@@ -7,6 +7,8 @@ void gs_check_row(void *arg, const struct gs_prog_verdict *v)
 {
 	struct gs_check_out *o = arg;
 	char n1[32], n2[32];
+	if (!v->used && !o->all)
+		return;
 	o->rows++;
 	if (o->jsonl) {
 		fputs("{\"program\":", o->f);

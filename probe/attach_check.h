@@ -10,6 +10,7 @@
 struct gs_check_out {
 	FILE *f;
 	bool jsonl;
+	bool all;                 /* --check-all: the send/recv candidates attach would not use too */
 	unsigned rows;
 };
 

@@ -50,6 +50,7 @@ struct attach_opts {
 	const char *hooks_opt;       /* which of the two said it (NULL: neither) */
 	enum gs_tc_mode tc;          /* --tc-attach */
 	bool check;                  /* --check */
+	bool check_all;              /* --check-all */
 	uint64_t ring_bytes;
 	uint64_t map_flows;
 	uint64_t map_fcache;
@@ -187,6 +188,9 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 			break;
 		case GS_O_CHECK:
 			a->check = true;
+			break;
+		case GS_O_CHECK_ALL:
+			a->check = a->check_all = true;
 			break;
 		case GS_O_IDLE_READER:
 			a->idle_reader = true;
@@ -377,7 +381,7 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 static int run_check(struct attach_ctx *x, const struct attach_opts *a, const struct gs_attach_bpf_cfg *cfg,
 		     const struct gs_session_opts *so)
 {
-	struct gs_check_out o = { stdout, false, 0 };
+	struct gs_check_out o = { stdout, false, a->check_all, 0 };
 	char err[512];
 	int refused;
 	if (so->format && strcmp(so->format, "text") != 0 && strcmp(so->format, "jsonl") != 0)

@@ -61,10 +61,12 @@ const struct gs_option gs_options[] = {
 	  { { A, "MODE", "how the packet tap goes on the interfaces: auto (default), tcx\n"
 			 "(links, kernel 6.6+), clsact (tc filters, removed at exit)", 23 } } },
 	{ "check", 0, no_argument, GS_O_CHECK, A,
-	  { { A, NULL, "load every program this attach would use (and each send/recv\n"
-		       "candidate) one by one, attach nothing; one line each: loaded or\n"
-		       "the kernel's reason, verified instructions (--format jsonl);\n"
-		       "exit 0 when attach would load, 1 if not", 23 } } },
+	  { { A, NULL, "load every program this attach would use one by one, attach\n"
+		       "nothing; one line each: loaded or the kernel's reason, verified\n"
+		       "instructions (--format jsonl); exit 0 when attach would load, 1 if not", 23 } } },
+	{ "check-all", 0, no_argument, GS_O_CHECK_ALL, A,
+	  { { A, NULL, "--check, and a line for every send/recv path the kernel could\n"
+		       "be asked for (--hooks), used or not", 23 } } },
 	{ "sched", 0, no_argument, GS_O_SCHED, A,
 	  { { A, NULL, "split each call's server (client) time into on-CPU, run queue and\n"
 		       "blocked (sched_switch/sched_wakeup; --pid or --comm, 16 processes)", 23 } } },

@@ -155,6 +155,19 @@ scenario_check() {
 import json, sys
 print(" ".join(o["program"] for o in map(json.loads, open(sys.argv[1])) if o.get("used")))' \
         "$SC_DIR/rows_.jsonl" 2>/dev/null)
+    # --check shows what attach would use, --check-all every candidate too: the same used rows
+    timeout 120 "$GIOPSCOPE" attach --pid "$SRV_PID" --check-all --format jsonl >"$SC_DIR/rows_all.jsonl" 2>/dev/null
+    if ! python3 -c '
+import json, sys
+used = [json.loads(l) for l in open(sys.argv[1])]
+every = [json.loads(l) for l in open(sys.argv[2])]
+ok = all(o["used"] for o in used)
+ok = ok and [o["program"] for o in every if o["used"]] == [o["program"] for o in used]
+ok = ok and len(every) > len(used)
+sys.exit(0 if ok else 1)' "$SC_DIR/rows_.jsonl" "$SC_DIR/rows_all.jsonl"; then
+        err "--check shows a row attach would not use, or --check-all not every candidate" \
+            "$(cat "$SC_DIR/rows_.jsonl")" "$(cat "$SC_DIR/rows_all.jsonl")"
+    fi
     SC_NOTE="auto: $out; margin $MARGIN;$notes"
     sc_end
 }

@@ -14,6 +14,12 @@ LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 .DEFAULT_GOAL := all
 # Optional parts add to PROBE_EXTRA, LDLIBS_EXTRA and their own rules.
 -include ebpf/ebpf.mk
+# attach's loader parts that use libbpf but no skeleton (probing the kernel,
+# tc attach, the verifier's verdicts): libbpf's headers and GS_HAVE_EBPF too
+ifneq ($(GS_EBPF_SKELS),)
+GS_LIBBPF_USERS := $(BUILD)/obj/probe/attach_load.o $(BUILD)/obj/probe/attach_hooks.o $(BUILD)/obj/probe/attach_tc.o
+$(GS_LIBBPF_USERS): CFLAGS_ALL += -DGS_HAVE_EBPF
+endif
 -include probe/dpdk/dpdk.mk
 
 # The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
@@ -64,7 +70,7 @@ LIB_SRCS := $(DECODERS) $(ANALYSIS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
 # the parts of probe/ the unit tests exercise (they need only libc and the library)
-PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/options.c probe/privdrop.c probe/metrics.c probe/merge_out.c probe/pcap_walk.c \
+PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/verifier_log.c probe/options.c probe/privdrop.c probe/metrics.c probe/merge_out.c probe/pcap_walk.c \
                 probe/attach_times.c
 PROBE_TESTED_OBJS := $(PROBE_TESTED:%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

@@ -40,6 +40,9 @@
 #             are all seen; exit 0. `--ring-size 4k` is refused.
 #   iface_gone  the veth deleted under `attach -i VETH` (one line, exit 2, what it saw written)
 #             and under `attach` on every interface (one line, goes on with lo).
+#   clsact_stale `attach --tc-attach clsact` (whatever TC_ATTACH says) and its guard both killed
+#             with SIGKILL leave its filter on lo (checked: the test can see it); the next
+#             attach says it removed it, and after its SIGINT no filter of ours is on lo.
 #   drop_user `attach -Z nobody`: an unknown user is exit 2, one line; -o where only root may
 #             write is refused (opened after the switch) and nothing stays attached; while it
 #             runs /proc/PID/status shows nobody's ids and no capability, every call of a client
@@ -48,12 +51,15 @@
 # Every scenario runs on either path of the send/recv instants: the default (the socket
 # layer's tracepoints; while attach runs, `bpftool perf` must show no program of it on a
 # syscall tracepoint) or, with HOOKS=syscalls, the fallback (`attach --syscall-hooks`);
-# attach's first line must name the path.
+# attach's first line must name the path. With TC_ATTACH=clsact (or tcx) every attach gets
+# `--tc-attach TC_ATTACH` and its first line must say `tc attach: TC_ATTACH`: the same calls
+# and checks on tc clsact filters as on TCX links (cleanup: no filter, no clsact qdisc left).
 #
 # usage: tests/integration/attach_ebpf.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), BOUND_US (1000), TOL_NS (1000000), GAP_SWAP_US (20),
 #   GAP_SWAP_MAX (1), FCACHE (unset: attach's default direct-mapped framing table),
-#   HOOKS (socket, the default, or syscalls),
+#   HOOKS (socket, the default, syscalls, or any: the path attach picks on this kernel, e.g.
+#   fentry on 6.1, only its first line checked), TC_ATTACH (unset: attach's choice; tcx, clsact),
 #   KEEP_DIR (keep every scenario's files there), FAIL_DIR (default /tmp/gs-failing)
 # Prints "PASS name" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a failure,
 # 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
@@ -92,12 +98,20 @@ FC_ARGS=()
 if [ -n "${FCACHE:-}" ]; then
     FC_ARGS=(--map-fcache "$FCACHE")
 fi
-ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user"
+ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user clsact_stale"
 HOOKS=${HOOKS:-socket}
 case "$HOOKS" in
     socket) HOOK_ARGS=() HOOK_LINE="send/recv instants: tcp_sendmsg_locked + sock_recv_length" ;;
     syscalls) HOOK_ARGS=(--syscall-hooks) HOOK_LINE="send/recv instants: syscalls (fallback)" ;;
-    *) echo "attach_ebpf: HOOKS is socket or syscalls, not $HOOKS" >&2; exit 2 ;;
+    # whatever attach chooses on this kernel (fentry on 6.1, ...): its line, no bpftool perf check
+    any) HOOK_ARGS=() HOOK_LINE="send/recv instants: " ;;
+    *) echo "attach_ebpf: HOOKS is socket, syscalls or any, not $HOOKS" >&2; exit 2 ;;
+esac
+TC_ATTACH=${TC_ATTACH:-}
+case "$TC_ATTACH" in
+    "") ;;
+    tcx|clsact) HOOK_ARGS+=(--tc-attach "$TC_ATTACH") ;;
+    *) echo "attach_ebpf: TC_ATTACH is tcx or clsact, not $TC_ATTACH" >&2; exit 2 ;;
 esac
 
 . tests/lib/common.sh
@@ -149,7 +163,7 @@ start_attach() {
         shift 2
     fi
     local -a hk=("${HOOK_ARGS[@]}")
-    case " $* " in *" --packets-only "*) hk=() ;; esac
+    case " $* " in *" --packets-only "*) hk=(); [ -n "$TC_ATTACH" ] && hk=(--tc-attach "$TC_ATTACH") ;; esac
     echo "# attach:$(printf ' %q' "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@")" >>"$SC_DIR/commands.log"
     "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@" 2>"$log" &
     ATT_PID=$!
@@ -172,11 +186,16 @@ start_attach() {
 check_hooks() {
     local line out
     line=$(grep -m1 "^giopscope attach: following" "$1")
+    if [ -n "$TC_ATTACH" ] && [[ "$line" != *"tc attach: $TC_ATTACH"* ]]; then
+        err "attach's first line does not say \"tc attach: $TC_ATTACH\"" "$line"
+        return 1
+    fi
     case "$line" in
         *"(packets only)"*) return 0 ;;
         *"$HOOK_LINE"*) ;;
         *) err "attach's first line does not say \"$HOOK_LINE\"" "$line"; return 1 ;;
     esac
+    [ "$HOOKS" = any ] && return 0
     if ! out=$(bpftool -j perf 2>&1 | python3 -c '
 import json, sys
 pid, mode = int(sys.argv[1]), sys.argv[2]
@@ -497,6 +516,52 @@ scenario_cleanup() {
         ns_stop "$SRV_PID" TERM 20
         SC_NOTE="SIGINT, SIGTERM, SIGHUP, SIGKILL: no program, link or tc filter left"
     fi
+    sc_end
+}
+
+# ------------------------------------------------------------------ clsact_stale
+# our_filters NS DEV: giopscope's clsact filter lines on DEV's ingress (handle 0x6773, pref 49573)
+our_filters() {
+    ip netns exec "$1" tc filter show dev "$2" ingress 2>/dev/null | grep "pref 49573 .*handle 0x67[78].*giop_tap"
+}
+
+scenario_clsact_stale() {
+    sc_begin clsact_stale
+    local guard left tc_was=$TC_ATTACH
+    local -a hooks_was=("${HOOK_ARGS[@]}")
+    # clsact whatever TC_ATTACH says: the scenario is about its filters
+    if [ "$TC_ATTACH" != clsact ]; then
+        TC_ATTACH=clsact
+        HOOK_ARGS+=(--tc-attach clsact)
+    fi
+    if start_server "$NS_SRV" "$NS_SRV_IP4" &&
+            start_attach "$SC_DIR/attach_1.log" --in "$NS_SRV" --port "$PORT" -i lo -q \
+                -o "$SC_DIR/out_1.txt"; then
+        [ -n "$(our_filters "$NS_SRV" lo)" ] || err "no clsact filter of attach on lo while it ran"
+        # attach and its guard (the child that removes the filters when attach dies) both gone:
+        # what a kill -9 of the process group leaves
+        guard=$(pgrep -P "$ATT_PID" -f giopscope | head -1)
+        [ -n "$guard" ] || err "attach --tc-attach clsact has no guard child"
+        [ -n "$guard" ] && kill -KILL "$guard" 2>/dev/null
+        stop_attach KILL
+        sleep 0.3
+        left=$(our_filters "$NS_SRV" lo)
+        [ -n "$left" ] || err "attach and its guard SIGKILLed left no filter: the next start has nothing to remove"
+        if start_attach "$SC_DIR/attach_2.log" --in "$NS_SRV" --port "$PORT" -i lo -q -o "$SC_DIR/out_2.txt"; then
+            grep -q "removed the tc filter a killed giopscope left on lo ingress" "$SC_DIR/attach_2.log" ||
+                err "the next attach did not say it removed the stale filter" "$(head -3 "$SC_DIR/attach_2.log")"
+            [ "$(our_filters "$NS_SRV" lo | grep -c .)" = 1 ] || err "not exactly one filter of ours on lo" \
+                "$(ip netns exec "$NS_SRV" tc filter show dev lo ingress)"
+            stop_attach INT
+            [ "$ATT_RC" = 0 ] || err "attach after SIGINT: exit $ATT_RC"
+            sleep 0.2
+            left=$(ip netns exec "$NS_SRV" tc filter show dev lo ingress 2>/dev/null)
+            [ -z "$left" ] || err "a filter is left on lo after SIGINT" "$left"
+            SC_NOTE="a filter a SIGKILLed attach+guard left was removed by the next start; none after its SIGINT"
+        fi
+    fi
+    ns_stop "$SRV_PID" TERM 20
+    TC_ATTACH=$tc_was HOOK_ARGS=("${hooks_was[@]}")
     sc_end
 }
 

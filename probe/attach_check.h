@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* `giopscope attach --check`: one line per program, text or JSON lines. */
 #ifndef GS_ATTACH_CHECK_H
 #define GS_ATTACH_CHECK_H

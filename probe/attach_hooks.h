@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Where attach takes the send and recv instants: the paths of each side,
  * best first, and what the kernel has of them (probed cheaply, from its BTF
  * and sysfs, before anything is loaded).  The send and the recv side are

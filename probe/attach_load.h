@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Loading eBPF objects with a verifier log per program: which program the
  * kernel refused and why, in words, and how many instructions the verifier
  * went through (attach's errors and `attach --check`).  Generic over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The packet tap's place on the interfaces: TCX links (kernel 6.6+), owned
  * by their file descriptors, or else tc clsact filters (older kernels),
  * which outlive the process unless taken away: a guard process removes them

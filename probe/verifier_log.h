@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What the kernel's verifier log says (text only, no libbpf: unit tested):
  * the instructions it went through, whether it gave up at its limit, and
  * its reason for refusing a program. */

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_check.sh -- `giopscope attach --check`: will attach load here, with a
 # margin? For every mode of attach (default, --packets-only, each --hooks value, --syscall-hooks,
 # --map-fcache 0 and 1, --sched, --orb omniorb, --tc-attach clsact and tcx), on a running
@@ -38,29 +39,17 @@ ALL="check error"
 . tests/lib/scenario.sh
 sc_want attach_check "$ALL" "$@"
 
-skip() { echo "SKIP: $*"; exit 77; }
-[ "$(id -u)" = 0 ] || skip "not root (eBPF needs it)"
-command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
-[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-[ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"
-if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
-    skip "$GIOPSCOPE was built without eBPF"
-fi
+. tests/lib/common.sh
+attach_require python3
 if [ ! -x "$SERVER" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
 fi
 
 WORK=$(mktemp -d /tmp/gs-check.XXXXXX) || exit 2
 SRV_PID="" TLS_PID=""
-cleanup() {
-    local p
-    for p in $SRV_PID $TLS_PID; do
-        kill -TERM "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck disable=SC2034  # read by work_cleanup (tests/lib/common.sh)
+WORK_PID_VARS="SRV_PID TLS_PID" WORK_KILL_SIG=TERM
+trap work_cleanup EXIT
 
 # the omniORB server --orb needs (a process mapping libomniORB4)
 "$SERVER" -ORBendPoint "giop:tcp:127.0.0.1:$PORT" -o "$WORK/echo.ior" -d "$WORK/dead.ior" \

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_ebpf_clsact.sh -- attach_ebpf.sh's scenarios that depend on how the
 # packet tap is attached, with `attach --tc-attach clsact` (tc clsact filters, the way for
 # kernels before 6.6) instead of TCX links: netns (the same calls as `read` of tcpdump's

@@ -7,10 +7,12 @@
 #     WORK_PID_VARS="ATT_PID HOG_PIDS"   # variables holding the ids of processes to kill
 #     NS_CLEANUP_HOOK=work_cleanup       # (tests/lib/netns.sh) or: trap work_cleanup EXIT
 #
-# work_cleanup kills, by id, every process named in the variables of WORK_PID_VARS (KILL, then
-# waits for it: they are the script's own children), then removes WORK. Nothing is killed by name.
+# work_cleanup kills, by id, every process named in the variables of WORK_PID_VARS (the signal
+# WORK_KILL_SIG, KILL unless set, then waits for it: they are the script's own children), then
+# removes WORK. Nothing is killed by name.
 
 : "${WORK_PID_VARS:=}"
+: "${WORK_KILL_SIG:=KILL}"
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -18,7 +20,7 @@ work_cleanup() {
     local v p
     for v in $WORK_PID_VARS; do
         for p in ${!v}; do
-            kill -KILL "$p" 2>/dev/null
+            kill -s "$WORK_KILL_SIG" "$p" 2>/dev/null
             wait "$p" 2>/dev/null
         done
     done

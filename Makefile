@@ -187,7 +187,7 @@ check-build-config:
 
 # The include graph against the data flow (tests/check_layers.py): no import circle, no include
 # from a layer to one above it. Not in make check yet: the engine's stages still include its
-# shared state (analysis/engine_impl.h); ebpf/ programs are not read (being split).
+# shared state (analysis/engine_impl.h).
 .PHONY: check-layers
 check-layers:
 	@tests/check_layers.py --quiet

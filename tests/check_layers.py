@@ -4,9 +4,8 @@
 
     tests/check_layers.py [--dot FILE] [--quiet]
 
-Reads every quoted #include of the C sources and headers of decoders/, analysis/, probe/,
-bench/ and tests/ (ebpf/ only as headers others include: its programs are being split and
-are not checked yet). A module is a file's path without its extension (a private header
+Reads every quoted #include of the C sources and headers of ebpf/, decoders/, analysis/,
+probe/, bench/ and tests/. A module is a file's path without its extension (a private header
 NAME_impl.h is NAME's). Two rules, and the status says whether the tree keeps them:
 
   - no import circle: no module reaches itself through the includes of its files;
@@ -44,7 +43,7 @@ LAYERS = [
     ("bench/*", 14),
     ("tests/*", 14),
 ]
-ROOTS = ["decoders", "analysis", "probe", "bench", "tests"]
+ROOTS = ["ebpf", "decoders", "analysis", "probe", "bench", "tests"]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
@@ -69,7 +68,7 @@ def sources(top):
     for root in ROOTS:
         for d, _, files in os.walk(os.path.join(top, root)):
             for f in files:
-                if f.endswith((".c", ".h")) and not f.endswith(".bpf.c"):
+                if f.endswith((".c", ".h")):
                     out.append(os.path.relpath(os.path.join(d, f), top))
     return sorted(out)
 

@@ -16,6 +16,18 @@ LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 -include ebpf/ebpf.mk
 -include probe/dpdk/dpdk.mk
 
+# --metrics-web-config's TLS and basic auth: OpenSSL 3 and libcrypt (libxcrypt's bcrypt), where
+# pkg-config finds both (Debian: libssl-dev, libcrypt-dev; scripts/install-deps.sh's build set).
+# Optional: with OPENSSL=0, or without them, a web configuration asking for TLS or users is refused
+# in one line, and everything else builds and runs as before.
+OPENSSL ?= auto
+ifneq ($(OPENSSL),0)
+ifneq ($(shell pkg-config --exists openssl libcrypt 2>/dev/null && echo yes),)
+GS_WEB_CFLAGS := -DGS_HAVE_OPENSSL $(shell pkg-config --cflags openssl libcrypt 2>/dev/null)
+LDLIBS_WEB := $(shell pkg-config --libs openssl libcrypt 2>/dev/null)
+endif
+endif
+
 # The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
 # was found of the optional parts (DPDK, eBPF; detected above each time make starts). It is
 # written here, when make starts, only when its text changes, and every object and binary
@@ -37,6 +49,8 @@ LDLIBS_EXTRA = $(LDLIBS_EXTRA)
 DPDK = $(DPDK)
 DPDK_FOUND = $(if $(GS_DPDK_SRCS),yes $(shell pkg-config --modversion libdpdk 2>/dev/null),no)
 DPDK_CFLAGS = $(GS_DPDK_CFLAGS)
+OPENSSL = $(OPENSSL)
+OPENSSL_FOUND = $(if $(LDLIBS_WEB),yes $(shell pkg-config --modversion openssl 2>/dev/null),no)
 EBPF = $(EBPF)
 EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
 endef
@@ -64,7 +78,7 @@ LIB_SRCS := $(DECODERS) $(ANALYSIS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
 # the parts of probe/ the unit tests exercise (they need only libc and the library)
-PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/options.c probe/privdrop.c probe/metrics.c probe/web_config.c probe/merge_out.c probe/pcap_walk.c \
+PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/options.c probe/privdrop.c probe/metrics.c probe/metrics_http.c probe/metrics_tls.c probe/metrics_auth.c probe/metrics_web.c probe/web_config.c probe/merge_out.c probe/pcap_walk.c \
                 probe/attach_times.c
 PROBE_TESTED_OBJS := $(PROBE_TESTED:%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -129,13 +143,14 @@ $(BUILD)/gen/orb_profiles.h: $(GS_ORB_PROFILES) scripts/orb_profiles.sh
 	scripts/orb_profiles.sh $(GS_ORB_PROFILES) > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/probe/attach_orb.o: $(BUILD)/gen/orb_profiles.h
 $(BUILD)/obj/probe/attach_orb.o: CFLAGS_ALL += -I$(BUILD)/gen
+$(BUILD)/obj/probe/metrics_tls.o $(BUILD)/obj/probe/metrics_auth.o: CFLAGS_ALL += $(GS_WEB_CFLAGS)
 
 $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
-	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) -pthread $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDLIBS_WEB) -pthread $(LDFLAGS)
 
 $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 	@rm -f $@
@@ -143,7 +158,7 @@ $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a $(wildcard tests/unit/*.h) $(GS_CONFIG)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a -lcmocka $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a -lcmocka $(LDLIBS_WEB) $(LDFLAGS)
 
 check: deps
 	$(MAKE) all check-unit check-golden GIOPSCOPE_STRICT=1

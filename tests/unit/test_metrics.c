@@ -23,7 +23,7 @@ static void test_metrics_refuses(void **state)
 	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
 		struct gs_metrics *mt = NULL;
 		err[0] = '\0';
-		assert_int_equal(gs_metrics_open(&mt, bad[i], err, sizeof err), EINVAL);
+		assert_int_equal(gs_metrics_open(&mt, bad[i], NULL, err, sizeof err), EINVAL);
 		assert_null(mt);
 		assert_true(strlen(err) > 10);
 	}
@@ -77,7 +77,7 @@ static void test_metrics_serves(void **state)
 		struct gs_call c = answered(40000, i, T0, US, 5 * US, US);
 		gs_stats_add(st, &c);
 	}
-	assert_int_equal(gs_metrics_open(&mt, "127.0.0.1:0", err, sizeof err), 0);
+	assert_int_equal(gs_metrics_open(&mt, "127.0.0.1:0", NULL, err, sizeof err), 0);
 	ut_keep(mt, ut_metrics_close);
 	assert_true(gs_metrics_port(mt) > 0);
 

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# tests/integration/metrics_hostile.sh -- `giopscope live --metrics` against hostile clients:
+# scrapes are answered while others hold connections open, and bad requests get their answer.
+#
+# One network namespace of its own (gsmh-PID), everything on its loopback; `giopscope live -i
+# lo --ports 2809 -q --metrics 127.0.0.1:9464` (no traffic needed: the endpoint is the subject).
+# Slowloris clients (tests/lib/slowloris.py) hold connections that never finish a request
+# ("GET /met" and nothing more), opening a new one whenever the probe closes one; meanwhile
+# curl scrapes /metrics 10 times, each with Prometheus's default scrape timeout (SCRAPE_TIMEOUT,
+# default 10 s):
+#   idle64       64 such connections from 127.0.0.1, the scraper's own address, held past the
+#                request deadline (2 s) and re-opened: 10 of 10 scrapes answered 200 within the
+#                timeout (0 of 10 before the slots gave way)
+#   idle256      256 from 127.0.0.2: 10 of 10 answered
+#   counted      the probe's own metrics count the connections it closed: timeout and evicted > 0
+#   tls_idle64   (built with OpenSSL) a probe with --metrics-web-config (TLS, basic auth; a
+#                certificate made here) and 64 connections that send nothing: 10 of 10 HTTPS
+#                scrapes with the password answered 200
+#   bad          a 1 MB header and 4 KiB of binary garbage 431, /../../etc/passwd 404, POST 405
+#   many         200 scrapes in a row all 200; the probe's RSS after everything (VmRSS) under
+#                256 MB
+# Skipped (77) unless root with network namespaces. Prints PASS/FAIL per check, then
+# "N passed, N failed".
+set -u
+export LC_ALL=C
+cd "$(dirname "$0")/../.." || exit 2
+
+BUILD=${BUILD:-build}
+GIOPSCOPE=${GIOPSCOPE:-$BUILD/giopscope}
+SCRAPE_TIMEOUT=${SCRAPE_TIMEOUT:-10}
+MPORT=9464
+TPORT=9465
+
+. tests/lib/common.sh
+. tests/lib/netns.sh
+
+[ -x "$GIOPSCOPE" ] || ns_skip "$GIOPSCOPE not built"
+for tool in curl python3 openssl timeout; do
+    command -v "$tool" >/dev/null 2>&1 || ns_skip "$tool not installed (scripts/install-deps.sh check)"
+done
+ns_require
+
+WORK=$(mktemp -d /tmp/gs-metrics-hostile.XXXXXX) || exit 2
+# shellcheck disable=SC2034  # read by ns_cleanup
+NS_CLEANUP_HOOK=work_cleanup
+NS=gsmh-$$
+trap 'ns_cleanup' EXIT
+trap 'ns_cleanup; trap - EXIT; exit 130' INT
+trap 'ns_cleanup; trap - EXIT; exit 143' TERM
+ip netns add "$NS" || { echo "FAIL setup: cannot create the network namespace $NS"; exit 1; }
+NS_LIST=$NS   # shellcheck disable=SC2034  # read by ns_cleanup
+ip -n "$NS" link set lo up || { echo "FAIL setup: lo down in $NS"; exit 1; }
+
+PASSED=0
+FAILED=0
+pass() { echo "PASS $1${2:+: $2}"; PASSED=$((PASSED + 1)); }
+fail() { echo "FAIL $1: $2"; FAILED=$((FAILED + 1)); }
+finish() {
+    echo "$PASSED passed, $FAILED failed"
+    [ "$FAILED" -eq 0 ]
+    exit $?
+}
+in_ns() { ip netns exec "$NS" "$@"; }
+
+ns_start "$NS" "$WORK/live.log" "$GIOPSCOPE" live -q -i lo --ports 2809 --metrics "127.0.0.1:$MPORT"
+LIVE=$NS_LAST_PID
+ns_wait_port "$NS" "$MPORT" 15 || { fail setup "no metrics port: $(tail -2 "$WORK/live.log")"; finish; }
+
+# scrapes N [CURL ARGS...]: N scrapes, one line each: "CODE SECONDS"
+scrapes() {
+    local n=$1 i
+    shift
+    for i in $(seq 1 "$n"); do
+        in_ns curl -s -o /dev/null -m "$SCRAPE_TIMEOUT" -w '%{http_code} %{time_total}\n' "$@" || true
+    done
+}
+# verdict NAME FILE: pass when every line of FILE is a 200
+verdict() {
+    local ok n max
+    ok=$(grep -c '^200 ' "$2")
+    n=$(wc -l <"$2")
+    max=$(awk '$1 == 200 && $2 > m { m = $2 } END { printf "%.3f", m }' "$2")
+    if [ "$ok" = "$n" ] && [ "$n" -gt 0 ]; then
+        pass "$1" "$ok of $n scrapes answered 200 within ${SCRAPE_TIMEOUT}s (slowest ${max}s)$3"
+    else
+        fail "$1" "$ok of $n answered 200: $(sort "$2" | uniq -c | tr '\n' ';')"
+    fi
+}
+# hold NAME PORT N SRC PAYLOAD: start a slowloris client, wait until it holds its connections
+hold() {
+    ns_start "$NS" "$WORK/$1.log" python3 tests/lib/slowloris.py 127.0.0.1 "$2" "$3" "$4" "$5" "$WORK/$1.ready"
+    HOLD=$NS_LAST_PID
+    ns_wait_file "$WORK/$1.ready" 15 || { fail "$1" "the hostile client never held $3 connections"; finish; }
+    sleep 0.3   # a poll of the probe or more: its slots are taken
+}
+
+hold idle64 "$MPORT" 64 127.0.0.1 'GET /met'
+sleep 2.5   # past the request deadline (2 s): every held connection timed out once, and was re-opened
+scrapes 10 "http://127.0.0.1:$MPORT/metrics" >"$WORK/idle64.txt"
+ns_stop "$HOLD" TERM 10
+verdict idle64 "$WORK/idle64.txt" "; the hostile client: $(cat "$WORK/idle64.log")"
+
+hold idle256 "$MPORT" 256 127.0.0.2 'GET /met'
+scrapes 10 "http://127.0.0.1:$MPORT/metrics" >"$WORK/idle256.txt"
+ns_stop "$HOLD" TERM 10
+verdict idle256 "$WORK/idle256.txt" "; the hostile client: $(cat "$WORK/idle256.log")"
+
+in_ns curl -s -m 10 "http://127.0.0.1:$MPORT/metrics" >"$WORK/self.txt"
+closed() { sed -n "s/^giopscope_metrics_connections_closed_total{reason=\"$1\"} \([0-9]*\)$/\1/p" "$WORK/self.txt"; }
+t=$(closed timeout) e=$(closed evicted) r=$(closed refused)
+if [ "${t:-0}" -gt 0 ] && [ "${e:-0}" -gt 0 ]; then
+    pass counted "giopscope_metrics_connections_closed_total: timeout $t, evicted $e, refused $r"
+else
+    fail counted "timeout '${t}', evicted '${e}' (want both > 0)"
+fi
+
+# --------------------------------------------------------------- TLS and basic auth
+if "$GIOPSCOPE" live --help 2>&1 | grep -q -- --metrics-web-config &&
+   ! grep -q "built without OpenSSL" "$GIOPSCOPE"; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
+        -addext "subjectAltName=IP:127.0.0.1" -keyout "$WORK/server.key" -out "$WORK/server.crt" >/dev/null 2>&1
+    hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))')
+    printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: %s\n' \
+        "$hash" >"$WORK/web.yml"
+    ns_start "$NS" "$WORK/live_tls.log" "$GIOPSCOPE" live -q -i lo --ports 2809 --metrics "127.0.0.1:$TPORT" \
+        --metrics-web-config "$WORK/web.yml"
+    LIVE_TLS=$NS_LAST_PID
+    if ns_wait_port "$NS" "$TPORT" 15; then
+        hold tls_idle64 "$TPORT" 64 127.0.0.1 ''
+        scrapes 10 --cacert "$WORK/server.crt" -u prom:s3cret "https://127.0.0.1:$TPORT/metrics" >"$WORK/tls.txt"
+        ns_stop "$HOLD" TERM 10
+        verdict tls_idle64 "$WORK/tls.txt" "; the hostile client: $(cat "$WORK/tls_idle64.log")"
+    else
+        fail tls_idle64 "no TLS metrics port: $(tail -2 "$WORK/live_tls.log")"
+    fi
+    ns_stop "$LIVE_TLS" INT 20
+else
+    echo "SKIP tls_idle64: $GIOPSCOPE has no TLS for --metrics (built without OpenSSL)"
+fi
+
+# --------------------------------------------------------------- bad requests
+in_ns python3 - "$MPORT" >"$WORK/bad.txt" 2>&1 <<'PY'
+import socket, sys
+port = int(sys.argv[1])
+def ask(data):
+    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    try:
+        s.sendall(data)
+    except OSError:
+        pass  # the probe answered and closed before taking all of it
+    out = b""
+    try:
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            out += b
+    except OSError:
+        pass
+    s.close()
+    return out.split(b"\r\n", 1)[0].decode("latin-1") or "(nothing)"
+big = b"GET /metrics HTTP/1.1\r\nX-Big: " + b"a" * (1 << 20) + b"\r\n\r\n"
+garbage = bytes((i * 7919 + 13) % 256 for i in range(4096))
+for name, data in (("big", big), ("garbage", garbage), ("path", b"GET /../../etc/passwd HTTP/1.1\r\n\r\n"),
+                   ("post", b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n")):
+    print(name, ask(data))
+PY
+want="big HTTP/1.1 431 Request Header Fields Too Large
+garbage HTTP/1.1 431 Request Header Fields Too Large
+path HTTP/1.1 404 Not Found
+post HTTP/1.1 405 Method Not Allowed"
+if [ "$(cat "$WORK/bad.txt")" = "$want" ]; then
+    pass bad "$(tr '\n' ';' <"$WORK/bad.txt")"
+else
+    fail bad "$(tr '\n' ';' <"$WORK/bad.txt")"
+fi
+
+scrapes 200 "http://127.0.0.1:$MPORT/metrics" >"$WORK/many.txt"
+rss=$(awk '/^VmRSS:/ { print int($2 / 1024) }' "/proc/$LIVE/status" 2>/dev/null)
+ok=$(grep -c '^200 ' "$WORK/many.txt")
+if [ "$ok" = 200 ] && [ -n "$rss" ] && [ "$rss" -lt 256 ]; then
+    pass many "200 of 200 scrapes answered; the probe's RSS after all of it: ${rss} MB"
+else
+    fail many "$ok of 200 answered; RSS '${rss}' MB"
+fi
+
+ns_stop "$LIVE" INT 20
+rc=$?
+if [ "$rc" = 0 ]; then pass stop "giopscope exit 0 on SIGINT"; else fail stop "giopscope exit $rc: $(tail -2 "$WORK/live.log")"; fi
+finish

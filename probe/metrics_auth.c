@@ -47,7 +47,7 @@ int gs_mauth_new(struct gs_mauth **out, const struct gs_web_config *cfg, const c
 	struct gs_mauth *a;
 	*out = NULL;
 	for (unsigned i = 0; i < cfg->n_users; i++)
-		if (crypt_checksalt(cfg->users[i].hash) != CRYPT_SALT_OK) {
+		if (!gs_web_bcrypt_ok(cfg->users[i].hash) || crypt_checksalt(cfg->users[i].hash) != CRYPT_SALT_OK) {
 			snprintf(err, errlen, "%s: line %u: libcrypt does not take the hash of user '%s' (a bcrypt "
 				 "hash: htpasswd -nbBC 10 USER PASSWORD)", file, cfg->users[i].line, cfg->users[i].name);
 			return EINVAL;

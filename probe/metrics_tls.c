@@ -2,8 +2,11 @@
 #include "metrics_tls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #ifdef GS_HAVE_OPENSSL
 #include <openssl/err.h>
@@ -44,13 +47,32 @@ static int accept_any(int ok, X509_STORE_CTX *x)
 	return 1;
 }
 
+/* The file opened as OpenSSL will: a missing or unreadable one said in words
+ * (OpenSSL's own reason is only "system lib"). */
+static int unreadable(const char *file, unsigned line, const char *key, const char *path, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), e;
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	e = errno;
+	snprintf(err, errlen, "%s: line %u: %s %s: %s", file, line, key, path, strerror(e));
+	return e;
+}
+
 int gs_mtls_new(struct gs_mtls **out, const struct gs_web_config *cfg, const char *file, char *err, size_t errlen)
 {
 	struct gs_mtls *t;
 	SSL_CTX *ctx;
-	int mode = SSL_VERIFY_NONE;
+	int mode = SSL_VERIFY_NONE, e;
 
 	*out = NULL;
+	if ((e = unreadable(file, cfg->line_cert, "cert_file", cfg->cert_file, err, errlen)) ||
+	    (e = unreadable(file, cfg->line_key, "key_file", cfg->key_file, err, errlen)) ||
+	    (cfg->client_ca_file[0] &&
+	     (e = unreadable(file, cfg->line_ca, "client_ca_file", cfg->client_ca_file, err, errlen))))
+		return e;
 	ctx = SSL_CTX_new(TLS_server_method());
 	if (!ctx) {
 		snprintf(err, errlen, "%s: cannot make a TLS context: %s", file, ossl_why());
@@ -65,12 +87,14 @@ int gs_mtls_new(struct gs_mtls **out, const struct gs_web_config *cfg, const cha
 	/* a scrape is one request per connection: nothing to renegotiate */
 	SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	if (SSL_CTX_use_certificate_chain_file(ctx, cfg->cert_file) != 1) {
-		snprintf(err, errlen, "%s: line %u: cert_file %s: %s", file, cfg->line_cert, cfg->cert_file, ossl_why());
+		snprintf(err, errlen, "%s: line %u: cert_file %s is not a PEM certificate (chain) OpenSSL takes: %s", file,
+			 cfg->line_cert, cfg->cert_file, ossl_why());
 		SSL_CTX_free(ctx);
 		return EINVAL;
 	}
 	if (SSL_CTX_use_PrivateKey_file(ctx, cfg->key_file, SSL_FILETYPE_PEM) != 1) {
-		snprintf(err, errlen, "%s: line %u: key_file %s: %s", file, cfg->line_key, cfg->key_file, ossl_why());
+		snprintf(err, errlen, "%s: line %u: key_file %s is not a PEM private key OpenSSL takes (unencrypted): %s", file,
+			 cfg->line_key, cfg->key_file, ossl_why());
 		SSL_CTX_free(ctx);
 		return EINVAL;
 	}
@@ -83,8 +107,8 @@ int gs_mtls_new(struct gs_mtls **out, const struct gs_web_config *cfg, const cha
 	if (cfg->client_ca_file[0]) {
 		STACK_OF(X509_NAME) *names = SSL_load_client_CA_file(cfg->client_ca_file);
 		if (SSL_CTX_load_verify_locations(ctx, cfg->client_ca_file, NULL) != 1 || !names) {
-			snprintf(err, errlen, "%s: line %u: client_ca_file %s: %s", file, cfg->line_ca,
-				 cfg->client_ca_file, ossl_why());
+			snprintf(err, errlen, "%s: line %u: client_ca_file %s is not a PEM CA certificate file: %s", file,
+				 cfg->line_ca, cfg->client_ca_file, ossl_why());
 			sk_X509_NAME_pop_free(names, X509_NAME_free);
 			SSL_CTX_free(ctx);
 			return EINVAL;

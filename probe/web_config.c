@@ -196,11 +196,25 @@ static bool tls_key(struct rd *r, const char *k, const char *v, bool q, unsigned
 		    "client_auth_type, min_version, max_version)", k);
 }
 
+bool gs_web_bcrypt_ok(const char *h)
+{
+	int cost;
+	if (strlen(h) != 60 || h[0] != '$' || h[1] != '2' || !strchr("aby", h[2]) || h[2] == '\0' || h[3] != '$' ||
+	    h[4] < '0' || h[4] > '3' || h[5] < '0' || h[5] > '9' || h[6] != '$')
+		return false;
+	cost = (h[4] - '0') * 10 + (h[5] - '0');
+	if (cost < 4 || cost > 31)
+		return false;
+	for (int i = 7; i < 60; i++)
+		if (!strchr("./ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", h[i]) || h[i] == '\0')
+			return false;
+	return true;
+}
+
 static bool user_key(struct rd *r, const char *k, const char *v, bool q)
 {
 	struct gs_web_config *c = r->c;
 	struct gs_web_user *u;
-	size_t hl = strlen(v);
 	if (!*k || strchr(k, ':'))
 		return fail(r, "basic_auth_users: a user name must be non-empty and without ':'");
 	if (strlen(k) >= GS_WEB_NAME_MAX)
@@ -210,14 +224,13 @@ static bool user_key(struct rd *r, const char *k, const char *v, bool q)
 			return fail(r, "user '%s' given twice (also on line %u)", k, c->users[i].line);
 	if (c->n_users == GS_WEB_USERS_MAX)
 		return fail(r, "more than %d basic_auth_users", GS_WEB_USERS_MAX);
-	/* bcrypt only, as exporter-toolkit: $2a$/$2b$/$2y$, two-digit cost, 53 characters */
-	if (is_null(v, q) || hl != 60 || v[0] != '$' || v[1] != '2' || !strchr("aby", v[2]) || v[3] != '$' ||
-	    v[4] < '0' || v[4] > '3' || v[5] < '0' || v[5] > '9' || v[6] != '$')
-		return fail(r, "the password of user '%s' is not a bcrypt hash ($2b$10$ and 53 more "
+	/* bcrypt only, as exporter-toolkit */
+	if (is_null(v, q) || !gs_web_bcrypt_ok(v))
+		return fail(r, "the password of user '%s' is not a bcrypt hash ($2b$, a cost of 04..31, 53 "
 			    "characters; htpasswd -nbBC 10 USER PASSWORD makes one)", k);
 	u = &c->users[c->n_users++];
 	strcpy(u->name, k);
-	memcpy(u->hash, v, hl + 1);
+	memcpy(u->hash, v, 61);
 	u->line = r->line;
 	return true;
 }

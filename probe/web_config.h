@@ -54,6 +54,10 @@ struct gs_web_config {
 	struct gs_web_user users[GS_WEB_USERS_MAX];
 };
 
+/* A bcrypt hash as libcrypt and exporter-toolkit take it: $2a$, $2b$ or $2y$,
+ * a cost of 04..31, 53 characters of bcrypt's base64. */
+bool gs_web_bcrypt_ok(const char *h);
+
 /* Reads `len` bytes of configuration text (need not end with a NUL).  True
  * with *c filled; false with "line N: reason" in why. */
 bool gs_web_config_parse(struct gs_web_config *c, const char *text, size_t len, char *why, size_t whylen);

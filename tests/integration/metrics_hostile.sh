@@ -34,6 +34,7 @@ TPORT=9465
 
 . tests/lib/common.sh
 . tests/lib/netns.sh
+. tests/lib/metrics_web.sh
 
 [ -x "$GIOPSCOPE" ] || ns_skip "$GIOPSCOPE not built"
 for tool in curl python3 openssl timeout; do
@@ -116,19 +117,16 @@ else
 fi
 
 # --------------------------------------------------------------- TLS and basic auth
-if "$GIOPSCOPE" live --help 2>&1 | grep -q -- --metrics-web-config &&
-   ! grep -q "built without OpenSSL" "$GIOPSCOPE"; then
-    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost \
-        -addext "subjectAltName=IP:127.0.0.1" -keyout "$WORK/server.key" -out "$WORK/server.crt" >/dev/null 2>&1
-    hash=$(python3 -W ignore -c 'import crypt; print(crypt.crypt("s3cret", crypt.mksalt(crypt.METHOD_BLOWFISH, rounds=1024)))')
+if metrics_web_have; then
+    why=$(metrics_web_certs "$WORK") || { fail tls_idle64 "certificates: $why"; finish; }
     printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: %s\n' \
-        "$hash" >"$WORK/web.yml"
+        "$(metrics_web_hash s3cret)" >"$WORK/web.yml"
     ns_start "$NS" "$WORK/live_tls.log" "$GIOPSCOPE" live -q -i lo --ports 2809 --metrics "127.0.0.1:$TPORT" \
         --metrics-web-config "$WORK/web.yml"
     LIVE_TLS=$NS_LAST_PID
     if ns_wait_port "$NS" "$TPORT" 15; then
         hold tls_idle64 "$TPORT" 64 127.0.0.1 ''
-        scrapes 10 --cacert "$WORK/server.crt" -u prom:s3cret "https://127.0.0.1:$TPORT/metrics" >"$WORK/tls.txt"
+        scrapes 10 --cacert "$WORK/ca.crt" -u prom:s3cret "https://127.0.0.1:$TPORT/metrics" >"$WORK/tls.txt"
         ns_stop "$HOLD" TERM 10
         verdict tls_idle64 "$WORK/tls.txt" "; the hostile client: $(cat "$WORK/tls_idle64.log")"
     else

@@ -92,6 +92,8 @@ static void test_web_config_malformed(void **state)
 		{ "  cert_file: a\n", "line 1: an indented line before" },
 		{ "basic_auth_users:\n  u: secret\n", "line 2: the password of user 'u' is not a bcrypt hash" },
 		{ "basic_auth_users:\n  u: $1$abc$defgh\n", "line 2: the password of user 'u'" },
+		{ "basic_auth_users:\n  u: $2b$03$abcdefghijklmnopqrstuuFmoaFl.vFyZr1SAM0QSc7nDdfr8GR4a\n", "line 2: the password of user 'u'" },
+		{ "basic_auth_users:\n  u: $2b$10$abcdefghijklmnopqrstuuFmoaFl!vFyZr1SAM0QSc7nDdfr8GR4a\n", "line 2: the password of user 'u'" },
 		{ "basic_auth_users:\n  u: " HASH "\n  u: " HASH "\n", "line 3: user 'u' given twice (also on line 2)" },
 		{ "basic_auth_users:\n  \"a:b\": " HASH "\n", "line 2: basic_auth_users: a user name" },
 		{ "basic_auth_users:\n  u: \"" HASH "\n", "line 2: the quoted text has no closing \"" },

@@ -103,8 +103,8 @@ help:
 	@echo "                       under ASan+UBSan"
 	@echo "  make check-tsan      read --threads under ThreadSanitizer (clang): the ring, the merge,"
 	@echo "                       threaded reads compared with one thread"
-	@echo "  make check-minimal   the build without DPDK and eBPF (DPDK=0 EBPF=0): golden captures,"
-	@echo "                       and dpdk/attach refusing with exit 2"
+	@echo "  make check-minimal   the build without DPDK, eBPF and OpenSSL (DPDK=0 EBPF=0 OPENSSL=0): golden"
+	@echo "                       captures, dpdk/attach/TLS for --metrics refusing with exit 2"
 	@echo "  make check-build-config  a DPDK=0 EBPF=0 build, then a plain make in the same folder:"
 	@echo "                       rebuilt with DPDK and eBPF ($(BUILD)/config.mk records the configuration)"
 	@echo "  make deb             install what is missing, build the Debian package giopscope_*.deb"
@@ -171,13 +171,16 @@ check: deps
 	$(MAKE) check-deb GIOPSCOPE_STRICT=1
 	@echo "make check: all passed"
 
-# The build a machine without DPDK or eBPF gets (DPDK=0 EBPF=0): it must build, pass the
-# golden captures, and have `dpdk` and `attach` refuse in one line with exit 2.
+# The build a machine without DPDK, eBPF or OpenSSL gets (DPDK=0 EBPF=0 OPENSSL=0): it must
+# build, pass the golden captures, and have `dpdk`, `attach` and a --metrics-web-config asking
+# for TLS refuse in one line with exit 2.
 .PHONY: check-minimal
 check-minimal:
-	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 build/minimal/giopscope
-	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 check-golden
-	@for cmd in "dpdk --vdev net_null0" "attach --pid 1"; do \
+	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 OPENSSL=0 build/minimal/giopscope
+	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 OPENSSL=0 check-golden
+	@printf 'tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n' >build/minimal/web.yml
+	@for cmd in "dpdk --vdev net_null0" "attach --pid 1" \
+		"live -i lo --metrics 127.0.0.1:0 --metrics-web-config build/minimal/web.yml"; do \
 		build/minimal/giopscope $$cmd >/dev/null 2>build/minimal/refusal.txt; rc=$$?; \
 		lines=$$(wc -l <build/minimal/refusal.txt); \
 		if [ $$rc -ne 2 ] || [ $$lines -ne 1 ]; then \

@@ -130,7 +130,7 @@ static bool set_path(struct rd *r, char *dst, unsigned *line, const char *key, c
 {
 	if (!set_once(r, line, key))
 		return false;
-	if (is_null(v, q))
+	if (is_null(v, q) || !*v) /* '' too: a file name, not nothing */
 		return fail(r, "%s wants a file name", key);
 	if (strlen(v) >= GS_WEB_PATH_MAX)
 		return fail(r, "%s is longer than %d bytes", key, GS_WEB_PATH_MAX - 1);

@@ -85,6 +85,7 @@ static void test_web_config_malformed(void **state)
 		  "line 4: client_auth_type verifies" },
 		{ "tls_server_config:\n  cert_file: a\n  key_file: b\n  client_auth_type: Maybe\n", "line 4: client_auth_type 'Maybe'" },
 		{ "tls_server_config:\n  cert_file:\n  key_file: b\n", "line 2: cert_file wants a file name" },
+		{ "tls_server_config:\n  cert_file: \"\"\n  key_file: b\n", "line 2: cert_file wants a file name" },
 		{ "tls_server_config: {cert_file: a}\n", "line 1: '{' starts YAML" },
 		{ "tls_server_config: yes\n", "line 1: tls_server_config wants its keys" },
 		{ "http_server_config:\n  http2: true\n", "line 1: http_server_config is not supported" },

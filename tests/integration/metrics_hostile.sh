@@ -14,9 +14,12 @@
 #                timeout (0 of 10 before the slots gave way)
 #   idle256      256 from 127.0.0.2: 10 of 10 answered
 #   counted      the probe's own metrics count the connections it closed: timeout and evicted > 0
-#   tls_idle64   (built with OpenSSL) a probe with --metrics-web-config (TLS, basic auth; a
-#                certificate made here) and 64 connections that send nothing: 10 of 10 HTTPS
-#                scrapes with the password answered 200
+#   tls_idle64   (built with OpenSSL) a probe with --metrics-web-config (mutual TLS, basic auth;
+#                a CA, server and client certificates made here, tests/lib/metrics_web.sh) and
+#                64 connections that send nothing: 10 of 10 HTTPS scrapes answered 200
+#   mtls         without a client certificate no HTTP answer, with it 200
+#   guess        a client trying one wrong password after another: 10 of 10 scrapes with the
+#                right one answered 200 meanwhile
 #   bad          a 1 MB header and 4 KiB of binary garbage 431, /../../etc/passwd 404, POST 405
 #   many         200 scrapes in a row all 200; the probe's RSS after everything (VmRSS) under
 #                256 MB
@@ -64,6 +67,7 @@ finish() {
 }
 in_ns() { ip netns exec "$NS" "$@"; }
 
+TLS_RC=0
 ns_start "$NS" "$WORK/live.log" "$GIOPSCOPE" live -q -i lo --ports 2809 --metrics "127.0.0.1:$MPORT"
 LIVE=$NS_LAST_PID
 ns_wait_port "$NS" "$MPORT" 15 || { fail setup "no metrics port: $(tail -2 "$WORK/live.log")"; finish; }
@@ -119,20 +123,43 @@ fi
 # --------------------------------------------------------------- TLS and basic auth
 if metrics_web_have; then
     why=$(metrics_web_certs "$WORK") || { fail tls_idle64 "certificates: $why"; finish; }
-    printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: %s\n' \
+    printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\nbasic_auth_users:\n  prom: %s\n' \
         "$(metrics_web_hash s3cret)" >"$WORK/web.yml"
     ns_start "$NS" "$WORK/live_tls.log" "$GIOPSCOPE" live -q -i lo --ports 2809 --metrics "127.0.0.1:$TPORT" \
         --metrics-web-config "$WORK/web.yml"
     LIVE_TLS=$NS_LAST_PID
+    TLS_ARGS=(--cacert "$WORK/ca.crt" --cert "$WORK/client.crt" --key "$WORK/client.key")
+    TURL=https://127.0.0.1:$TPORT/metrics
     if ns_wait_port "$NS" "$TPORT" 15; then
         hold tls_idle64 "$TPORT" 64 127.0.0.1 ''
-        scrapes 10 --cacert "$WORK/ca.crt" -u prom:s3cret "https://127.0.0.1:$TPORT/metrics" >"$WORK/tls.txt"
+        scrapes 10 "${TLS_ARGS[@]}" -u prom:s3cret "$TURL" >"$WORK/tls.txt"
         ns_stop "$HOLD" TERM 10
         verdict tls_idle64 "$WORK/tls.txt" "; the hostile client: $(cat "$WORK/tls_idle64.log")"
+
+        # mutual TLS: no client certificate, no answer (the handshake fails)
+        nocert=$(in_ns curl -s -o /dev/null -m 10 -w '%{http_code}' --cacert "$WORK/ca.crt" -u prom:s3cret "$TURL")
+        withcert=$(in_ns curl -s -o /dev/null -m 10 -w '%{http_code}' "${TLS_ARGS[@]}" -u prom:s3cret "$TURL")
+        if [ "$nocert" = 000 ] && [ "$withcert" = 200 ]; then
+            pass mtls "RequireAndVerifyClientCert: with the client certificate 200, without one no HTTP answer (000)"
+        else
+            fail mtls "with the client certificate $withcert, without $nocert (want 200 and 000)"
+        fi
+
+        # a password guesser (one wrong password after another) while Prometheus scrapes with the
+        # right one: each guess costs a bcrypt check, bounded per tick and second; the remembered
+        # password costs none
+        ns_start "$NS" "$WORK/guess.log" bash -c 'while :; do curl -s -o /dev/null -w "%{http_code}\n" -m 10 "$@" \
+            -u "prom:guess$RANDOM" '"$TURL"'; done' guess "${TLS_ARGS[@]}"
+        GUESS=$NS_LAST_PID
+        sleep 1
+        scrapes 10 "${TLS_ARGS[@]}" -u prom:s3cret "$TURL" >"$WORK/guess_scrapes.txt"
+        ns_stop "$GUESS" TERM 10
+        guesses=$(grep -c '^401$' "$WORK/guess.log")
+        verdict guess "$WORK/guess_scrapes.txt" "; meanwhile $guesses wrong passwords answered 401"
     else
         fail tls_idle64 "no TLS metrics port: $(tail -2 "$WORK/live_tls.log")"
     fi
-    ns_stop "$LIVE_TLS" INT 20
+    ns_stop "$LIVE_TLS" INT 20 || TLS_RC=$?
 else
     echo "SKIP tls_idle64: $GIOPSCOPE has no TLS for --metrics (built without OpenSSL)"
 fi
@@ -185,5 +212,6 @@ fi
 
 ns_stop "$LIVE" INT 20
 rc=$?
-if [ "$rc" = 0 ]; then pass stop "giopscope exit 0 on SIGINT"; else fail stop "giopscope exit $rc: $(tail -2 "$WORK/live.log")"; fi
+if [ "$rc" = 0 ] && [ "$TLS_RC" = 0 ]; then pass stop "giopscope exit 0 on SIGINT (both probes)"; else
+    fail stop "giopscope exit $rc, the TLS probe's $TLS_RC: $(tail -2 "$WORK/live.log") $(tail -2 "$WORK/live_tls.log" 2>/dev/null)"; fi
 finish

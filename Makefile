@@ -78,7 +78,7 @@ LIB_SRCS := $(DECODERS) $(ANALYSIS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
 # the parts of probe/ the unit tests exercise (they need only libc and the library)
-PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/options.c probe/privdrop.c probe/metrics.c probe/metrics_http.c probe/metrics_tls.c probe/metrics_auth.c probe/metrics_web.c probe/web_config.c probe/merge_out.c probe/pcap_walk.c \
+PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/options.c probe/privdrop.c probe/metrics.c probe/metrics_listen.c probe/metrics_http.c probe/metrics_tls.c probe/metrics_auth.c probe/metrics_web.c probe/web_config.c probe/merge_out.c probe/pcap_walk.c \
                 probe/attach_times.c
 PROBE_TESTED_OBJS := $(PROBE_TESTED:%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)

@@ -394,6 +394,7 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 fail:
 	/* what was set up goes again (each step leaves zeroed or freeable state) */
 	gs_metrics_close(s->metrics);
+	gs_metrics_web_free(s->opt.metrics_web); /* not handed to gs_metrics_open yet */
 	gs_trace_discard(s->trace);
 	gs_report_free(s->report);
 	if (s->shards)

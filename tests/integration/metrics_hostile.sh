@@ -16,7 +16,9 @@
 #   counted      the probe's own metrics count the connections it closed: timeout and evicted > 0
 #   tls_idle64   (built with OpenSSL) a probe with --metrics-web-config (mutual TLS, basic auth;
 #                a CA, server and client certificates made here, tests/lib/metrics_web.sh) and
-#                64 connections that send nothing: 10 of 10 HTTPS scrapes answered 200
+#                64 connections that send nothing: 10 of 10 HTTPS scrapes answered 200; the
+#                probe runs with -Z nobody, its key readable by root alone
+#   privileges   the TLS probe's uid is nobody's, its key mode 0600 (owned by root)
 #   mtls         without a client certificate no HTTP answer, with it 200
 #   guess        a client trying one wrong password after another: 10 of 10 scrapes with the
 #                right one answered 200 meanwhile
@@ -125,12 +127,19 @@ if metrics_web_have; then
     why=$(metrics_web_certs "$WORK") || { fail tls_idle64 "certificates: $why"; finish; }
     printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\nbasic_auth_users:\n  prom: %s\n' \
         "$(metrics_web_hash s3cret)" >"$WORK/web.yml"
+    # -Z nobody: the key (0600, in root's 0700 folder) is read before root is given up
     ns_start "$NS" "$WORK/live_tls.log" "$GIOPSCOPE" live -q -i lo --ports 2809 --metrics "127.0.0.1:$TPORT" \
-        --metrics-web-config "$WORK/web.yml"
+        --metrics-web-config "$WORK/web.yml" -Z nobody
     LIVE_TLS=$NS_LAST_PID
     TLS_ARGS=(--cacert "$WORK/ca.crt" --cert "$WORK/client.crt" --key "$WORK/client.key")
     TURL=https://127.0.0.1:$TPORT/metrics
     if ns_wait_port "$NS" "$TPORT" 15; then
+        uid=$(awk '/^Uid:/ { print $2 }' "/proc/$LIVE_TLS/status")
+        if [ "$uid" = "$(id -u nobody)" ] && [ "$(stat -c %a "$WORK/server.key")" = 600 ]; then
+            pass privileges "the TLS probe runs as nobody (uid $uid); its key is 0600 root's"
+        else
+            fail privileges "the TLS probe's uid $uid, the key's mode $(stat -c %a "$WORK/server.key")"
+        fi
         hold tls_idle64 "$TPORT" 64 127.0.0.1 ''
         scrapes 10 "${TLS_ARGS[@]}" -u prom:s3cret "$TURL" >"$WORK/tls.txt"
         ns_stop "$HOLD" TERM 10

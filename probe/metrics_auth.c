@@ -126,6 +126,13 @@ static bool b64dec(const char *s, size_t n, char *out, size_t outlen, size_t *go
 	return true;
 }
 
+/* the decoded password is not left on the stack */
+static enum gs_auth_result deny(char *cred)
+{
+	OPENSSL_cleanse(cred, CRED_MAX + 1);
+	return GS_AUTH_DENIED;
+}
+
 enum gs_auth_result gs_mauth_check(struct gs_mauth *a, const char *authz, size_t len, int64_t poll_ns)
 {
 	char cred[CRED_MAX + 1], *colon, name[GS_WEB_NAME_MAX] = { 0 };
@@ -142,27 +149,31 @@ enum gs_auth_result gs_mauth_check(struct gs_mauth *a, const char *authz, size_t
 	for (authz += 6, len -= 6; len && *authz == ' '; authz++, len--)
 		;
 	if (!b64dec(authz, len, cred, CRED_MAX, &n) || memchr(cred, '\0', n))
-		return GS_AUTH_DENIED;
+		return deny(cred);
 	cred[n] = '\0';
 	colon = strchr(cred, ':');
 	if (!colon || (nl = (size_t)(colon - cred)) >= sizeof name)
-		return GS_AUTH_DENIED;
+		return deny(cred);
 	memcpy(name, cred, nl);
 	/* every user compared, whole buffers: the time does not tell which names exist */
 	for (unsigned i = 0; i < a->n; i++)
 		if (CRYPTO_memcmp(a->u[i].name, name, sizeof name) == 0)
 			u = &a->u[i];
 	if (!HMAC(EVP_sha256(), a->key, sizeof a->key, (const unsigned char *)cred, n, mac, &maclen))
-		return GS_AUTH_DENIED;
-	if (u && u->ok && CRYPTO_memcmp(u->ok_mac, mac, sizeof mac) == 0)
+		return deny(cred);
+	if (u && u->ok && CRYPTO_memcmp(u->ok_mac, mac, sizeof mac) == 0) {
+		OPENSSL_cleanse(cred, sizeof cred);
 		return GS_AUTH_OK;
+	}
 	/* a bcrypt check: within the budget, or at a later poll */
 	if (poll_ns - a->window_start >= BUDGET_WINDOW_NS) {
 		a->window_start = poll_ns;
 		a->spent_ns = 0;
 	}
-	if (poll_ns == a->last_poll_ns || a->spent_ns >= BUDGET_NS)
+	if (poll_ns == a->last_poll_ns || a->spent_ns >= BUDGET_NS) {
+		OPENSSL_cleanse(cred, sizeof cred);
 		return GS_AUTH_LATER;
+	}
 	a->last_poll_ns = poll_ns;
 	/* an unknown user is checked against a real hash too: the same time as a wrong password */
 	hash = u ? u->hash : a->u[0].hash;

@@ -458,6 +458,16 @@ void gs_metrics_poll(struct gs_metrics *m, const struct gs_engine *e, const stru
 	if (!m)
 		return;
 	m->poll_seq++;
+	/* this poll's bcrypt check (metrics_auth.h) to the request that has waited
+	 * longest for one: first come, first checked */
+	{
+		int first = -1;
+		for (int i = 0; i < GS_METRICS_CLIENTS; i++)
+			if (m->c[i].fd >= 0 && m->c[i].st == C_AUTH && (first < 0 || m->c[i].t0 < m->c[first].t0))
+				first = i;
+		if (first >= 0)
+			step(m, &m->c[first], &rd);
+	}
 	/* the connections held first: a request that arrived since the last poll
 	 * is whole, and out of the newcomers' reach, before they are placed */
 	for (int i = 0; i < GS_METRICS_CLIENTS; i++)

@@ -6,9 +6,10 @@
  * A bcrypt check costs tens of milliseconds, on the capture's own thread: a
  * credential that passed is remembered (an HMAC-SHA-256 of it under a key
  * drawn at start), so that Prometheus pays it once; the other checks are
- * bounded to one per poll and 100 ms per second, and wait for the next poll
- * past that (a password guesser gets a few guesses a second and costs the
- * capture at most a tenth of its time).  Built with OpenSSL (GS_HAVE_OPENSSL). */
+ * bounded to one per poll, started only while those of the current second
+ * took less than 100 ms, and wait for a later poll past that (a password
+ * guesser gets a few guesses a second and costs the capture about a tenth of
+ * its time).  Built with OpenSSL (GS_HAVE_OPENSSL). */
 #ifndef GS_METRICS_AUTH_H
 #define GS_METRICS_AUTH_H
 

@@ -55,7 +55,8 @@ trap 'ns_cleanup' EXIT
 trap 'ns_cleanup; trap - EXIT; exit 130' INT
 trap 'ns_cleanup; trap - EXIT; exit 143' TERM
 ip netns add "$NS" || { echo "FAIL setup: cannot create the network namespace $NS"; exit 1; }
-NS_LIST=$NS   # shellcheck disable=SC2034  # read by ns_cleanup
+# shellcheck disable=SC2034  # read by ns_cleanup
+NS_LIST=$NS
 ip -n "$NS" link set lo up || { echo "FAIL setup: lo down in $NS"; exit 1; }
 
 PASSED=0
@@ -76,9 +77,9 @@ ns_wait_port "$NS" "$MPORT" 15 || { fail setup "no metrics port: $(tail -2 "$WOR
 
 # scrapes N [CURL ARGS...]: N scrapes, one line each: "CODE SECONDS"
 scrapes() {
-    local n=$1 i
+    local n=$1
     shift
-    for i in $(seq 1 "$n"); do
+    for _ in $(seq 1 "$n"); do
         in_ns curl -s -o /dev/null -m "$SCRAPE_TIMEOUT" -w '%{http_code} %{time_total}\n' "$@" || true
     done
 }
@@ -157,6 +158,7 @@ if metrics_web_have; then
         # a password guesser (one wrong password after another) while Prometheus scrapes with the
         # right one: each guess costs a bcrypt check, bounded per tick and second; the remembered
         # password costs none
+        # shellcheck disable=SC2016  # $@ and $RANDOM are the inner shell's
         ns_start "$NS" "$WORK/guess.log" bash -c 'while :; do curl -s -o /dev/null -w "%{http_code}\n" -m 10 "$@" \
             -u "prom:guess$RANDOM" '"$TURL"'; done' guess "${TLS_ARGS[@]}"
         GUESS=$NS_LAST_PID

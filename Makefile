@@ -22,6 +22,18 @@ $(GS_LIBBPF_USERS): CFLAGS_ALL += -DGS_HAVE_EBPF
 endif
 -include probe/dpdk/dpdk.mk
 
+# --metrics-web-config's TLS and basic auth: OpenSSL 3 and libcrypt (libxcrypt's bcrypt), where
+# pkg-config finds both (Debian: libssl-dev, libcrypt-dev; scripts/install-deps.sh's build set).
+# Optional: with OPENSSL=0, or without them, a web configuration asking for TLS or users is refused
+# in one line, and everything else builds and runs as before.
+OPENSSL ?= auto
+ifneq ($(OPENSSL),0)
+ifneq ($(shell pkg-config --exists openssl libcrypt 2>/dev/null && echo yes),)
+GS_WEB_CFLAGS := -DGS_HAVE_OPENSSL $(shell pkg-config --cflags openssl libcrypt 2>/dev/null)
+LDLIBS_WEB := $(shell pkg-config --libs openssl libcrypt 2>/dev/null)
+endif
+endif
+
 # The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
 # was found of the optional parts (DPDK, eBPF; detected above each time make starts). It is
 # written here, when make starts, only when its text changes, and every object and binary
@@ -43,6 +55,8 @@ LDLIBS_EXTRA = $(LDLIBS_EXTRA)
 DPDK = $(DPDK)
 DPDK_FOUND = $(if $(GS_DPDK_SRCS),yes $(shell pkg-config --modversion libdpdk 2>/dev/null),no)
 DPDK_CFLAGS = $(GS_DPDK_CFLAGS)
+OPENSSL = $(OPENSSL)
+OPENSSL_FOUND = $(if $(LDLIBS_WEB),yes $(shell pkg-config --modversion openssl 2>/dev/null),no)
 EBPF = $(EBPF)
 EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
 endef
@@ -72,6 +86,9 @@ PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
 # the parts of probe/ the unit tests exercise (they need only libc and the library)
 PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/verifier_log.c probe/options.c probe/privdrop.c probe/metrics.c probe/merge_out.c probe/pcap_walk.c \
                 probe/attach_times.c
+# the /metrics endpoint's parts (metrics.c needs them; libssl and libcrypt when found)
+PROBE_TESTED += probe/metrics_listen.c probe/metrics_http.c probe/metrics_tls.c probe/metrics_auth.c probe/metrics_web.c \
+                probe/web_config.c
 PROBE_TESTED_OBJS := $(PROBE_TESTED:%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -96,8 +113,8 @@ help:
 	@echo "                       under ASan+UBSan"
 	@echo "  make check-tsan      read --threads under ThreadSanitizer (clang): the ring, the merge,"
 	@echo "                       threaded reads compared with one thread"
-	@echo "  make check-minimal   the build without DPDK and eBPF (DPDK=0 EBPF=0): golden captures,"
-	@echo "                       and dpdk/attach refusing with exit 2"
+	@echo "  make check-minimal   the build without DPDK, eBPF and OpenSSL (DPDK=0 EBPF=0 OPENSSL=0): golden"
+	@echo "                       captures, dpdk/attach/TLS for --metrics refusing with exit 2"
 	@echo "  make check-build-config  a DPDK=0 EBPF=0 build, then a plain make in the same folder:"
 	@echo "                       rebuilt with DPDK and eBPF ($(BUILD)/config.mk records the configuration)"
 	@echo "  make deb             install what is missing, build the Debian package giopscope_*.deb"
@@ -137,13 +154,14 @@ $(BUILD)/gen/orb_profiles.h: $(GS_ORB_PROFILES) scripts/orb_profiles.sh
 	scripts/orb_profiles.sh $(GS_ORB_PROFILES) > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/probe/attach_orb.o: $(BUILD)/gen/orb_profiles.h
 $(BUILD)/obj/probe/attach_orb.o: CFLAGS_ALL += -I$(BUILD)/gen
+$(BUILD)/obj/probe/metrics_tls.o $(BUILD)/obj/probe/metrics_auth.o: CFLAGS_ALL += $(GS_WEB_CFLAGS)
 
 $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
-	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) -pthread $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDLIBS_WEB) -pthread $(LDFLAGS)
 
 $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 	@rm -f $@
@@ -151,7 +169,7 @@ $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a $(wildcard tests/unit/*.h) $(GS_CONFIG)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a -lcmocka $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a -lcmocka $(LDLIBS_WEB) $(LDFLAGS)
 
 check: deps
 	$(MAKE) all check-unit check-golden GIOPSCOPE_STRICT=1
@@ -164,13 +182,16 @@ check: deps
 	$(MAKE) check-deb GIOPSCOPE_STRICT=1
 	@echo "make check: all passed"
 
-# The build a machine without DPDK or eBPF gets (DPDK=0 EBPF=0): it must build, pass the
-# golden captures, and have `dpdk` and `attach` refuse in one line with exit 2.
+# The build a machine without DPDK, eBPF or OpenSSL gets (DPDK=0 EBPF=0 OPENSSL=0): it must
+# build, pass the golden captures, and have `dpdk`, `attach` and a --metrics-web-config asking
+# for TLS refuse in one line with exit 2.
 .PHONY: check-minimal
 check-minimal:
-	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 build/minimal/giopscope
-	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 check-golden
-	@for cmd in "dpdk --vdev net_null0" "attach --pid 1"; do \
+	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 OPENSSL=0 build/minimal/giopscope
+	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 OPENSSL=0 check-golden
+	@printf 'tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n' >build/minimal/web.yml
+	@for cmd in "dpdk --vdev net_null0" "attach --pid 1" \
+		"live -i lo --metrics 127.0.0.1:0 --metrics-web-config build/minimal/web.yml"; do \
 		build/minimal/giopscope $$cmd >/dev/null 2>build/minimal/refusal.txt; rc=$$?; \
 		lines=$$(wc -l <build/minimal/refusal.txt); \
 		if [ $$rc -ne 2 ] || [ $$lines -ne 1 ]; then \

@@ -174,6 +174,9 @@ const struct gs_option gs_options[] = {
 	  { { R, "B", "out-of-order bytes held per direction (default 1M)", 0 } } },
 	{ "metrics", 0, required_argument, GS_O_METRICS, S,
 	  { { S, "ADDR:PORT", "Prometheus metrics on http://ADDR:PORT/metrics (numeric address)", 0 } } },
+	{ "metrics-web-config", 0, required_argument, GS_O_METRICS_WEB_CONFIG, S,
+	  { { S, "FILE", "TLS and basic auth for --metrics: exporter-toolkit's web configuration\n"
+			 "(tls_server_config, basic_auth_users; docs/metrics.md)", 0 } } },
 	{ "max-memory", 0, required_argument, GS_O_MAX_MEMORY, R | S,
 	  { { R, "SIZE", "size every table bound from SIZE bytes (k/m/g; 16m at least):\n"
 			 "connections, open calls, order window, held out-of-order\n"

@@ -32,6 +32,8 @@ struct gs_session_opts {
 	int by;                   /* enum gs_group_by */
 	int64_t interval_ns;      /* --interval */
 	const char *report, *trace, *metrics;  /* --report, --trace, --metrics; NULL without */
+	const char *metrics_web_config;          /* --metrics-web-config FILE, NULL without */
+	struct gs_metrics_web *metrics_web;      /* that file, loaded while the options are read (before -Z) */
 	uint64_t count;           /* 0: no limit */
 	bool syscall_times;       /* attach: its syscall columns follow `retransmits` */
 	uint8_t times_cols;       /* attach --sched/--orb: GS_TIMES_COLS_* after them */

@@ -12,13 +12,14 @@
 #        started is stopped and disabled here.
 set -eu
 
-set_build="build-essential pkg-config libpcap-dev"
+# libssl-dev, libcrypt-dev: --metrics-web-config's TLS and bcrypt (optional to the build, linked when found)
+set_build="build-essential pkg-config libpcap-dev libssl-dev libcrypt-dev"
 set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld
   tshark tcpdump wireshark-common iproute2 python3 procps psmisc curl strace
   omniorb omniidl libomniorb4-dev omniorb-nameserver tcl tcl-combat
   libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev ethtool
   dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium prometheus
-  groff-base man-db mandoc debhelper dpkg-dev fakeroot lintian"
+  groff-base man-db mandoc debhelper dpkg-dev fakeroot lintian openssl"
 set_deb="$set_build debhelper dpkg-dev fakeroot lintian clang llvm
   libbpf-dev bpftool libelf-dev zlib1g-dev libdpdk-dev"
 

@@ -752,7 +752,7 @@ static inline __attribute__((always_inline)) void drain(struct gs_engine *e, boo
 			if (e->cfg.ordered && e->out_n <= e->cfg.order_window) {
 				if (e->wm_n > 0 && e->wm_heap[0].t <= top->t_request_first)
 					break;
-				if (e->pend_count && gs_pending_min(e) <= top->t_request_first)
+				if (e->pend.count && gs_pending_min(&e->pend) <= top->t_request_first)
 					break;
 			}
 		}

@@ -111,6 +111,24 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 	return 0;
 }
 
+/* For the pending list (pending.h): the earliest capture time of what
+ * direction id holds back: bytes held out of order, a head still being
+ * gathered, a hole the peer acknowledged. */
+static int64_t dir_earliest(const void *arg, uint32_t id)
+{
+	const struct gs_engine *e = arg;
+	const struct gs_dir *dr = &e->flows[id >> 1].dir[id & 1];
+	int64_t t = INT64_MAX;
+	for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
+		if (o->ts < t)
+			t = o->ts;
+	if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first < t)
+		t = dr->msg_t_first;
+	if (dr->acked_ts && dr->acked_ts < t)
+		t = dr->acked_ts;
+	return t;
+}
+
 int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_fn fn, void *arg)
 {
 	struct gs_engine *e;
@@ -168,7 +186,12 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 		e->head_free[i] = e->head_slots - 1 - i;
 	e->head_free_n = e->head_slots;
 	e->call_free = GS_NONE;
-	e->pend_head = GS_NONE;
+	e->pend.head = GS_NONE;
+	e->pend.links = (char *)e->flows + offsetof(struct gs_flow, dir) + offsetof(struct gs_dir, pend);
+	e->pend.flow_stride = sizeof(struct gs_flow);
+	e->pend.dir_stride = sizeof(struct gs_dir);
+	e->pend.earliest = dir_earliest;
+	e->pend.arg = e;
 	*out = e;
 	return 0;
 }
@@ -202,25 +225,25 @@ static void pending_update(struct gs_engine *e, struct gs_flow *f, int d)
 {
 	struct gs_dir *dr = &f->dir[d];
 	bool want = f->in_use && gs_dir_pending(dr);
-	e->pend_dirty = true;
+	e->pend.dirty = true;
 	if (want == dr->pending)
 		return;
 	if (want) {
-		gs_pending_insert(e, f, d);
+		gs_dir_pend_insert(e, f, d);
 		return;
 	}
-	gs_pending_remove(e, f, d);
+	gs_dir_pend_remove(e, f, d);
 	gs_pair_unpark(e, f, d);
 }
 
 /* Holes the peer acknowledged long enough ago are given up (reasm.c). */
 static void pending_expire_all(struct gs_engine *e)
 {
-	uint32_t id = e->pend_head;
+	uint32_t id = e->pend.head;
 	while (id != GS_NONE) {
 		struct gs_flow *f = &e->flows[id >> 1];
 		int d = (int)(id & 1);
-		uint32_t next = f->dir[d].pend_next;
+		uint32_t next = f->dir[d].pend.next;
 		gs_reasm_expire(e, f, d);
 		if (f->in_use)
 			pending_update(e, f, d);
@@ -258,7 +281,7 @@ static bool port_wanted(const struct gs_engine *e, uint16_t port)
  * are looked at (per packet, and from the live tick when packets stop). */
 static inline void expire_due(struct gs_engine *e)
 {
-	if (e->pend_count && e->now - e->last_expire_scan >= GS_ACK_GAP_GRACE_NS) {
+	if (e->pend.count && e->now - e->last_expire_scan >= GS_ACK_GAP_GRACE_NS) {
 		e->last_expire_scan = e->now;
 		pending_expire_all(e);
 	}

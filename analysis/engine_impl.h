@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "pending.h"
 #include "flow_hash.h"
 #include "../decoders/giop/giop.h"
 
@@ -147,7 +148,7 @@ struct gs_dir {
 	                          * (read only while acked_ts is set) */
 	uint32_t ooo_bytes;
 	uint64_t fin_off;
-	uint32_t pend_prev, pend_next; /* on the engine's pending list (flow*2+dir) */
+	struct gs_pend_link pend; /* on the engine's pending list (pending.h) */
 	uint64_t scanned;        /* bytes searched for a header without finding one */
 	/* retransmitted ranges whose messages are not decoded yet (bytes held out
 	 * of order, or a head still being gathered): charged to the calls whose
@@ -332,10 +333,7 @@ struct gs_engine {
 	/* Directions whose bytes may still yield calls that started earlier than
 	 * what is queued: held out-of-order data, a head not yet decoded, bytes the
 	 * peer acknowledged but we lack.  They hold back ordered output. */
-	uint32_t pend_head;
-	uint32_t pend_count;
-	int64_t pend_min;           /* cached earliest start among them */
-	bool pend_dirty;
+	struct gs_pending pend;
 	int64_t last_expire_scan;
 
 	/* calls */
@@ -580,7 +578,7 @@ void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_
 		       uint8_t half);
 void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall *c);
 
-/* pending.c: the directions that hold back output */
+/* the directions that hold back output (the list: pending.h) */
 /* True when the direction holds back output: bytes held out of order, a hole
  * the peer acknowledged, or a head not decoded yet.  Tested for both
  * directions of every packet: inline. */
@@ -588,11 +586,21 @@ static inline bool gs_dir_pending(const struct gs_dir *dr)
 {
 	return dr->ooo || dr->acked_ts || (dr->fstate == GS_FR_MSG && !dr->decoded);
 }
-bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t);
-void gs_pending_insert(struct gs_engine *e, struct gs_flow *f, int d);
-void gs_pending_remove(struct gs_engine *e, struct gs_flow *f, int d);
-/* The earliest time a call not created yet may start at. */
-int64_t gs_pending_min(struct gs_engine *e);
+/* The direction joins or leaves the pending list (pending.h), its flag with it. */
+static inline void gs_dir_pend_insert(struct gs_engine *e, struct gs_flow *f, int d)
+{
+	if (f->dir[d].pending)
+		return;
+	gs_pending_insert(&e->pend, (uint32_t)(f - e->flows) * 2 + (uint32_t)d);
+	f->dir[d].pending = true;
+}
+static inline void gs_dir_pend_remove(struct gs_engine *e, struct gs_flow *f, int d)
+{
+	if (!f->dir[d].pending)
+		return;
+	gs_pending_remove(&e->pend, (uint32_t)(f - e->flows) * 2 + (uint32_t)d);
+	f->dir[d].pending = false;
+}
 
 /* calls.c */
 uint32_t gs_call_alloc(struct gs_engine *e);

@@ -20,8 +20,8 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
 		f = e->wm_heap[0].t;
 	if (e->out_n > 0 && gs_out_top(e)->t < f) /* output order is by start first */
 		f = gs_out_top(e)->t;
-	if (e->pend_count) {
-		int64_t p = gs_pending_min(e);
+	if (e->pend.count) {
+		int64_t p = gs_pending_min(&e->pend);
 		if (p < f)
 			f = p;
 	}
@@ -43,7 +43,7 @@ bool gs_engine_holds_back(struct gs_engine *e, const struct gs_call *c)
 	int64_t t = c->t_request_first;
 	if (e->wm_n > 0 && e->wm_heap[0].t <= t)
 		return true;
-	if (e->pend_count && gs_pending_min(e) <= t)
+	if (e->pend.count && gs_pending_min(&e->pend) <= t)
 		return true;
 	if (e->out_n > 0) {
 		/* the queue's first (calls.c's output order: out_before) */

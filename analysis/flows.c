@@ -47,7 +47,7 @@ static void index_remove(struct gs_engine *e, uint32_t n)
 static void gs_flow_reset_dirs(struct gs_engine *e, struct gs_flow *f)
 {
 	for (int d = 0; d < 2; d++) {
-		gs_pending_remove(e, f, d);
+		gs_dir_pend_remove(e, f, d);
 		gs_reasm_free(e, &f->dir[d]);
 		gs_framer_release(e, &f->dir[d]);
 		memset(&f->dir[d], 0, sizeof f->dir[d]);

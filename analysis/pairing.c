@@ -141,12 +141,24 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 	request_fields(e, f, d, m, c);
 }
 
+/* True when the direction holds bytes captured at or before `t` that it has not
+ * delivered yet (held out of order, or a head still being gathered). */
+static bool dir_holds_before(const struct gs_dir *dr, int64_t t)
+{
+	if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first <= t)
+		return true;
+	for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
+		if (o->ts <= t)
+			return true;
+	return false;
+}
+
 static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
 {
 	struct gs_dir *dr = &f->dir[d];
 	struct gs_ocall *c = gs_call_open_find(e, gs_flow_no(e, f), f->gen, !d, m->request_id);
 	struct gs_cext *x;
-	if (!c && gs_dir_holds_before(&f->dir[!d], dr->msg_t_first)) {
+	if (!c && dir_holds_before(&f->dir[!d], dr->msg_t_first)) {
 		/* The requester's side holds bytes captured before this reply that it
 		 * has not delivered yet (reordered segments, or a hole being waited
 		 * for): keep the reply until its request is decoded or cannot be. */

@@ -4,74 +4,45 @@
  * and the earliest time a call not created yet may start at, which bounds
  * what the output may write.  Only the list: when a direction joins or
  * leaves it, and what follows from that, engine.c decides. */
-#include "engine_impl.h"
+#include "pending.h"
 
-static struct gs_dir *pend_dir(struct gs_engine *e, uint32_t id)
-{
-	return &e->flows[id >> 1].dir[id & 1];
-}
+#include "call.h"
 
-/* True when the direction holds bytes captured at or before `t` that it has not
- * delivered yet (held out of order, or a head still being gathered). */
-bool gs_dir_holds_before(const struct gs_dir *dr, int64_t t)
+void gs_pending_remove(struct gs_pending *p, uint32_t id)
 {
-	if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first <= t)
-		return true;
-	for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
-		if (o->ts <= t)
-			return true;
-	return false;
-}
-
-void gs_pending_remove(struct gs_engine *e, struct gs_flow *f, int d)
-{
-	struct gs_dir *dr = &f->dir[d];
-	if (!dr->pending)
-		return;
-	if (dr->pend_prev != GS_NONE)
-		pend_dir(e, dr->pend_prev)->pend_next = dr->pend_next;
+	struct gs_pend_link *l = gs_pend_link(p, id);
+	if (l->prev != GS_NONE)
+		gs_pend_link(p, l->prev)->next = l->next;
 	else
-		e->pend_head = dr->pend_next;
-	if (dr->pend_next != GS_NONE)
-		pend_dir(e, dr->pend_next)->pend_prev = dr->pend_prev;
-	dr->pending = false;
-	e->pend_count--;
-	e->pend_dirty = true;
+		p->head = l->next;
+	if (l->next != GS_NONE)
+		gs_pend_link(p, l->next)->prev = l->prev;
+	p->count--;
+	p->dirty = true;
 }
 
-void gs_pending_insert(struct gs_engine *e, struct gs_flow *f, int d)
+void gs_pending_insert(struct gs_pending *p, uint32_t id)
 {
-	struct gs_dir *dr = &f->dir[d];
-	uint32_t id = gs_flow_no(e, f) * 2 + (uint32_t)d;
-	if (dr->pending)
-		return;
-	dr->pend_prev = GS_NONE;
-	dr->pend_next = e->pend_head;
-	if (e->pend_head != GS_NONE)
-		pend_dir(e, e->pend_head)->pend_prev = id;
-	e->pend_head = id;
-	dr->pending = true;
-	e->pend_count++;
-	e->pend_dirty = true;
+	struct gs_pend_link *l = gs_pend_link(p, id);
+	l->prev = GS_NONE;
+	l->next = p->head;
+	if (p->head != GS_NONE)
+		gs_pend_link(p, p->head)->prev = id;
+	p->head = id;
+	p->count++;
+	p->dirty = true;
 }
 
-/* The earliest time a call not created yet may start at. */
-int64_t gs_pending_min(struct gs_engine *e)
+int64_t gs_pending_min(struct gs_pending *p)
 {
-	if (!e->pend_dirty)
-		return e->pend_min;
-	e->pend_min = INT64_MAX;
-	for (uint32_t id = e->pend_head; id != GS_NONE;) {
-		struct gs_dir *dr = pend_dir(e, id);
-		for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
-			if (o->ts < e->pend_min)
-				e->pend_min = o->ts;
-		if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first < e->pend_min)
-			e->pend_min = dr->msg_t_first;
-		if (dr->acked_ts && dr->acked_ts < e->pend_min)
-			e->pend_min = dr->acked_ts;
-		id = dr->pend_next;
+	if (!p->dirty)
+		return p->min;
+	p->min = INT64_MAX;
+	for (uint32_t id = p->head; id != GS_NONE; id = gs_pend_link(p, id)->next) {
+		int64_t t = p->earliest(p->arg, id);
+		if (t < p->min)
+			p->min = t;
 	}
-	e->pend_dirty = false;
-	return e->pend_min;
+	p->dirty = false;
+	return p->min;
 }

@@ -8,9 +8,11 @@
  * for output).  When the pool is full the oldest queued call is written early,
  * or if none is queued the oldest open call is ended; both are counted.
  */
-#include "engine_impl.h"
+#include "calls.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "endpoint.h"
@@ -42,12 +44,12 @@ static inline __attribute__((always_inline)) uint32_t call_hash(const struct gs_
 }
 
 /* A call's client: its connection's, or its own once it outlived it. */
-static const struct gs_endpoint *gs_ocall_client(const struct gs_engine *e, const struct gs_ocall *c)
+static const struct gs_endpoint *gs_ocall_client(const struct gs_calls *e, const struct gs_ocall *c)
 {
 	const struct gs_cext *x = gs_cx_peek(e, c);
 	if (x && x->has_ep)
 		return &x->client;
-	return &e->flows[c->flow].ep[c->dir];
+	return gs_cf_ep(&e->fl, c->flow, c->dir);
 }
 
 /* Heap entries (struct gs_heap_ent) carry the start time and serial of their
@@ -56,7 +58,7 @@ static const struct gs_endpoint *gs_ocall_client(const struct gs_engine *e, cons
 
 /* Output order: t_request_first, then the client as text, then request id;
  * the rare tie on the time out of line. */
-static __attribute__((noinline)) bool out_tie(const struct gs_engine *e, const struct gs_heap_ent *x,
+static __attribute__((noinline)) bool out_tie(const struct gs_calls *e, const struct gs_heap_ent *x,
 					      const struct gs_heap_ent *y)
 {
 	const struct gs_ocall *a = &e->calls[x->idx], *b = &e->calls[y->idx];
@@ -68,7 +70,7 @@ static __attribute__((noinline)) bool out_tie(const struct gs_engine *e, const s
 	return x->serial < y->serial;
 }
 
-static inline bool out_before(const struct gs_engine *e, const struct gs_heap_ent *x,
+static inline bool out_before(const struct gs_calls *e, const struct gs_heap_ent *x,
 			      const struct gs_heap_ent *y)
 {
 	if (x->t != y->t)
@@ -76,7 +78,7 @@ static inline bool out_before(const struct gs_engine *e, const struct gs_heap_en
 	return out_tie(e, x, y);
 }
 
-static inline bool wm_before(const struct gs_engine *e, const struct gs_heap_ent *x,
+static inline bool wm_before(const struct gs_calls *e, const struct gs_heap_ent *x,
 			     const struct gs_heap_ent *y)
 {
 	(void)e;
@@ -95,7 +97,7 @@ static inline bool wm_before(const struct gs_engine *e, const struct gs_heap_ent
  * leave from the top, and every write to a call record is a cache line. */
 #define HEAP_D 4
 
-typedef bool (*before_fn)(const struct gs_engine *, const struct gs_heap_ent *,
+typedef bool (*before_fn)(const struct gs_calls *, const struct gs_heap_ent *,
 			  const struct gs_heap_ent *);
 
 /* The open calls' heap (tracked) runs up from heap_mem, the ended calls' (not
@@ -105,7 +107,7 @@ static inline struct gs_heap_ent *at(struct gs_heap_ent *h, uint32_t i, bool rev
 	return rev ? h - i : h + i;
 }
 
-static inline void heap_set(struct gs_engine *e, struct gs_heap_ent *h, uint32_t i,
+static inline void heap_set(struct gs_calls *e, struct gs_heap_ent *h, uint32_t i,
 			    struct gs_heap_ent v, bool track)
 {
 	*at(h, i, !track) = v;
@@ -113,7 +115,7 @@ static inline void heap_set(struct gs_engine *e, struct gs_heap_ent *h, uint32_t
 		e->calls[v.idx].heap_pos = i;
 }
 
-static inline void sift_up(struct gs_engine *e, struct gs_heap_ent *h, uint32_t i, before_fn before,
+static inline void sift_up(struct gs_calls *e, struct gs_heap_ent *h, uint32_t i, before_fn before,
 			   bool track)
 {
 	struct gs_heap_ent v = *at(h, i, !track);
@@ -127,7 +129,7 @@ static inline void sift_up(struct gs_engine *e, struct gs_heap_ent *h, uint32_t 
 	heap_set(e, h, i, v, track);
 }
 
-static inline void sift_down(struct gs_engine *e, struct gs_heap_ent *h, uint32_t n, uint32_t i,
+static inline void sift_down(struct gs_calls *e, struct gs_heap_ent *h, uint32_t n, uint32_t i,
 			     before_fn before, bool track)
 {
 	struct gs_heap_ent v = *at(h, i, !track);
@@ -148,7 +150,7 @@ static inline void sift_down(struct gs_engine *e, struct gs_heap_ent *h, uint32_
 	heap_set(e, h, i, v, track);
 }
 
-static inline void heap_push(struct gs_engine *e, struct gs_heap_ent *h, uint32_t *n, uint32_t idx,
+static inline void heap_push(struct gs_calls *e, struct gs_heap_ent *h, uint32_t *n, uint32_t idx,
 			     before_fn before, bool track)
 {
 	const struct gs_ocall *c = &e->calls[idx];
@@ -158,7 +160,7 @@ static inline void heap_push(struct gs_engine *e, struct gs_heap_ent *h, uint32_
 	sift_up(e, h, *n - 1, before, track);
 }
 
-static inline void heap_remove(struct gs_engine *e, struct gs_heap_ent *h, uint32_t *n, uint32_t pos,
+static inline void heap_remove(struct gs_calls *e, struct gs_heap_ent *h, uint32_t *n, uint32_t pos,
 			       before_fn before, bool track)
 {
 	(*n)--;
@@ -172,13 +174,13 @@ static inline void heap_remove(struct gs_engine *e, struct gs_heap_ent *h, uint3
 }
 
 /* The open calls by start time, positions tracked. */
-static void wm_push(struct gs_engine *e, uint32_t idx)
+static void wm_push(struct gs_calls *e, uint32_t idx)
 {
 	if (e->wm_kept)
 		heap_push(e, e->wm_heap, &e->wm_n, idx, wm_before, true);
 }
 
-static void wm_remove(struct gs_engine *e, uint32_t idx)
+static void wm_remove(struct gs_calls *e, uint32_t idx)
 {
 	if (e->wm_kept)
 		heap_remove(e, e->wm_heap, &e->wm_n, e->calls[idx].heap_pos, wm_before, true);
@@ -186,7 +188,7 @@ static void wm_remove(struct gs_engine *e, uint32_t idx)
 
 /* The open calls' heap from here on (see wm_kept): built from the open calls
  * there are, in any order, since its order is total. */
-static void wm_keep(struct gs_engine *e)
+static void wm_keep(struct gs_calls *e)
 {
 	if (e->wm_kept)
 		return;
@@ -205,12 +207,12 @@ static void wm_keep(struct gs_engine *e)
  * read them from the call records; a queued call's heap_pos (the open calls'
  * heap's, free once it ended) links its run.  out_src caches where the next
  * call out is: the drain asks at every packet. */
-static struct gs_heap_ent *out_base(struct gs_engine *e)
+static struct gs_heap_ent *out_base(struct gs_calls *e)
 {
 	return e->heap_mem + e->n_calls - 1;
 }
 
-static struct gs_heap_ent out_ent(const struct gs_engine *e, uint32_t idx)
+static struct gs_heap_ent out_ent(const struct gs_calls *e, uint32_t idx)
 {
 	const struct gs_ocall *c = &e->calls[idx];
 	struct gs_heap_ent v = { .t = c->t_request_first, .serial = c->serial, .idx = idx };
@@ -220,7 +222,7 @@ static struct gs_heap_ent out_ent(const struct gs_engine *e, uint32_t idx)
 
 /* Finds where the next call out is, after it left or when any queued call did
  * (inline: every call written asks). */
-static inline __attribute__((always_inline)) void out_find_top(struct gs_engine *e)
+static inline __attribute__((always_inline)) void out_find_top(struct gs_calls *e)
 {
 	const struct gs_heap_ent *top = e->out_hn ? &e->heap_mem[e->n_calls - 1] : NULL;
 	e->out_src = -1;
@@ -232,7 +234,7 @@ static inline __attribute__((always_inline)) void out_find_top(struct gs_engine 
 	}
 }
 
-static void out_push(struct gs_engine *e, uint32_t idx)
+static void out_push(struct gs_calls *e, uint32_t idx)
 {
 	struct gs_heap_ent v = out_ent(e, idx), top;
 	int best = -1, empty = -1;
@@ -278,7 +280,7 @@ static void out_push(struct gs_engine *e, uint32_t idx)
 }
 
 /* Takes the next call out of the queue. */
-static uint32_t out_pop(struct gs_engine *e)
+static uint32_t out_pop(struct gs_calls *e)
 {
 	int r = e->out_src;
 	uint32_t idx = gs_out_top(e)->idx;
@@ -295,7 +297,7 @@ static uint32_t out_pop(struct gs_engine *e)
 }
 
 /* Takes a queued call out from anywhere (rare: a walk). */
-static void out_remove(struct gs_engine *e, uint32_t idx)
+static void out_remove(struct gs_calls *e, uint32_t idx)
 {
 	for (uint32_t pos = 0; pos < e->out_hn; pos++) {
 		if (out_base(e)[-(ptrdiff_t)pos].idx == idx) {
@@ -332,7 +334,7 @@ static void out_remove(struct gs_engine *e, uint32_t idx)
 /* ---- open index (linear probing, backward-shift deletion) ------------------ */
 
 /* The index part of gs_call_open_find (engine_impl.h). */
-struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
+struct gs_ocall *gs_call_open_probe(struct gs_calls *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 {
 	uint32_t i = open_hash(flow, gen, dir, rid) & e->open_mask;
 	for (; e->open_index[i]; i = (i + 1) & e->open_mask) {
@@ -344,20 +346,19 @@ struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t
 }
 
 /* The open call idx is in the index (open_remove's test, the other way). */
-static bool indexed(const struct gs_engine *e, uint32_t idx)
+static bool indexed(const struct gs_calls *e, uint32_t idx)
 {
 	const struct gs_ocall *c = &e->calls[idx];
-	const struct gs_flow *f;
+	const struct gs_calls_dir *oc;
 	if (c->where != GS_CALL_OPEN)
 		return false;
 	if (!c->attached)
 		return true;
-	f = &e->flows[c->flow];
-	return !(f->in_use && f->gen == c->flow_gen && f->dir[c->dir].open_solo &&
-		 f->dir[c->dir].last_call == idx);
+	oc = gs_cf_oc(&e->fl, c->flow, c->dir);
+	return !(gs_cf_live(&e->fl, c->flow, c->flow_gen) && oc->open_solo && oc->last_call == idx);
 }
 
-static void index_insert(struct gs_engine *e, uint32_t idx)
+static void index_insert(struct gs_calls *e, uint32_t idx)
 {
 	uint32_t i = call_hash(&e->calls[idx]) & e->open_mask;
 	while (e->open_index[i])
@@ -368,7 +369,7 @@ static void index_insert(struct gs_engine *e, uint32_t idx)
 /* The index in use doubles (see open_mask): what it held is put again from
  * the call records, which say which calls it holds.  A walk of the slots ever
  * used, a few times a run at most (log2 of the growth). */
-static __attribute__((noinline)) void index_grow(struct gs_engine *e)
+static __attribute__((noinline)) void index_grow(struct gs_calls *e)
 {
 	memset(e->open_index, 0, ((size_t)e->open_mask + 1) * sizeof *e->open_index);
 	e->open_mask = e->open_mask * 2 + 1;
@@ -379,19 +380,19 @@ static __attribute__((noinline)) void index_grow(struct gs_engine *e)
 
 /* Room for the two entries a call may bring (itself, and the call it joins on
  * its direction). */
-static inline void index_room(struct gs_engine *e)
+static inline void index_room(struct gs_calls *e)
 {
 	if (e->open_indexed + 2 > (e->open_mask + 1) / 4 && e->open_mask < e->open_mask_max)
 		index_grow(e);
 }
 
-static void index_put(struct gs_engine *e, uint32_t idx)
+static void index_put(struct gs_calls *e, uint32_t idx)
 {
 	e->open_indexed++;
 	index_insert(e, idx);
 }
 
-static void index_del(struct gs_engine *e, uint32_t idx)
+static void index_del(struct gs_calls *e, uint32_t idx)
 {
 	uint32_t mask = e->open_mask;
 	uint32_t i = call_hash(&e->calls[idx]) & mask;
@@ -419,14 +420,14 @@ static void index_del(struct gs_engine *e, uint32_t idx)
 /* A direction's only open call stays out of the index (open_solo): the
  * fast path of gs_call_open_find finds it as last_call, and most connections
  * have one call out at a time.  A second call puts both in. */
-void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
+void gs_call_open_insert(struct gs_calls *e, uint32_t idx)
 {
 	struct gs_ocall *c = &e->calls[idx];
 	e->open_count++;
 	/* index_room before the call is marked open: the records then say which
 	 * calls the index holds (index_grow) */
 	if (c->attached) {
-		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
+		struct gs_calls_dir *dr = gs_cf_oc(&e->fl, c->flow, c->dir);
 		if (dr->open_n == 0) {
 			dr->open_solo = true;
 		} else {
@@ -446,14 +447,14 @@ void gs_call_open_insert(struct gs_engine *e, uint32_t idx)
 	wm_push(e, idx);
 }
 
-static inline __attribute__((always_inline)) void open_remove(struct gs_engine *e, uint32_t idx)
+static inline __attribute__((always_inline)) void open_remove(struct gs_calls *e, uint32_t idx)
 {
 	const struct gs_ocall *c = &e->calls[idx];
 	e->open_count--;
 	/* an open call is attached to a live connection: it ends before its
 	 * connection does (gs_pair_flow_ended) */
-	if (c->attached && e->flows[c->flow].in_use && e->flows[c->flow].gen == c->flow_gen) {
-		struct gs_dir *dr = &e->flows[c->flow].dir[c->dir];
+	if (c->attached && gs_cf_live(&e->fl, c->flow, c->flow_gen)) {
+		struct gs_calls_dir *dr = gs_cf_oc(&e->fl, c->flow, c->dir);
 		if (dr->open_solo && dr->last_call == idx)
 			dr->open_solo = false;
 		else
@@ -467,7 +468,7 @@ static inline __attribute__((always_inline)) void open_remove(struct gs_engine *
 
 /* ---- life of a call ------------------------------------------------------- */
 
-struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c)
+struct gs_cext *gs_call_ext_new(struct gs_calls *e, struct gs_ocall *c)
 {
 	uint32_t k;
 	struct gs_cext *x;
@@ -484,7 +485,7 @@ struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c)
 	return x;
 }
 
-static void ext_free(struct gs_engine *e, struct gs_ocall *c)
+static void ext_free(struct gs_calls *e, struct gs_ocall *c)
 {
 	if (c->ext == GS_NONE)
 		return;
@@ -494,7 +495,7 @@ static void ext_free(struct gs_engine *e, struct gs_ocall *c)
 }
 
 /* The call as the sinks see it. */
-static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct gs_call *c)
+static void assemble(const struct gs_calls *e, const struct gs_ocall *o, struct gs_call *c)
 {
 	const struct gs_cext *x = gs_cx_peek(e, o);
 	gs_zero(c, sizeof *c);
@@ -503,8 +504,8 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 		c->server = x->server;
 	} else {
 		/* attached, or detached while finishing: the flow's ends are still there */
-		c->client = e->flows[o->flow].ep[o->dir];
-		c->server = e->flows[o->flow].ep[!o->dir];
+		c->client = *gs_cf_ep(&e->fl, o->flow, o->dir);
+		c->server = *gs_cf_ep(&e->fl, o->flow, !o->dir);
 	}
 	c->request_id = o->request_id;
 	c->major = o->major;
@@ -532,9 +533,9 @@ static void assemble(const struct gs_engine *e, const struct gs_ocall *o, struct
 	c->where = o->where;
 	c->scattered = o->scattered;
 	c->exception = GS_INTERN_EMPTY;
-	/* a queued call without a side record ended while finishing: e->now
+	/* a queued call without a side record ended while finishing: *e->now
 	 * moves no more then */
-	c->t_done = o->where == GS_CALL_QUEUED ? e->now : 0;
+	c->t_done = o->where == GS_CALL_QUEUED ? *e->now : 0;
 	if (!x)
 		return;
 	c->reply_type = x->reply_type;
@@ -592,15 +593,15 @@ static inline __attribute__((always_inline)) void assemble_summary(const struct 
 }
 
 /* Frees a call's slot (and side record); inline where each written call goes. */
-static inline __attribute__((always_inline)) void release(struct gs_engine *e, uint32_t idx)
+static inline __attribute__((always_inline)) void release(struct gs_calls *e, uint32_t idx)
 {
 	struct gs_ocall *c = &e->calls[idx];
 	if (c->attached) {
-		struct gs_flow *f = &e->flows[c->flow];
+		uint32_t *list = gs_cf_list(&e->fl, c->flow);
 		if (c->flow_prev != GS_NONE)
 			e->calls[c->flow_prev].flow_next = c->flow_next;
-		else if (f->calls == idx)
-			f->calls = c->flow_next;
+		else if (*list == idx)
+			*list = c->flow_next;
 		if (c->flow_next != GS_NONE)
 			e->calls[c->flow_next].flow_prev = c->flow_prev;
 	}
@@ -612,13 +613,13 @@ static inline __attribute__((always_inline)) void release(struct gs_engine *e, u
 	e->call_free = idx;
 }
 
-void gs_call_release(struct gs_engine *e, uint32_t idx)
+void gs_call_release(struct gs_calls *e, uint32_t idx)
 {
 	release(e, idx);
 }
 
 /* Drops an open call without writing it (a parked reply that found no request). */
-void gs_call_discard(struct gs_engine *e, uint32_t idx)
+void gs_call_discard(struct gs_calls *e, uint32_t idx)
 {
 	if (e->calls[idx].where == GS_CALL_OPEN) {
 		open_remove(e, idx);
@@ -631,7 +632,7 @@ void gs_call_discard(struct gs_engine *e, uint32_t idx)
 }
 
 /* An open call's start time changed (a parked reply adopted by its request). */
-void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t)
+void gs_call_rekey_time(struct gs_calls *e, uint32_t idx, int64_t t)
 {
 	struct gs_ocall *c = &e->calls[idx];
 	wm_remove(e, idx);
@@ -639,7 +640,7 @@ void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t)
 	wm_push(e, idx);
 }
 
-static void emit_top(struct gs_engine *e)
+static void emit_top(struct gs_calls *e)
 {
 	uint32_t idx = out_pop(e);
 	struct gs_call rec, *c = &rec;
@@ -650,15 +651,15 @@ static void emit_top(struct gs_engine *e)
 		assemble(e, &e->calls[idx], c);
 	}
 	e->hold.serial = 0; /* a hold is for the top until it changes: serials wrap */
-	if (e->cfg.ordered && c->t_request_first < e->last_emitted_t)
-		e->cnt.rows_out_of_order++; /* only an ordered output can be out of order */
+	if (e->ordered && c->t_request_first < e->last_emitted_t)
+		e->cnt->rows_out_of_order++; /* only an ordered output can be out of order */
 	else
 		e->last_emitted_t = c->t_request_first;
 	if (c->flags & GS_CF_CAPTURE_LOSS)
-		e->cnt.calls_capture_loss++;
+		e->cnt->calls_capture_loss++;
 	if (gs_call_gap_filled(c)) {
-		e->cnt.calls_gap_filled++;
-		e->cnt.gap_fill_wait_ns += (uint64_t)c->fill_wait_ns;
+		e->cnt->calls_gap_filled++;
+		e->cnt->gap_fill_wait_ns += (uint64_t)c->fill_wait_ns;
 	}
 	if (c->flags & GS_CF_REP_SEEN) {
 		/* A message's instants are those of its own packets; where the
@@ -672,17 +673,17 @@ static void emit_top(struct gs_engine *e)
 			c->t_reply_last = c->t_request_first;
 	}
 	switch (c->outcome) {
-	case GS_OUT_NO_REPLY: e->cnt.no_reply++; break;
-	case GS_OUT_CANCELLED: e->cnt.cancelled++; break;
-	case GS_OUT_ONEWAY: e->cnt.oneways++; break;
+	case GS_OUT_NO_REPLY: e->cnt->no_reply++; break;
+	case GS_OUT_CANCELLED: e->cnt->cancelled++; break;
+	case GS_OUT_ONEWAY: e->cnt->oneways++; break;
 	default: break;
 	}
 	if (e->emit)
-		e->emit(e->emit_arg, e, c);
+		e->emit(e->emit_arg, e->engine, c);
 	release(e, idx);
 }
 
-void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
+void gs_call_end(struct gs_calls *e, uint32_t idx, enum gs_outcome how)
 {
 	struct gs_ocall *c = &e->calls[idx];
 	if (c->where != GS_CALL_OPEN)
@@ -692,7 +693,7 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 	/* only the linger of gs_calls_drain reads it, never while finishing: a
 	 * call that ends unanswered then takes no side record */
 	if (!e->finishing || c->ext != GS_NONE)
-		gs_cx(e, c)->t_done = e->now;
+		gs_cx(e, c)->t_done = *e->now;
 	c->where = GS_CALL_QUEUED;
 	out_push(e, idx);
 }
@@ -700,21 +701,19 @@ void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how)
 /* A queued call may still gain retransmissions until the other side has
  * acknowledged its last bytes (or `linger` has passed): a copy sent after that
  * would be a spurious retransmission, which the capture rarely holds. */
-static inline __attribute__((always_inline)) bool settled(const struct gs_engine *e, const struct gs_ocall *c)
+static inline __attribute__((always_inline)) bool settled(const struct gs_calls *e, const struct gs_ocall *c)
 {
-	const struct gs_flow *f;
 	if (!c->attached)
 		return true;
-	f = &e->flows[c->flow];
-	if (!f->in_use || f->gen != c->flow_gen)
+	if (!gs_cf_live(&e->fl, c->flow, c->flow_gen))
 		return true;
 	if (c->flags & GS_CF_REP_SEEN)
-		return f->dir[!c->dir].ack_max >= gs_cx_peek(e, c)->rep_off1;
-	return f->dir[c->dir].ack_max >= c->req_off1;
+		return gs_cf_ack_max(&e->fl, c->flow, !c->dir) >= gs_cx_peek(e, c)->rep_off1;
+	return gs_cf_ack_max(&e->fl, c->flow, c->dir) >= c->req_off1;
 }
 
 /* Notes what the unsettled top (attached, with a side record) waits for. */
-static void hold(struct gs_engine *e, const struct gs_ocall *c, const struct gs_cext *x)
+static void hold(struct gs_calls *e, const struct gs_ocall *c, const struct gs_cext *x)
 {
 	struct gs_drain_hold *h = &e->hold;
 	bool rep = (c->flags & GS_CF_REP_SEEN) != 0;
@@ -729,7 +728,7 @@ static void hold(struct gs_engine *e, const struct gs_ocall *c, const struct gs_
 /* Writes the queued calls that can be written: settled (acknowledged, or ended
  * at least `linger` ago) and, when ordered, started before every call that may
  * still appear (unless more than `order_window` calls are queued). */
-static inline __attribute__((always_inline)) void drain(struct gs_engine *e, bool all, bool tested)
+static inline __attribute__((always_inline)) void drain(struct gs_calls *e, bool all, bool tested)
 {
 	while (e->out_n > 0) {
 		const struct gs_ocall *top;
@@ -740,19 +739,19 @@ static inline __attribute__((always_inline)) void drain(struct gs_engine *e, boo
 		top = &e->calls[gs_out_top(e)->idx];
 		if (!all) {
 			const struct gs_cext *x = gs_cx_peek(e, top);
-			int64_t t_done = x ? x->t_done : e->now;
+			int64_t t_done = x ? x->t_done : *e->now;
 			/* differences, not sums: hostile time stamps must not overflow */
-			if (e->now - t_done < e->cfg.linger_ns && !settled(e, top)) {
+			if (*e->now - t_done < e->linger_ns && !settled(e, top)) {
 				if (x)
 					hold(e, top, x);
 				break;
 			}
 			/* past the window, memory matters more than order: a call
 			 * that never ends must not hold every later one */
-			if (e->cfg.ordered && e->out_n <= e->cfg.order_window) {
+			if (e->ordered && e->out_n <= e->order_window) {
 				if (e->wm_n > 0 && e->wm_heap[0].t <= top->t_request_first)
 					break;
-				if (e->pend.count && gs_pending_min(&e->pend) <= top->t_request_first)
+				if (e->pend->count && gs_pending_min(e->pend) <= top->t_request_first)
 					break;
 			}
 		}
@@ -760,17 +759,17 @@ static inline __attribute__((always_inline)) void drain(struct gs_engine *e, boo
 	}
 }
 
-void gs_calls_drain(struct gs_engine *e, bool all)
+void gs_calls_drain(struct gs_calls *e, bool all)
 {
 	drain(e, all, false);
 }
 
-void gs_calls_drain_unheld(struct gs_engine *e)
+void gs_calls_drain_unheld(struct gs_calls *e)
 {
 	drain(e, false, true);
 }
 
-uint32_t gs_call_alloc(struct gs_engine *e)
+uint32_t gs_call_alloc(struct gs_calls *e)
 {
 	uint32_t idx;
 	if (e->call_free == GS_NONE && e->call_hwm < e->n_calls) {
@@ -782,10 +781,10 @@ uint32_t gs_call_alloc(struct gs_engine *e)
 		if (e->out_n == 0 && e->wm_n > 0) {
 			/* every slot holds an open call: the oldest gives way */
 			uint32_t old = e->wm_heap[0].idx;
-			e->cnt.open_calls_evicted++;
+			e->cnt->open_calls_evicted++;
 			if (e->calls[old].flags & GS_CF_PARKED) {
 				/* a reply still waiting for its request: nothing to write */
-				e->cnt.orphan_replies++;
+				e->cnt->orphan_replies++;
 				gs_call_discard(e, old);
 				goto take;
 			}
@@ -800,4 +799,45 @@ take:
 	e->call_free = e->calls[idx].flow_next;
 	e->calls[idx].ext = GS_NONE;
 	return idx;
+}
+
+/* ---- the pool ------------------------------------------------------------ */
+
+static uint32_t pow2_at_least(uint64_t n)
+{
+	uint32_t p = 16;
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+int gs_calls_init(struct gs_calls *e, uint32_t n_calls, bool wm_kept)
+{
+	e->n_calls = n_calls;
+	/* 96-byte records from a line: each lies on two lines, where from
+	 * calloc's 16-byte alignment every other one lay on three */
+	e->calls_mem = calloc((size_t)n_calls + 1, sizeof *e->calls);
+	e->calls = e->calls_mem ? (struct gs_ocall *)(((uintptr_t)e->calls_mem + 63) & ~(uintptr_t)63) : NULL;
+	e->cext = calloc(n_calls, sizeof *e->cext);
+	e->cext_free = GS_NONE;
+	e->open_mask_max = pow2_at_least((uint64_t)n_calls * 2) - 1;
+	e->open_mask = e->open_mask_max < GS_OPEN_INDEX_START - 1 ? e->open_mask_max : GS_OPEN_INDEX_START - 1;
+	e->open_index = calloc((size_t)e->open_mask_max + 1, sizeof *e->open_index);
+	e->heap_mem = malloc((size_t)n_calls * sizeof *e->heap_mem);
+	e->wm_heap = e->heap_mem;
+	e->wm_kept = wm_kept;
+	/* Free lists start empty: slots are taken from the high-water mark first,
+	 * so memory is touched (made resident) only as far as it is used. */
+	e->call_free = GS_NONE;
+	if (!e->calls || !e->cext || !e->open_index || !e->heap_mem)
+		return ENOMEM;
+	return 0;
+}
+
+void gs_calls_free(struct gs_calls *e)
+{
+	free(e->calls_mem);
+	free(e->cext);
+	free(e->open_index);
+	free(e->heap_mem);
 }

@@ -141,9 +141,16 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	if (!e)
 		return ENOMEM;
 	e->cfg = *cfg;
-	e->emit = fn;
-	e->emit_arg = arg;
-	e->last_emitted_t = INT64_MIN;
+	e->cs.emit = fn;
+	e->cs.emit_arg = arg;
+	e->cs.engine = e;
+	e->cs.now = &e->now;
+	e->cs.cnt = &e->cnt;
+	e->cs.pend = &e->pend;
+	e->cs.ordered = cfg->ordered;
+	e->cs.order_window = cfg->order_window;
+	e->cs.linger_ns = cfg->linger_ns;
+	e->cs.last_emitted_t = INT64_MIN;
 	err = gs_intern_init(&e->strings, cfg->max_strings, (size_t)cfg->max_strings * 64);
 	if (err) {
 		free(e);
@@ -160,21 +167,8 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->head_slots = cfg->max_flows / 8 < 256 ? 256 : cfg->max_flows / 8;
 	e->head_pool = malloc((size_t)e->head_slots * cfg->head_max);
 	e->head_free = malloc((size_t)e->head_slots * sizeof *e->head_free);
-	e->n_calls = cfg->max_open_calls;
-	/* 96-byte records from a line: each lies on two lines, where from
-	 * calloc's 16-byte alignment every other one lay on three */
-	e->calls_mem = calloc((size_t)e->n_calls + 1, sizeof *e->calls);
-	e->calls = e->calls_mem ? (struct gs_ocall *)(((uintptr_t)e->calls_mem + 63) & ~(uintptr_t)63) : NULL;
-	e->cext = calloc(e->n_calls, sizeof *e->cext);
-	e->cext_free = GS_NONE;
-	e->open_mask_max = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
-	e->open_mask = e->open_mask_max < GS_OPEN_INDEX_START - 1 ? e->open_mask_max : GS_OPEN_INDEX_START - 1;
-	e->open_index = calloc((size_t)e->open_mask_max + 1, sizeof *e->open_index);
-	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
-	e->wm_heap = e->heap_mem;
-	e->wm_kept = cfg->ordered || cfg->reply_timeout_ns > 0;
-	if (!e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
-	    !e->open_index || !e->heap_mem) {
+	err = gs_calls_init(&e->cs, cfg->max_open_calls, cfg->ordered || cfg->reply_timeout_ns > 0);
+	if (err || !e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free) {
 		gs_engine_free(e);
 		return ENOMEM;
 	}
@@ -185,8 +179,20 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	for (uint32_t i = 0; i < e->head_slots; i++)
 		e->head_free[i] = e->head_slots - 1 - i;
 	e->head_free_n = e->head_slots;
-	e->call_free = GS_NONE;
 	e->pend.head = GS_NONE;
+	e->cs.fl = (struct gs_calls_flows){
+		.base = (char *)e->flows,
+		.stride = sizeof(struct gs_flow),
+		.in_use = offsetof(struct gs_flow, in_use),
+		.gen = offsetof(struct gs_flow, gen),
+		.list = offsetof(struct gs_flow, calls),
+		.ep = offsetof(struct gs_flow, ep),
+		.ep_size = sizeof(struct gs_endpoint),
+		.dir = offsetof(struct gs_flow, dir),
+		.dir_size = sizeof(struct gs_dir),
+		.ack_max = offsetof(struct gs_dir, ack_max),
+		.oc = offsetof(struct gs_dir, oc),
+	};
 	e->pend.links = (char *)e->flows + offsetof(struct gs_flow, dir) + offsetof(struct gs_dir, pend);
 	e->pend.flow_stride = sizeof(struct gs_flow);
 	e->pend.dir_stride = sizeof(struct gs_dir);
@@ -210,10 +216,7 @@ void gs_engine_free(struct gs_engine *e)
 	free(e->flow_index);
 	free(e->head_pool);
 	free(e->head_free);
-	free(e->calls_mem);
-	free(e->cext);
-	free(e->open_index);
-	free(e->heap_mem);
+	gs_calls_free(&e->cs);
 	gs_intern_free(&e->strings);
 	free(e);
 }
@@ -380,7 +383,7 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 	if (pk->tcp.flags & GS_TCP_RST) {
 		/* the connection is gone: what was not answered will not be */
 		gs_flow_end(e, f, false);
-		gs_calls_drain(e, false);
+		gs_calls_drain(&e->cs, false);
 		return;
 	}
 	/* the ACK first: it tells whether the other side is missing bytes, which
@@ -408,8 +411,8 @@ settled:
 	expire_due(e);
 	/* a call per packet at most: skip the call when none waits, or when the
 	 * first waits for what it waited for at the last packet */
-	if (e->out_n && !gs_calls_held(e))
-		gs_calls_drain_unheld(e);
+	if (e->cs.out_n && !gs_engine_calls_held(e))
+		gs_calls_drain_unheld(&e->cs);
 }
 
 void gs_engine_segment(struct gs_engine *e, int64_t ts, const struct gs_segment *s)
@@ -454,32 +457,32 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 	 * comes: a live call waiting for its request's last bytes ends then */
 	expire_due(e);
 	if (e->cfg.reply_timeout_ns > 0) {
-		while (e->wm_n > 0) {
-			uint32_t idx = e->wm_heap[0].idx;
-			struct gs_ocall *c = &e->calls[idx];
+		while (e->cs.wm_n > 0) {
+			uint32_t idx = e->cs.wm_heap[0].idx;
+			struct gs_ocall *c = &e->cs.calls[idx];
 			if (e->now - c->t_request_first < e->cfg.reply_timeout_ns)
 				break;
 			if (c->flags & GS_CF_PARKED) {
 				/* a reply whose request never came: nothing to write */
 				e->cnt.orphan_replies++;
-				gs_call_discard(e, idx);
+				gs_call_discard(&e->cs, idx);
 				continue;
 			}
 			if (c->flags & GS_CF_REP_DONE) {
 				/* answered, its request's tail never came */
 				c->flags |= GS_CF_CAPTURE_LOSS;
-				gs_call_end(e, idx, GS_OUT_REPLY);
+				gs_call_end(&e->cs, idx, GS_OUT_REPLY);
 				continue;
 			}
-			gs_call_end(e, idx, (c->flags & GS_CF_CANCELLED) ? GS_OUT_CANCELLED : GS_OUT_NO_REPLY);
+			gs_call_end(&e->cs, idx, (c->flags & GS_CF_CANCELLED) ? GS_OUT_CANCELLED : GS_OUT_NO_REPLY);
 		}
 	}
-	gs_calls_drain(e, false);
+	gs_calls_drain(&e->cs, false);
 }
 
 void gs_engine_finish(struct gs_engine *e)
 {
-	e->finishing = true;
+	e->cs.finishing = true;
 	for (uint32_t n = 0; n < e->flow_hwm; n++) {
 		struct gs_flow *f = &e->flows[n];
 		for (int d = 0; d < 2 && f->in_use; d++)
@@ -487,17 +490,17 @@ void gs_engine_finish(struct gs_engine *e)
 		if (f->in_use)
 			gs_flow_end(e, f, false);
 	}
-	gs_calls_drain(e, true);
+	gs_calls_drain(&e->cs, true);
 }
 
 void gs_engine_summary_records(struct gs_engine *e)
 {
-	e->lean = true;
+	e->cs.lean = true;
 }
 
 const struct gs_counters *gs_engine_counters(const struct gs_engine *e) { return &e->cnt; }
 const struct gs_intern *gs_engine_strings(const struct gs_engine *e) { return &e->strings; }
-uint32_t gs_engine_open_calls(const struct gs_engine *e) { return e->open_count; }
+uint32_t gs_engine_open_calls(const struct gs_engine *e) { return e->cs.open_count; }
 uint32_t gs_engine_active_flows(const struct gs_engine *e) { return e->active_flows; }
 int64_t gs_engine_first_ts(const struct gs_engine *e) { return e->first_ts; }
 int64_t gs_engine_last_ts(const struct gs_engine *e) { return e->now; }

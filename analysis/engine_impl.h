@@ -9,6 +9,7 @@
 
 #include "engine.h"
 #include "pending.h"
+#include "calls.h"
 #include "flow_hash.h"
 #include "../decoders/giop/giop.h"
 
@@ -92,8 +93,6 @@ struct gs_dir {
 	bool missing;            /* current message lost bytes in the capture */
 	bool more_frags;         /* current message continues in a Fragment */
 	uint8_t mtype, mminor;
-	bool open_solo;          /* last_call (below) is the only open call this way, and not in
-	                          * the open index */
 	uint64_t next;           /* stream offset of the next byte expected */
 	uint64_t ack_max;        /* highest offset the peer acknowledged at all */
 	int64_t acked_ts;        /* when the peer first acknowledged bytes we lack; 0: none */
@@ -125,8 +124,7 @@ struct gs_dir {
 	uint32_t msg_serial;     /* ... and that call's serial, in case the slot was reused */
 	uint32_t msg_fills;
 	uint32_t last_op;        /* interned operation of the last request: most repeat it */
-	uint32_t open_n;         /* open calls whose request went this way */
-	uint32_t last_call;      /* the latest of them: most lookups want it */
+	struct gs_calls_dir oc;  /* the open calls this way (calls.h) */
 	/* messages of calls begun with the more-fragments flag whose last Fragment
 	 * has not come: while there are any, every message goes to the log */
 	uint32_t frag_open;
@@ -193,108 +191,8 @@ struct gs_flow {
 _Static_assert(sizeof(struct gs_flow) == 704 && sizeof(struct gs_flow) % 64 == 0 && offsetof(struct gs_flow, dir) % 64 == 0 &&
 	       sizeof(struct gs_dir) % 64 == 0, "struct gs_flow: whole 64-byte lines");
 
-/* A call while the engine holds it.  Split so that a call waiting for its
- * reply costs little (at most 128 bytes an open call with its index and heap
- * entries: a capture may hold many calls open at once): the fields every call
- * needs from its request on are here; the reply's, the evidence for the tail
- * analysis and the endpoints of a call outlived by its connection go to a side
- * record (struct gs_cext),
- * taken from a pool the size of the call pool when one of them is first
- * written.  A call that never sees a reply, a retransmission or a stall never
- * takes one.  The record the sinks see (struct gs_call, call.h) is assembled
- * from both when the call is written. */
-struct gs_ocall {
-	int64_t t_request_first, t_request_last;
-	uint64_t request_bytes;
-	/* stream offsets of the request bytes, for retransmission attribution */
-	uint64_t req_off0, req_off1;
-	uint32_t request_id;
-	uint32_t op;           /* interned operation name */
-	uint32_t object_key;   /* interned object key */
-	/* the connection: while `attached`, the call is on the flow's list
-	 * (flow_prev, flow_next) and its endpoints are the flow's; once detached
-	 * (its connection ended) `flow` still names it, for the record's conn_flow */
-	uint32_t flow, flow_gen;
-	uint32_t flow_prev, flow_next;
-	uint32_t heap_pos;     /* place in the open calls' heap (open calls only); once
-	                        * queued, the next call of its run (calls.c) */
-	uint32_t serial;       /* creation order: stable tie-break */
-	uint32_t req_seq_base; /* TCP sequence number of stream offset 0 of the request's direction */
-	uint32_t ext;          /* side record (e->cext), GS_NONE when none */
-	uint16_t flags;        /* GS_CF_* */
-	int16_t priority;
-	uint8_t major, minor;
-	uint8_t kind, outcome;
-	uint8_t dir;           /* direction of the request within its flow */
-	uint8_t where;         /* free, open, queued */
-	/* bit 0: the request's messages are not contiguous (a Fragment came after
-	 * another message), bit 1: the reply's; their span is then not theirs alone */
-	uint8_t scattered;
-	uint8_t attached;
-};
-
-/* The rest of a call (see struct gs_ocall); zero but for `exception` when taken.
- * Its first 60 bytes are what a queued call is read for when it is written
- * (the drain's linger and settled tests, the summary's fields, the free list):
- * a record then costs one or two cache lines, not three (calls that wait
- * behind many connections' are cold when written). */
-struct gs_cext {
-	int64_t t_reply_first, t_reply_last;
-	int64_t t_done;        /* capture time at which the call ended (not kept while finishing) */
-	uint64_t rep_off1;
-	int64_t fill_wait_ns;
-	uint32_t status, gap_fills;
-	uint32_t next_free;
-	uint32_t exception;
-	uint8_t reply_type, completion, nagle_half, has_ep;
-	uint32_t minor_code;
-	/* the rest of the reply */
-	uint64_t reply_bytes;
-	uint64_t rep_off0;
-	uint32_t rep_seq_base;
-	bool ev_set;           /* the evidence below is written (else it reads 0) */
-	/* Evidence, zeroed when first written (gs_cx_ev) and read only when ev_set;
-	 * the endpoints, read only when has_ep.  A record is zeroed up to here
-	 * when taken: 88 bytes, two cache lines or three, where the whole 176 were
-	 * three or four, written for every call, for fields most calls never set
-	 * (each line written is a write miss on a cold record). */
-	int64_t rtx_cost_ns, queued_ns, nagle_ns, zero_window_ns;
-	uint32_t retransmits;
-	uint32_t queued_rid, queued_op;
-	uint32_t rtx_mark;     /* the last retransmitted range charged to this call */
-	struct gs_endpoint client, server; /* when has_ep: the call outlived its connection's slot */
-};
-_Static_assert(offsetof(struct gs_cext, minor_code) + 4 <= 64, "struct gs_cext: its first line");
-_Static_assert(sizeof(struct gs_cext) == 176, "struct gs_cext: --max-memory sizes the call pool by it");
-#define GS_CEXT_ZEROED offsetof(struct gs_cext, rtx_cost_ns)
-#define GS_CEXT_EV_END offsetof(struct gs_cext, client)
-
-/* What the first call in output order waits for, noted when gs_calls_drain
- * found it unsettled: the peer's acknowledgement of `need` on direction `dir`
- * of its connection (flow, gen), or the linger after t_done.  Every packet
- * drains, and most find the same call still waiting: this answers without
- * reading its records.  The offsets a queued call waits for only grow (a later
- * Fragment of its messages), so a `need` noted earlier never lets it go early;
- * its connection's end (in_use, gen) is all that settles it otherwise. */
-struct gs_drain_hold {
-	uint32_t serial;    /* the call's serial (serials start at 1: 0 is none) */
-	uint32_t flow, gen;
-	uint8_t dir;
-	uint64_t need;
-	int64_t t_done;
-};
-
-/* An entry of the call heaps: the call and its first keys (calls.c). */
-struct gs_heap_ent {
-	int64_t t;          /* the call's t_request_first */
-	uint32_t serial;    /* ... and its serial */
-	uint32_t idx;
-};
-
 struct gs_engine {
 	struct gs_config cfg;
-	gs_call_fn emit;
-	void *emit_arg;
 	struct gs_counters cnt;
 	struct gs_intern strings;
 	int64_t now, first_ts;
@@ -336,80 +234,17 @@ struct gs_engine {
 	struct gs_pending pend;
 	int64_t last_expire_scan;
 
-	/* calls */
-	struct gs_ocall *calls;     /* 64-byte aligned within calls_mem */
-	void *calls_mem;
-	struct gs_cext *cext;       /* side records, as many as call slots */
-	uint32_t cext_free;         /* free list through next_free */
-	uint32_t cext_hwm;          /* records ever used */
-	uint32_t n_calls;
-	uint32_t call_free;         /* free list through flow_next */
-	uint32_t call_hwm;          /* slots ever used */
-	uint32_t *open_index;       /* (flow, gen, dir, request id) -> call + 1 */
-	/* The index is allocated for every call slot (open_mask_max + 1 entries,
-	 * twice the slots) but used from its start, open_mask + 1 entries, doubled
-	 * as it fills past a quarter (calls.c): the blocks its hash spreads request
-	 * ids over then lie in a few pages, not all over 8 MiB (by default), where
-	 * each probe would be a TLB miss and each first touch of a page two faults
-	 * (figure: docs/benchmarks.md, "Figures behind the code"). */
-	uint32_t open_mask, open_mask_max;
-	uint32_t open_indexed;      /* entries in the index */
-#define GS_OPEN_INDEX_START 4096
-	uint32_t open_count;
-	/* One array of n_calls entries holds both heaps: the open calls' from its
-	 * start, the ended calls' from its end (out_heap[i] is heap_mem[n_calls-1-i]
-	 * in calls.c), since a call is in one of them at most: what is touched
-	 * (resident) is the most calls held at once, not twice that. */
-	struct gs_heap_ent *heap_mem;
-	struct gs_heap_ent *wm_heap;   /* open calls by t_request_first (= heap_mem) */
-	uint32_t wm_n;
-	/* The heap is kept only when something reads it: the ordered output's
-	 * watermark, the reply timeout, the oldest call giving way to a full
-	 * pool (calls.c builds it then, once).  Unordered `read` never needs
-	 * it until the pool fills, and a call then costs no heap entry. */
-	bool wm_kept;
-	uint32_t out_n;                /* ended calls waiting for output order */
-	/* The ended calls are a few sorted runs and a heap (calls.c): a call
-	 * joins the run whose last call comes just before it (most do: calls end
-	 * about in the order they began), linked through their heap_pos in that
-	 * order; the others go to the heap (out_hn entries from the end of
-	 * heap_mem).  The next call out is the first of them all. */
-#define GS_OUT_RUNS 2
-	uint32_t out_hn;
-	uint32_t run_n[GS_OUT_RUNS];
-	uint32_t run_last[GS_OUT_RUNS];  /* call index of each run's last call */
-	struct gs_heap_ent run_first[GS_OUT_RUNS], run_tail[GS_OUT_RUNS];
-	int out_src;                     /* where the next call out is: run, or -1 the heap */
-	struct gs_drain_hold hold;
-	uint32_t serial;
-	int64_t last_emitted_t;
-	bool finishing;
-	/* gs_engine_summary_records: the calls go out in lean_rec, whose other
-	 * fields stay 0 (calloc'd with the engine) */
-	bool lean;
-	struct gs_call lean_rec;
+	/* calls (calls.h) */
+	struct gs_calls cs;
 };
 
-/* The next ended call out, in output order (out_n > 0): the first of a run
- * or the heap's top, as calls.c keeps them (out_src). */
-static inline const struct gs_heap_ent *gs_out_top(const struct gs_engine *e)
+/* gs_calls_held (calls.h) with the connection read from the flow table at
+ * constant offsets: every packet with calls queued asks it. */
+static inline bool gs_engine_calls_held(const struct gs_engine *e)
 {
-	return e->out_src < 0 ? &e->heap_mem[e->n_calls - 1] : &e->run_first[e->out_src];
-}
-
-/* The top of the queue was not settled at the last drain: what it waits for
- * (see struct gs_drain_hold).  It is still the top, its connection is still
- * there and still lacks the acknowledgement, and the linger has not passed:
- * it still waits, as the drain's settled() would say, without reading the
- * call records.  Inline in the per-packet path: most packets find the top
- * held, and then cost no call of gs_calls_drain. */
-static inline bool gs_calls_held(const struct gs_engine *e)
-{
-	const struct gs_drain_hold *h = &e->hold;
+	const struct gs_drain_hold *h = &e->cs.hold;
 	const struct gs_flow *f;
-	if (h->serial == 0 || gs_out_top(e)->serial != h->serial)
-		return false;
-	if (e->now - h->t_done >= e->cfg.linger_ns)
+	if (!gs_calls_hold_stands(&e->cs))
 		return false;
 	f = &e->flows[h->flow];
 	return f->in_use && f->gen == h->gen && f->dir[h->dir].ack_max < h->need;
@@ -602,72 +437,24 @@ static inline void gs_dir_pend_remove(struct gs_engine *e, struct gs_flow *f, in
 	f->dir[d].pending = false;
 }
 
-/* calls.c */
-uint32_t gs_call_alloc(struct gs_engine *e);
-/* A call slot's `where`: free, open (waiting for its messages), or queued
- * (ended, waiting for its turn in the output). */
-#define GS_CALL_FREE 0
-#define GS_CALL_OPEN 1
-#define GS_CALL_QUEUED 2
-/* The call in slot idx if it is still the one with this serial, else NULL.
- * Inline: every message end looks its call up so. */
-static inline struct gs_ocall *gs_call_live(struct gs_engine *e, uint32_t idx, uint32_t serial)
-{
-	struct gs_ocall *c;
-	if (idx >= e->n_calls)
-		return NULL;
-	c = &e->calls[idx];
-	return (c->where != GS_CALL_FREE && c->serial == serial) ? c : NULL;
-}
-/* The call's side record, taken now if it has none (the pool never runs out:
- * a record a call slot). */
-struct gs_cext *gs_call_ext_new(struct gs_engine *e, struct gs_ocall *c);
-static inline struct gs_cext *gs_cx(struct gs_engine *e, struct gs_ocall *c)
-{
-	return c->ext != GS_NONE ? &e->cext[c->ext] : gs_call_ext_new(e, c);
-}
-/* The evidence fields of a side record, zeroed now if they were never written. */
-static inline struct gs_cext *gs_cx_ev(struct gs_cext *x)
-{
-	if (!x->ev_set) {
-		memset((char *)x + GS_CEXT_ZEROED, 0, GS_CEXT_EV_END - GS_CEXT_ZEROED);
-		x->ev_set = true;
-	}
-	return x;
-}
-/* ... or NULL when it has none (every field of it then reads 0). */
-static inline const struct gs_cext *gs_cx_peek(const struct gs_engine *e, const struct gs_ocall *c)
-{
-	return c->ext != GS_NONE ? &e->cext[c->ext] : NULL;
-}
 /* The open call of (connection, direction, request id), or NULL.  The common
  * cases inline, without touching the index: nothing open this way, or the
  * latest request's call (a reply to it); else the index (calls.c). */
-struct gs_ocall *gs_call_open_probe(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
 static inline struct gs_ocall *gs_call_open_find(struct gs_engine *e, uint32_t flow, uint32_t gen, int dir,
 						 uint32_t rid)
 {
 	const struct gs_dir *dr = &e->flows[flow].dir[dir];
 	if (e->flows[flow].gen == gen) {
-		if (dr->open_n == 0)
+		if (dr->oc.open_n == 0)
 			return NULL;
-		if (dr->last_call < e->n_calls) {
-			struct gs_ocall *c = &e->calls[dr->last_call];
+		if (dr->oc.last_call < e->cs.n_calls) {
+			struct gs_ocall *c = &e->cs.calls[dr->oc.last_call];
 			if (c->where == GS_CALL_OPEN && c->request_id == rid && c->flow == flow &&
 			    c->flow_gen == gen && c->dir == dir)
 				return c;
 		}
 	}
-	return gs_call_open_probe(e, flow, gen, dir, rid);
+	return gs_call_open_probe(&e->cs, flow, gen, dir, rid);
 }
-void gs_call_open_insert(struct gs_engine *e, uint32_t idx);
-void gs_call_end(struct gs_engine *e, uint32_t idx, enum gs_outcome how);
-void gs_calls_drain(struct gs_engine *e, bool all);
-/* gs_calls_drain(e, false) once the caller found gs_calls_held false. */
-void gs_calls_drain_unheld(struct gs_engine *e);
-void gs_call_release(struct gs_engine *e, uint32_t idx);
-void gs_call_discard(struct gs_engine *e, uint32_t idx);
-void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t_request_first);
-
 
 #endif

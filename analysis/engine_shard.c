@@ -16,10 +16,10 @@ void gs_engine_set_packet_no(struct gs_engine *e, uint64_t no)
 int64_t gs_engine_order_floor(struct gs_engine *e)
 {
 	int64_t f = e->now;
-	if (e->wm_n > 0 && e->wm_heap[0].t < f)
-		f = e->wm_heap[0].t;
-	if (e->out_n > 0 && gs_out_top(e)->t < f) /* output order is by start first */
-		f = gs_out_top(e)->t;
+	if (e->cs.wm_n > 0 && e->cs.wm_heap[0].t < f)
+		f = e->cs.wm_heap[0].t;
+	if (e->cs.out_n > 0 && gs_out_top(&e->cs)->t < f) /* output order is by start first */
+		f = gs_out_top(&e->cs)->t;
 	if (e->pend.count) {
 		int64_t p = gs_pending_min(&e->pend);
 		if (p < f)
@@ -32,7 +32,7 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
  * outlived it. */
 static const struct gs_endpoint *ocall_client(const struct gs_engine *e, const struct gs_ocall *c)
 {
-	const struct gs_cext *x = gs_cx_peek(e, c);
+	const struct gs_cext *x = gs_cx_peek(&e->cs, c);
 	if (x && x->has_ep)
 		return &x->client;
 	return &e->flows[c->flow].ep[c->dir];
@@ -41,14 +41,14 @@ static const struct gs_endpoint *ocall_client(const struct gs_engine *e, const s
 bool gs_engine_holds_back(struct gs_engine *e, const struct gs_call *c)
 {
 	int64_t t = c->t_request_first;
-	if (e->wm_n > 0 && e->wm_heap[0].t <= t)
+	if (e->cs.wm_n > 0 && e->cs.wm_heap[0].t <= t)
 		return true;
 	if (e->pend.count && gs_pending_min(&e->pend) <= t)
 		return true;
-	if (e->out_n > 0) {
+	if (e->cs.out_n > 0) {
 		/* the queue's first (calls.c's output order: out_before) */
-		const struct gs_heap_ent *top = gs_out_top(e);
-		const struct gs_ocall *a = &e->calls[top->idx];
+		const struct gs_heap_ent *top = gs_out_top(&e->cs);
+		const struct gs_ocall *a = &e->cs.calls[top->idx];
 		int k;
 		if (top->t != t)
 			return top->t < t;
@@ -64,16 +64,17 @@ bool gs_engine_holds_back(struct gs_engine *e, const struct gs_call *c)
 void gs_engine_set_order_window(struct gs_engine *e, uint32_t n)
 {
 	e->cfg.order_window = n;
+	e->cs.order_window = n; /* the calls stage's copy, which its drain reads */
 }
 
 int64_t gs_engine_ended_min(const struct gs_engine *e)
 {
-	return e->out_n > 0 ? gs_out_top(e)->t : INT64_MAX;
+	return e->cs.out_n > 0 ? gs_out_top(&e->cs)->t : INT64_MAX;
 }
 
 uint32_t gs_engine_queued(const struct gs_engine *e)
 {
-	return e->out_n;
+	return e->cs.out_n;
 }
 
 void gs_counters_add(struct gs_counters *dst, const struct gs_counters *src)

@@ -14,7 +14,7 @@ static void rtx_cost(struct gs_cext *x, int64_t since, int64_t now)
  * call's direction is d) or its reply; the range came at ts. */
 static void charge(struct gs_engine *e, struct gs_ocall *c, int d, uint32_t mark, int64_t ts)
 {
-	struct gs_cext *x = gs_cx_ev(gs_cx(e, c));
+	struct gs_cext *x = gs_cx_ev(gs_cx(&e->cs, c));
 	if (x->rtx_mark == mark)
 		return;
 	x->rtx_mark = mark;
@@ -47,13 +47,13 @@ void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint6
 				break;
 			if (x->off0 >= off1)
 				continue;
-			c = gs_call_live(e, x->call, x->serial);
+			c = gs_call_live(&e->cs, x->call, x->serial);
 			if (c)
 				charge(e, c, d, mark, ts);
 		}
 	}
-	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next) {
-		struct gs_ocall *c = &e->calls[i];
+	for (uint32_t i = f->calls; i != GS_NONE; i = e->cs.calls[i].flow_next) {
+		struct gs_ocall *c = &e->cs.calls[i];
 		uint64_t first;
 		uint8_t bit;
 		if (c->dir == d) {
@@ -65,7 +65,7 @@ void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint6
 			const struct gs_cext *x;
 			if (!(c->flags & GS_CF_REP_SEEN))
 				continue;
-			x = gs_cx_peek(e, c);
+			x = gs_cx_peek(&e->cs, c);
 			if (!(off0 < x->rep_off1 && x->rep_off0 < off1))
 				continue;
 			first = x->rep_off0;
@@ -84,9 +84,9 @@ void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint6
 
 void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
 {
-	for (uint32_t i = f->calls; i != GS_NONE; i = e->calls[i].flow_next)
-		if (e->calls[i].where == GS_CALL_OPEN)
-			gs_cx_ev(gs_cx(e, &e->calls[i]))->zero_window_ns += ns;
+	for (uint32_t i = f->calls; i != GS_NONE; i = e->cs.calls[i].flow_next)
+		if (e->cs.calls[i].where == GS_CALL_OPEN)
+			gs_cx_ev(gs_cx(&e->cs, &e->cs.calls[i]))->zero_window_ns += ns;
 }
 
 /* A message's last segment came long after the one before it, and right after
@@ -101,16 +101,16 @@ void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_
 {
 	int64_t gap = ts - dr->msg_prev_seg_ts;
 	/* the tail analysis's evidence: no sink of summary records reads it */
-	if (e->lean || !dr->msg_prev_seg_ts || gap < GS_NAGLE_MIN_NS)
+	if (e->cs.lean || !dr->msg_prev_seg_ts || gap < GS_NAGLE_MIN_NS)
 		return;
 	if (dr->peer_ack_ts < dr->msg_prev_seg_ts || dr->peer_ack_ts > ts)
 		return;
 	if ((ts - dr->peer_ack_ts) * 4 > gap)
 		return;
 	{
-		const struct gs_cext *p = gs_cx_peek(e, c);
+		const struct gs_cext *p = gs_cx_peek(&e->cs, c);
 		if (gap > (p && p->ev_set ? p->nagle_ns : 0)) {
-			struct gs_cext *x = gs_cx_ev(gs_cx(e, c));
+			struct gs_cext *x = gs_cx_ev(gs_cx(&e->cs, c));
 			x->nagle_ns = gap;
 			x->nagle_half = half;
 		}
@@ -136,9 +136,9 @@ void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall 
 {
 	struct gs_dir *rq = &f->dir[c->dir];
 	struct gs_cext *x;
-	if (e->lean) /* as gs_evidence_nagle */
+	if (e->cs.lean) /* as gs_evidence_nagle */
 		return;
-	x = gs_cx(e, c); /* its reply has ended: it has one */
+	x = gs_cx(&e->cs, c); /* its reply has ended: it has one */
 	if (rq->done_valid && rq->done_t_req_first > c->t_request_first)
 		rq->served_concurrently = true;
 	if (rq->done_valid && !rq->served_concurrently && rq->done_t_req_first < c->t_request_first &&

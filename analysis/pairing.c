@@ -16,11 +16,11 @@
 
 static void flow_link(struct gs_engine *e, struct gs_flow *f, uint32_t idx)
 {
-	struct gs_ocall *c = &e->calls[idx];
+	struct gs_ocall *c = &e->cs.calls[idx];
 	c->flow_prev = GS_NONE;
 	c->flow_next = f->calls;
 	if (f->calls != GS_NONE)
-		e->calls[f->calls].flow_prev = idx;
+		e->cs.calls[f->calls].flow_prev = idx;
 	f->calls = idx;
 }
 
@@ -87,7 +87,7 @@ static inline __attribute__((always_inline)) void request_fields(struct gs_engin
 		dr->frag_open++;
 	}
 	e->cnt.calls++;
-	dr->msg_call = (uint32_t)(c - e->calls);
+	dr->msg_call = (uint32_t)(c - e->cs.calls);
 	dr->msg_serial = c->serial;
 	dr->msg_half = 0;
 	if (dr->more_frags) {
@@ -100,11 +100,11 @@ static inline __attribute__((always_inline)) void request_fields(struct gs_engin
 /* A request whose reply came first (parked): the call is whole now. */
 static void adopt(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m, uint32_t idx)
 {
-	struct gs_ocall *c = &e->calls[idx];
+	struct gs_ocall *c = &e->cs.calls[idx];
 	c->flags &= ~(uint32_t)GS_CF_PARKED;
 	e->cnt.replies_paired++;
 	request_fields(e, f, d, m, c);
-	gs_call_rekey_time(e, idx, f->dir[d].msg_t_first);
+	gs_call_rekey_time(&e->cs, idx, f->dir[d].msg_t_first);
 }
 
 static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct giop_msg *m)
@@ -115,16 +115,16 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 
 	old = gs_call_open_find(e, fno, f->gen, d, m->request_id);
 	if (old && (old->flags & GS_CF_PARKED)) {
-		adopt(e, f, d, m, (uint32_t)(old - e->calls));
+		adopt(e, f, d, m, (uint32_t)(old - e->cs.calls));
 		return;
 	}
 	if (old) {
 		/* the id came again before its reply: the first call got none */
 		e->cnt.request_id_reused++;
-		gs_call_end(e, (uint32_t)(old - e->calls), GS_OUT_NO_REPLY);
+		gs_call_end(&e->cs, (uint32_t)(old - e->cs.calls), GS_OUT_NO_REPLY);
 	}
-	idx = gs_call_alloc(e);
-	c = &e->calls[idx];
+	idx = gs_call_alloc(&e->cs);
+	c = &e->cs.calls[idx];
 	gs_zero(c, sizeof *c);
 	c->ext = GS_NONE;
 	c->attached = 1;
@@ -132,11 +132,11 @@ static void new_call(struct gs_engine *e, struct gs_flow *f, int d, const struct
 	c->dir = (uint8_t)d;
 	c->flow = fno;
 	c->flow_gen = f->gen;
-	c->serial = ++e->serial;
+	c->serial = ++e->cs.serial;
 	c->op = GS_INTERN_EMPTY;
 	c->object_key = GS_INTERN_EMPTY;
 	c->t_request_first = dr->msg_t_first;
-	gs_call_open_insert(e, idx);
+	gs_call_open_insert(&e->cs, idx);
 	flow_link(e, f, idx);
 	request_fields(e, f, d, m, c);
 }
@@ -162,8 +162,8 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 		/* The requester's side holds bytes captured before this reply that it
 		 * has not delivered yet (reordered segments, or a hole being waited
 		 * for): keep the reply until its request is decoded or cannot be. */
-		uint32_t idx = gs_call_alloc(e);
-		c = &e->calls[idx];
+		uint32_t idx = gs_call_alloc(&e->cs);
+		c = &e->cs.calls[idx];
 		gs_zero(c, sizeof *c);
 		c->ext = GS_NONE;
 		c->attached = 1;
@@ -171,11 +171,11 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 		c->dir = (uint8_t)!d;
 		c->flow = gs_flow_no(e, f);
 		c->flow_gen = f->gen;
-		c->serial = ++e->serial;
+		c->serial = ++e->cs.serial;
 		c->op = c->object_key = GS_INTERN_EMPTY;
 		c->flags = GS_CF_PARKED;
 		c->t_request_first = c->t_request_last = dr->msg_t_first;
-		gs_call_open_insert(e, idx);
+		gs_call_open_insert(&e->cs, idx);
 		flow_link(e, f, idx);
 		e->cnt.replies_paired--; /* counted when adopted */
 	}
@@ -188,7 +188,7 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 		return;
 	}
 	e->cnt.replies_paired++;
-	x = gs_cx(e, c);
+	x = gs_cx(&e->cs, c);
 	c->flags |= GS_CF_REP_SEEN;
 	x->reply_type = m->type;
 	if (m->have & GIOP_HAVE_STATUS) {
@@ -211,7 +211,7 @@ static void reply(struct gs_engine *e, struct gs_flow *f, int d, const struct gi
 		c->flags |= GS_CF_REP_FRAG;
 		dr->frag_open++;
 	}
-	dr->msg_call = (uint32_t)(c - e->calls);
+	dr->msg_call = (uint32_t)(c - e->cs.calls);
 	dr->msg_serial = c->serial;
 	dr->msg_half = 1;
 	if (dr->more_frags) {
@@ -244,7 +244,7 @@ static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		 * direction's last message that announced more.  A 1.2+ Fragment
 		 * names its request: one of another request (whose own head the
 		 * capture lost) is not this call's */
-		c = gs_call_live(e, dr->frag_call, dr->frag_serial);
+		c = gs_call_live(&e->cs, dr->frag_call, dr->frag_serial);
 		half = dr->frag_half;
 		if (c && m->minor >= 2 && (m->have & GIOP_HAVE_REQUEST_ID) && c->request_id != m->request_id)
 			c = NULL;
@@ -261,13 +261,13 @@ static void fragment(struct gs_engine *e, struct gs_flow *f, int d, const struct
 		c->request_bytes += m->msg_len;
 		c->req_off1 = dr->msg_end;
 	} else {
-		struct gs_cext *x = gs_cx(e, c); /* the reply began: it has one */
+		struct gs_cext *x = gs_cx(&e->cs, c); /* the reply began: it has one */
 		if (dr->msg_start != x->rep_off1)
 			c->scattered |= 2;
 		x->reply_bytes += m->msg_len;
 		x->rep_off1 = dr->msg_end;
 	}
-	dr->msg_call = (uint32_t)(c - e->calls);
+	dr->msg_call = (uint32_t)(c - e->cs.calls);
 	dr->msg_serial = c->serial;
 	dr->msg_half = half;
 	if (!dr->more_frags) {
@@ -400,10 +400,10 @@ static inline __attribute__((always_inline)) void message_times(struct gs_engine
 			c->t_request_last = dr->msg_t_max;
 		if (dr->msg_t_min < c->t_request_first) {
 			if (c->where == GS_CALL_OPEN)
-				gs_call_rekey_time(e, idx, dr->msg_t_min);
+				gs_call_rekey_time(&e->cs, idx, dr->msg_t_min);
 		}
 	} else {
-		struct gs_cext *x = gs_cx(e, c);
+		struct gs_cext *x = gs_cx(&e->cs, c);
 		if (dr->msg_t_max > x->t_reply_last)
 			x->t_reply_last = dr->msg_t_max;
 		if (dr->msg_t_min < x->t_reply_first)
@@ -415,7 +415,7 @@ static inline __attribute__((always_inline)) void message_times(struct gs_engine
 	    dr->prev_fill_serial == c->serial)
 		fills--;
 	if (fills || dr->msg_fills) {
-		struct gs_cext *x = gs_cx(e, c);
+		struct gs_cext *x = gs_cx(&e->cs, c);
 		x->gap_fills += fills;
 		if (dr->msg_fills)
 			x->fill_wait_ns += dr->msg_fill_wait;
@@ -439,7 +439,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 		return;
 	/* a queued call still takes the end of its messages: a reply can end the
 	 * call before the request's tail, held behind a hole, is delivered */
-	c = gs_call_live(e, dr->msg_call, dr->msg_serial);
+	c = gs_call_live(&e->cs, dr->msg_call, dr->msg_serial);
 	if (!c)
 		return;
 	idx = dr->msg_call;
@@ -447,16 +447,16 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 		c->flags |= GS_CF_CAPTURE_LOSS;
 	message_times(e, dr, c, idx);
 	/* summary records read no evidence (as inside): not even the call */
-	if (!e->lean)
+	if (!e->cs.lean)
 		gs_evidence_nagle(e, c, dr, ts, dr->msg_half);
 	if (dr->msg_half == 0) {
 		if (!dr->more_frags) {
 			c->flags &= ~(uint32_t)GS_CF_REQ_FRAG;
 			c->flags |= GS_CF_REQ_DONE;
 			if ((c->flags & GS_CF_ONEWAY) && !(c->flags & GS_CF_REP_SEEN))
-				gs_call_end(e, idx, GS_OUT_ONEWAY);
+				gs_call_end(&e->cs, idx, GS_OUT_ONEWAY);
 			else if ((c->flags & GS_CF_REP_DONE) && c->where == GS_CALL_OPEN)
-				gs_call_end(e, idx, GS_OUT_REPLY); /* its reply came first */
+				gs_call_end(&e->cs, idx, GS_OUT_REPLY); /* its reply came first */
 		}
 	} else {
 		if (!dr->more_frags) {
@@ -464,7 +464,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 			c->flags &= ~(uint32_t)GS_CF_REP_FRAG;
 			c->flags |= GS_CF_REP_DONE;
 			if (!(c->flags & GS_CF_PARKED)) {
-				if (!e->lean)
+				if (!e->cs.lean)
 					gs_evidence_queued(e, f, c);
 				/* The request is still being delivered (its last bytes held
 				 * behind a hole, or missing from the capture): the call ends
@@ -472,7 +472,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 				if (!(c->flags & GS_CF_REQ_DONE) && rq->fstate == GS_FR_MSG &&
 				    rq->msg_call == idx && rq->msg_serial == c->serial)
 					return;
-				gs_call_end(e, idx, GS_OUT_REPLY);
+				gs_call_end(&e->cs, idx, GS_OUT_REPLY);
 			}
 		}
 	}
@@ -481,17 +481,17 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 /* A call cut short: what was seen of it is kept, the rest is NO_REPLY. */
 static void end_unanswered(struct gs_engine *e, uint32_t idx)
 {
-	struct gs_ocall *c = &e->calls[idx];
+	struct gs_ocall *c = &e->cs.calls[idx];
 	if (c->flags & GS_CF_PARKED) {
 		e->cnt.orphan_replies++;
-		gs_call_discard(e, idx);
+		gs_call_discard(&e->cs, idx);
 	} else if (c->flags & GS_CF_REP_SEEN) {
 		c->flags |= GS_CF_CAPTURE_LOSS;
-		gs_call_end(e, idx, GS_OUT_REPLY);
+		gs_call_end(&e->cs, idx, GS_OUT_REPLY);
 	} else if (c->flags & GS_CF_ONEWAY) {
-		gs_call_end(e, idx, GS_OUT_ONEWAY);
+		gs_call_end(&e->cs, idx, GS_OUT_ONEWAY);
 	} else {
-		gs_call_end(e, idx, (c->flags & GS_CF_CANCELLED) ? GS_OUT_CANCELLED : GS_OUT_NO_REPLY);
+		gs_call_end(&e->cs, idx, (c->flags & GS_CF_CANCELLED) ? GS_OUT_CANCELLED : GS_OUT_NO_REPLY);
 	}
 }
 
@@ -501,7 +501,7 @@ static void cut_message(struct gs_engine *e, struct gs_dir *dr)
 	struct gs_ocall *c;
 	if (dr->fstate != GS_FR_MSG || dr->msg_call == GS_NONE)
 		return;
-	c = gs_call_live(e, dr->msg_call, dr->msg_serial);
+	c = gs_call_live(&e->cs, dr->msg_call, dr->msg_serial);
 	if (!c)
 		return;
 	c->flags |= GS_CF_CAPTURE_LOSS;
@@ -518,8 +518,8 @@ void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d)
 		gs_pair_held_retransmits(e, f, d, UINT64_MAX);
 	cut_message(e, &f->dir[d]);
 	while (i != GS_NONE) {
-		uint32_t next = e->calls[i].flow_next;
-		struct gs_ocall *c = &e->calls[i];
+		uint32_t next = e->cs.calls[i].flow_next;
+		struct gs_ocall *c = &e->cs.calls[i];
 		if (c->where == GS_CALL_OPEN && c->dir != d && !(c->flags & GS_CF_PARKED))
 			end_unanswered(e, i);
 		i = next;
@@ -530,11 +530,11 @@ void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir)
 {
 	uint32_t i = f->calls;
 	while (i != GS_NONE) {
-		uint32_t next = e->calls[i].flow_next;
-		struct gs_ocall *c = &e->calls[i];
+		uint32_t next = e->cs.calls[i].flow_next;
+		struct gs_ocall *c = &e->cs.calls[i];
 		if ((c->flags & GS_CF_PARKED) && c->dir == requester_dir && c->where == GS_CALL_OPEN) {
 			e->cnt.orphan_replies++;
-			gs_call_discard(e, i);
+			gs_call_discard(&e->cs, i);
 		}
 		i = next;
 	}
@@ -550,10 +550,10 @@ void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted)
 	cut_message(e, &f->dir[1]);
 	i = f->calls;
 	while (i != GS_NONE) {
-		uint32_t next = e->calls[i].flow_next;
-		if (e->calls[i].where == GS_CALL_OPEN) {
+		uint32_t next = e->cs.calls[i].flow_next;
+		if (e->cs.calls[i].where == GS_CALL_OPEN) {
 			if (evicted)
-				e->calls[i].flags |= GS_CF_EVICTED;
+				e->cs.calls[i].flags |= GS_CF_EVICTED;
 			end_unanswered(e, i);
 		}
 		i = next;
@@ -563,10 +563,10 @@ void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted)
 	 * once the input has ended */
 	i = f->calls;
 	while (i != GS_NONE) {
-		struct gs_ocall *c = &e->calls[i];
+		struct gs_ocall *c = &e->cs.calls[i];
 		uint32_t next = c->flow_next;
-		if (!e->finishing) {
-			struct gs_cext *x = gs_cx(e, c);
+		if (!e->cs.finishing) {
+			struct gs_cext *x = gs_cx(&e->cs, c);
 			x->client = f->ep[c->dir];
 			x->server = f->ep[!c->dir];
 			x->has_ep = 1;

@@ -150,6 +150,8 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->cs.ordered = cfg->ordered;
 	e->cs.order_window = cfg->order_window;
 	e->cs.linger_ns = cfg->linger_ns;
+	e->ev.calls = &e->cs;
+	e->ev.cnt = &e->cnt;
 	e->cs.last_emitted_t = INT64_MIN;
 	err = gs_intern_init(&e->strings, cfg->max_strings, (size_t)cfg->max_strings * 64);
 	if (err) {

@@ -10,6 +10,7 @@
 #include "engine.h"
 #include "pending.h"
 #include "calls.h"
+#include "evidence.h"
 #include "flow_hash.h"
 #include "../decoders/giop/giop.h"
 
@@ -41,29 +42,6 @@ struct gs_src {
 struct gs_range {
 	uint64_t off0, off1;
 	int64_t ts;         /* when the retransmission came */
-};
-
-/* The extents of a direction's recent messages and the calls they belong to,
- * in stream order: who owns a retransmitted byte once GIOP 1.2 Fragments of
- * several messages interleave (then a call's first..last span encloses other
- * calls' bytes).  Only a message sent while a fragmented message of the
- * direction is unfinished can lie inside such a span, so only those are
- * logged (and the fragmented messages themselves); a call whose messages are
- * contiguous is charged by its span, which is exact.  A ring, allocated at the
- * direction's first fragmented message: the oldest entries give way.  Every
- * message of a fragmented request or reply that starts at or after `from` is
- * in it. */
-#define GS_MSGLOG 256
-
-struct gs_msg_ext {
-	uint64_t off0, off1;
-	uint32_t call, serial;
-};
-
-struct gs_msglog {
-	uint64_t from;
-	uint32_t head, n;        /* oldest entry, number of entries */
-	struct gs_msg_ext ext[GS_MSGLOG];
 };
 
 enum gs_frame_state {
@@ -132,14 +110,10 @@ struct gs_dir {
 	uint8_t msg_half;        /* 0 request side, 1 reply side */
 	bool prev_fill_set;      /* prev_fill_* (below) hold the previous message's last fill */
 
+	uint8_t frag_half;
 	/* then (the end of line 3, line 4) the call answered last, written at
 	 * each reply by the queued evidence only (not by a lean engine) */
-	uint8_t frag_half;
-	bool done_valid;
-	bool served_concurrently; /* a later request was answered first: reply order shows no queue */
-	/* the call answered last among requests sent this way, for `queued` */
-	uint32_t done_rid, done_op;
-	int64_t done_t_req_first, done_t_rep_last;
+	struct gs_ev_dir ev;     /* evidence.h */
 
 	/* the rest */
 	uint64_t acked;          /* highest offset the peer acknowledged, when past `next`
@@ -227,7 +201,7 @@ struct gs_engine {
 	/* retransmitted ranges charged by a call's first..last span although its
 	 * messages there are interleaved with others' (no log, or its entries were
 	 * gone): such a charge may be wrong */
-	uint32_t rtx_mark;          /* numbers retransmitted ranges: a call counts each once */
+	struct gs_evidence ev;      /* evidence.h */
 	/* Directions whose bytes may still yield calls that started earlier than
 	 * what is queued: held out-of-order data, a head not yet decoded, bytes the
 	 * peer acknowledged but we lack.  They hold back ordered output. */
@@ -404,14 +378,6 @@ void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uin
 void gs_pair_direction_closed(struct gs_engine *e, struct gs_flow *f, int d);
 void gs_pair_flow_ended(struct gs_engine *e, struct gs_flow *f, bool evicted);
 void gs_pair_unpark(struct gs_engine *e, struct gs_flow *f, int requester_dir);
-
-/* evidence.c: what the wire shows about a call's wait (the tail's reasons) */
-void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
-			    int64_t ts);
-void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns);
-void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_dir *dr, int64_t ts,
-		       uint8_t half);
-void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall *c);
 
 /* the directions that hold back output (the list: pending.h) */
 /* True when the direction holds back output: bytes held out of order, a hole

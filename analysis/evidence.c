@@ -2,7 +2,7 @@
 /* Evidence for the tail analysis: what the wire shows about why a call was
  * slow.  Each function records facts on the call; the tail sink (tail.c)
  * turns them into tags with their figures. */
-#include "engine_impl.h"
+#include "evidence.h"
 
 static void rtx_cost(struct gs_cext *x, int64_t since, int64_t now)
 {
@@ -12,9 +12,9 @@ static void rtx_cost(struct gs_cext *x, int64_t since, int64_t now)
 
 /* Charges call c once for the range numbered `mark`, in its request (the
  * call's direction is d) or its reply; the range came at ts. */
-static void charge(struct gs_engine *e, struct gs_ocall *c, int d, uint32_t mark, int64_t ts)
+static void charge(struct gs_evidence *e, struct gs_ocall *c, int d, uint32_t mark, int64_t ts)
 {
-	struct gs_cext *x = gs_cx_ev(gs_cx(&e->cs, c));
+	struct gs_cext *x = gs_cx_ev(gs_cx(e->calls, c));
 	if (x->rtx_mark == mark)
 		return;
 	x->rtx_mark = mark;
@@ -28,10 +28,9 @@ static void charge(struct gs_engine *e, struct gs_ocall *c, int d, uint32_t mark
  * messages in d are contiguous is found by its first..last span; one whose
  * Fragments interleave with other messages by the direction's message log,
  * or by its span when the log does not hold it (counted in rtx_charged_by_span). */
-void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off0, uint64_t off1,
-			int64_t ts)
+void gs_evidence_retransmit(struct gs_evidence *e, const struct gs_msglog *lg, uint32_t list, int d,
+			    uint64_t off0, uint64_t off1, int64_t ts)
 {
-	const struct gs_msglog *lg = f->dir[d].mlog;
 	uint64_t from = UINT64_MAX;
 	uint32_t mark = ++e->rtx_mark;
 
@@ -47,13 +46,13 @@ void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint6
 				break;
 			if (x->off0 >= off1)
 				continue;
-			c = gs_call_live(&e->cs, x->call, x->serial);
+			c = gs_call_live(e->calls, x->call, x->serial);
 			if (c)
 				charge(e, c, d, mark, ts);
 		}
 	}
-	for (uint32_t i = f->calls; i != GS_NONE; i = e->cs.calls[i].flow_next) {
-		struct gs_ocall *c = &e->cs.calls[i];
+	for (uint32_t i = list; i != GS_NONE; i = e->calls->calls[i].flow_next) {
+		struct gs_ocall *c = &e->calls->calls[i];
 		uint64_t first;
 		uint8_t bit;
 		if (c->dir == d) {
@@ -65,7 +64,7 @@ void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint6
 			const struct gs_cext *x;
 			if (!(c->flags & GS_CF_REP_SEEN))
 				continue;
-			x = gs_cx_peek(&e->cs, c);
+			x = gs_cx_peek(e->calls, c);
 			if (!(off0 < x->rep_off1 && x->rep_off0 < off1))
 				continue;
 			first = x->rep_off0;
@@ -76,17 +75,17 @@ void gs_evidence_retransmit(struct gs_engine *e, struct gs_flow *f, int d, uint6
 			 * open since, and every message while one is open is logged */
 			if (first >= from || off0 >= from)
 				continue;
-			e->cnt.rtx_charged_by_span++;
+			e->cnt->rtx_charged_by_span++;
 		}
 		charge(e, c, d, mark, ts);
 	}
 }
 
-void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
+void gs_evidence_zero_window(struct gs_evidence *e, uint32_t list, int64_t ns)
 {
-	for (uint32_t i = f->calls; i != GS_NONE; i = e->cs.calls[i].flow_next)
-		if (e->cs.calls[i].where == GS_CALL_OPEN)
-			gs_cx_ev(gs_cx(&e->cs, &e->cs.calls[i]))->zero_window_ns += ns;
+	for (uint32_t i = list; i != GS_NONE; i = e->calls->calls[i].flow_next)
+		if (e->calls->calls[i].where == GS_CALL_OPEN)
+			gs_cx_ev(gs_cx(e->calls, &e->calls->calls[i]))->zero_window_ns += ns;
 }
 
 /* A message's last segment came long after the one before it, and right after
@@ -96,21 +95,21 @@ void gs_evidence_zero_window(struct gs_engine *e, struct gs_flow *f, int64_t ns)
  * pause in a bulk transfer clocked by ACKs. */
 #define GS_NAGLE_MIN_NS 10000000LL
 
-void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_dir *dr, int64_t ts,
-		       uint8_t half)
+void gs_evidence_nagle(struct gs_evidence *e, struct gs_ocall *c, int64_t prev_seg_ts, int64_t peer_ack_ts,
+		       int64_t ts, uint8_t half)
 {
-	int64_t gap = ts - dr->msg_prev_seg_ts;
+	int64_t gap = ts - prev_seg_ts;
 	/* the tail analysis's evidence: no sink of summary records reads it */
-	if (e->cs.lean || !dr->msg_prev_seg_ts || gap < GS_NAGLE_MIN_NS)
+	if (e->calls->lean || !prev_seg_ts || gap < GS_NAGLE_MIN_NS)
 		return;
-	if (dr->peer_ack_ts < dr->msg_prev_seg_ts || dr->peer_ack_ts > ts)
+	if (peer_ack_ts < prev_seg_ts || peer_ack_ts > ts)
 		return;
-	if ((ts - dr->peer_ack_ts) * 4 > gap)
+	if ((ts - peer_ack_ts) * 4 > gap)
 		return;
 	{
-		const struct gs_cext *p = gs_cx_peek(&e->cs, c);
+		const struct gs_cext *p = gs_cx_peek(e->calls, c);
 		if (gap > (p && p->ev_set ? p->nagle_ns : 0)) {
-			struct gs_cext *x = gs_cx_ev(gs_cx(&e->cs, c));
+			struct gs_cext *x = gs_cx_ev(gs_cx(e->calls, c));
 			x->nagle_ns = gap;
 			x->nagle_half = half;
 		}
@@ -132,13 +131,12 @@ void gs_evidence_nagle(struct gs_engine *e, struct gs_ocall *c, const struct gs_
  * so far came for a request sent after one still unanswered: once one has,
  * the server serves the connection's calls concurrently, and no call on it
  * is tagged from then on. */
-void gs_evidence_queued(struct gs_engine *e, struct gs_flow *f, struct gs_ocall *c)
+void gs_evidence_queued(struct gs_evidence *e, struct gs_ev_dir *rq, struct gs_ocall *c)
 {
-	struct gs_dir *rq = &f->dir[c->dir];
 	struct gs_cext *x;
-	if (e->cs.lean) /* as gs_evidence_nagle */
+	if (e->calls->lean) /* as gs_evidence_nagle */
 		return;
-	x = gs_cx(&e->cs, c); /* its reply has ended: it has one */
+	x = gs_cx(e->calls, c); /* its reply has ended: it has one */
 	if (rq->done_valid && rq->done_t_req_first > c->t_request_first)
 		rq->served_concurrently = true;
 	if (rq->done_valid && !rq->served_concurrently && rq->done_t_req_first < c->t_request_first &&

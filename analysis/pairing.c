@@ -289,7 +289,7 @@ void gs_pair_held_retransmits(struct gs_engine *e, struct gs_flow *f, int d, uin
 	uint16_t k = 0;
 	for (uint16_t i = 0; i < dr->rtx_n; i++) {
 		if (dr->rtx[i].off1 <= upto)
-			gs_evidence_retransmit(e, f, d, dr->rtx[i].off0, dr->rtx[i].off1, dr->rtx[i].ts);
+			gs_evidence_retransmit(&e->ev, dr->mlog, f->calls, d, dr->rtx[i].off0, dr->rtx[i].off1, dr->rtx[i].ts);
 		else
 			dr->rtx[k++] = dr->rtx[i];
 	}
@@ -448,7 +448,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 	message_times(e, dr, c, idx);
 	/* summary records read no evidence (as inside): not even the call */
 	if (!e->cs.lean)
-		gs_evidence_nagle(e, c, dr, ts, dr->msg_half);
+		gs_evidence_nagle(&e->ev, c, dr->msg_prev_seg_ts, dr->peer_ack_ts, ts, dr->msg_half);
 	if (dr->msg_half == 0) {
 		if (!dr->more_frags) {
 			c->flags &= ~(uint32_t)GS_CF_REQ_FRAG;
@@ -465,7 +465,7 @@ void gs_pair_message_end(struct gs_engine *e, struct gs_flow *f, int d, int64_t 
 			c->flags |= GS_CF_REP_DONE;
 			if (!(c->flags & GS_CF_PARKED)) {
 				if (!e->cs.lean)
-					gs_evidence_queued(e, f, c);
+					gs_evidence_queued(&e->ev, &f->dir[c->dir].ev, c);
 				/* The request is still being delivered (its last bytes held
 				 * behind a hole, or missing from the capture): the call ends
 				 * with it, so that its completion and any loss are on it. */

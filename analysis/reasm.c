@@ -177,7 +177,7 @@ static void window(struct gs_engine *e, struct gs_flow *f, int d, const struct g
 		if (!stopped->zero_window_ts)
 			stopped->zero_window_ts = pk->ts_ns;
 	} else if (stopped->zero_window_ts) {
-		gs_evidence_zero_window(e, f, pk->ts_ns - stopped->zero_window_ts);
+		gs_evidence_zero_window(&e->ev, f->calls, pk->ts_ns - stopped->zero_window_ts);
 		stopped->zero_window_ts = 0;
 	}
 }
@@ -223,7 +223,7 @@ static __attribute__((noinline)) void segment_general(struct gs_engine *e, struc
 			/* the head of the message it reaches is still being gathered */
 			hold_rtx(e, dr, off < 0 ? 0 : (uint64_t)off, end, pk->ts_ns);
 		else
-			gs_evidence_retransmit(e, f, d, off < 0 ? 0 : (uint64_t)off, end, pk->ts_ns);
+			gs_evidence_retransmit(&e->ev, f->dir[d].mlog, f->calls, d, off < 0 ? 0 : (uint64_t)off, end, pk->ts_ns);
 		goto fin;
 	}
 	if (off > (int64_t)dr->next) {

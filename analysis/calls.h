@@ -134,11 +134,13 @@ struct gs_calls_dir {
  * the engine's): offsets into the table, filled once by the engine. */
 struct gs_calls_flows {
 	char *base;              /* connection 0 */
-	uint32_t stride;         /* bytes a connection */
+	size_t stride;           /* bytes a connection */
+	/* from the start of a connection, so that each costs one load (the drain
+	 * reads the liveness and an ACK at most packets) */
 	uint16_t in_use, gen, list; /* bool, uint32_t, uint32_t (the head of its calls, by flow_next) */
-	uint16_t ep, ep_size;    /* struct gs_endpoint ep[2]: ep[d] sends direction d */
-	uint16_t dir, dir_size;  /* the directions */
-	uint16_t ack_max, oc;    /* in a direction: the peer's highest ACK (uint64_t), struct gs_calls_dir */
+	uint16_t ep[2];          /* struct gs_endpoint: ep[d] sends direction d */
+	uint16_t ack_max[2];     /* uint64_t: the highest offset of direction d the peer acknowledged */
+	uint16_t oc[2];          /* struct gs_calls_dir of direction d */
 };
 
 static inline char *gs_cf_at(const struct gs_calls_flows *v, uint32_t n)
@@ -157,15 +159,15 @@ static inline uint32_t *gs_cf_list(const struct gs_calls_flows *v, uint32_t n)
 }
 static inline const struct gs_endpoint *gs_cf_ep(const struct gs_calls_flows *v, uint32_t n, int d)
 {
-	return (const struct gs_endpoint *)(gs_cf_at(v, n) + v->ep + (size_t)d * v->ep_size);
+	return (const struct gs_endpoint *)(gs_cf_at(v, n) + v->ep[d]);
 }
 static inline struct gs_calls_dir *gs_cf_oc(const struct gs_calls_flows *v, uint32_t n, int d)
 {
-	return (struct gs_calls_dir *)(gs_cf_at(v, n) + v->dir + (size_t)d * v->dir_size + v->oc);
+	return (struct gs_calls_dir *)(gs_cf_at(v, n) + v->oc[d]);
 }
 static inline uint64_t gs_cf_ack_max(const struct gs_calls_flows *v, uint32_t n, int d)
 {
-	return *(const uint64_t *)(gs_cf_at(v, n) + v->dir + (size_t)d * v->dir_size + v->ack_max);
+	return *(const uint64_t *)(gs_cf_at(v, n) + v->ack_max[d]);
 }
 
 /* A call written out: the engine's sink (engine.h's gs_call_fn). */

@@ -188,12 +188,9 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 		.in_use = offsetof(struct gs_flow, in_use),
 		.gen = offsetof(struct gs_flow, gen),
 		.list = offsetof(struct gs_flow, calls),
-		.ep = offsetof(struct gs_flow, ep),
-		.ep_size = sizeof(struct gs_endpoint),
-		.dir = offsetof(struct gs_flow, dir),
-		.dir_size = sizeof(struct gs_dir),
-		.ack_max = offsetof(struct gs_dir, ack_max),
-		.oc = offsetof(struct gs_dir, oc),
+		.ep = { offsetof(struct gs_flow, ep[0]), offsetof(struct gs_flow, ep[1]) },
+		.ack_max = { offsetof(struct gs_flow, dir[0].ack_max), offsetof(struct gs_flow, dir[1].ack_max) },
+		.oc = { offsetof(struct gs_flow, dir[0].oc), offsetof(struct gs_flow, dir[1].oc) },
 	};
 	e->pend.links = (char *)e->flows + offsetof(struct gs_flow, dir) + offsetof(struct gs_dir, pend);
 	e->pend.flow_stride = sizeof(struct gs_flow);

@@ -29,9 +29,10 @@ static void setup(struct gs_calls *k, struct flow *f)
 	k->fl = (struct gs_calls_flows){
 		.base = (char *)f, .stride = sizeof *f,
 		.in_use = offsetof(struct flow, in_use), .gen = offsetof(struct flow, gen),
-		.list = offsetof(struct flow, list), .ep = offsetof(struct flow, ep),
-		.ep_size = sizeof f->ep[0], .dir = offsetof(struct flow, dir), .dir_size = sizeof f->dir[0],
-		.ack_max = offsetof(struct dir, ack_max), .oc = offsetof(struct dir, oc),
+		.list = offsetof(struct flow, list),
+		.ep = { offsetof(struct flow, ep[0]), offsetof(struct flow, ep[1]) },
+		.ack_max = { offsetof(struct flow, dir[0].ack_max), offsetof(struct flow, dir[1].ack_max) },
+		.oc = { offsetof(struct flow, dir[0].oc), offsetof(struct flow, dir[1].oc) },
 	};
 	k->now = &now;
 	k->cnt = &cnt;

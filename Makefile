@@ -107,6 +107,8 @@ help:
 	@echo "                       unit and golden tests again under ASan+UBSan, read --threads under TSan"
 	@echo "  make check-unit      cmocka unit tests only"
 	@echo "  make check-layers    the include graph: no import circle, no include against the data flow"
+	@echo "                       (not in make check yet: pairing, framer, reasm, flows still include"
+	@echo "                       the engine's shared state)"
 	@echo "  make check-golden    the shipped captures against their expected calls"
 	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
 	@echo "  make check-asan      unit, golden, bad-input, read --threads and tap stop/clean-up tests"

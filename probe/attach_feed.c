@@ -201,6 +201,21 @@ static void on_fold(struct gs_feed *f, const struct gs_tap_flow *out, struct gs_
 		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0, fold.send.tid);
 }
 
+/* The messages the segment starts: their first sends kept apart (a reply of
+ * 157 Fragments is 157 sends, more than the ring of a direction holds, and
+ * its call ends only after the last). */
+static void pin_starts(struct gs_feed *f, const struct gs_segment *seg)
+{
+	for (uint32_t i = 0; i < seg->n_pieces; i++) {
+		const struct gs_piece *p = &seg->pieces[i];
+		if (p->len < 8 || memcmp(p->data, "GIOP", 4) != 0)
+			continue; /* the rest of a header cut by the segment before */
+		if (p->data[7] == GIOP_REQUEST || p->data[7] == GIOP_REPLY || p->data[7] == GIOP_LOCATE_REQUEST ||
+		    p->data[7] == GIOP_LOCATE_REPLY)
+			gs_times_pin_send(&f->times, &seg->src, &seg->dst, seg->seq + p->off);
+	}
+}
+
 static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len)
 {
 	struct gs_segment seg;
@@ -251,6 +266,7 @@ static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len
 		memcpy(&fold, (const uint8_t *)r + r->sys_off, sizeof fold);
 		on_fold(f, &r->flow, fold);
 	}
+	pin_starts(f, &seg);
 	if (r->flags & GS_SEG_HEADS_LOST)
 		f->heads_lost_segments++;
 	/* a later record of a segment shipped in several: the next part of its

@@ -123,6 +123,11 @@ const struct gs_times_ev *gs_times_ev_at(const struct gs_times_dir *d, bool send
 	for (uint32_t i = 0; i < n; i++)
 		if (ev[i].ts == ts)
 			return &ev[i];
+	/* a send pushed out of the ring may still be pinned */
+	n = send ? (d->n_pin < GS_TIMES_PINS ? d->n_pin : GS_TIMES_PINS) : 0;
+	for (uint32_t i = 0; i < n; i++)
+		if (d->pin[i].ts == ts)
+			return &d->pin[i];
 	return NULL;
 }
 
@@ -177,29 +182,80 @@ struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoin
 	return ev;
 }
 
-int64_t gs_times_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_after, uint8_t type,
-		      uint32_t rid)
+/* The sends among `n` keys for gs_times_send: the best by sequence so far in
+ * `best`, `ts`; the latest that starts with the very message in `ts_id`. */
+static void scan_sends(const struct gs_times_key *key, const uint32_t *rids, const uint16_t *idts, uint32_t n,
+		       uint32_t seq, int64_t not_after, uint16_t idt, uint32_t rid, uint32_t *best, int64_t *ts,
+		       int64_t *ts_id)
 {
-	uint32_t n = d->n_send < GS_TIMES_RING ? d->n_send : GS_TIMES_RING, best = UINT32_MAX;
-	uint16_t idt = (uint16_t)(0x100 | type);
-	int64_t ts = 0, ts_id = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		const struct gs_times_key *ev = &d->send_key[i];
+		const struct gs_times_key *ev = &key[i];
 		uint32_t into = seq - ev->seq; /* sequence space: wraps */
 		if (into >= UNKNOWN_SPAN || ev->ts > not_after)
 			continue;
 		/* a concurrent send entered before this one queued its bytes: its
 		 * sequence number is too low, its buffer tells the truth */
-		if (d->send_idt[i] == idt && d->send_rid[i] == rid && ev->ts > ts_id)
-			ts_id = ev->ts;
+		if (idts[i] == idt && rids[i] == rid && ev->ts > *ts_id)
+			*ts_id = ev->ts;
 		if (ev->len && into >= ev->len)
 			continue;
-		if (into < best || (into == best && ev->ts > ts)) {
-			best = into;
-			ts = ev->ts;
+		if (into < *best || (into == *best && ev->ts > *ts)) {
+			*best = into;
+			*ts = ev->ts;
 		}
 	}
+}
+
+int64_t gs_times_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_after, uint8_t type,
+		      uint32_t rid)
+{
+	uint32_t n = d->n_send < GS_TIMES_RING ? d->n_send : GS_TIMES_RING, best = UINT32_MAX;
+	uint32_t np = d->n_pin < GS_TIMES_PINS ? d->n_pin : GS_TIMES_PINS;
+	uint16_t idt = (uint16_t)(0x100 | type);
+	int64_t ts = 0, ts_id = 0;
+	scan_sends(d->send_key, d->send_rid, d->send_idt, n, seq, not_after, idt, rid, &best, &ts, &ts_id);
+	/* a copy of a send still in the ring changes nothing */
+	scan_sends(d->pin_key, d->pin_rid, d->pin_idt, np, seq, not_after, idt, rid, &best, &ts, &ts_id);
 	return ts_id ? ts_id : ts;
+}
+
+void gs_times_pin_send(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+		       uint32_t seq)
+{
+	struct gs_times_dir *d = find(t, src, dst);
+	uint32_t n, at = UINT32_MAX, best = UINT32_MAX, k;
+	if (!d || !d->n_send)
+		return;
+	n = d->n_send < GS_TIMES_RING ? d->n_send : GS_TIMES_RING;
+	/* mostly the send just added (its segment carries the header): no scan */
+	k = (d->n_send - 1) % GS_TIMES_RING;
+	if (d->send_key[k].seq == seq) {
+		at = k;
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			const struct gs_times_key *ev = &d->send_key[i];
+			uint32_t into = seq - ev->seq;
+			if (into >= UNKNOWN_SPAN || (ev->len && into >= ev->len))
+				continue;
+			if (into < best || (into == best && ev->ts > d->send_key[at].ts)) {
+				best = into;
+				at = i;
+			}
+		}
+		if (at == UINT32_MAX)
+			return;
+	}
+	/* one pin per send (a send of several messages holds several starts) */
+	if (d->n_pin) {
+		const struct gs_times_key *last = &d->pin_key[(d->n_pin - 1) % GS_TIMES_PINS];
+		if (last->ts == d->send_key[at].ts && last->seq == d->send_key[at].seq)
+			return;
+	}
+	k = d->n_pin++ % GS_TIMES_PINS;
+	d->pin_key[k] = d->send_key[at];
+	d->pin_rid[k] = d->send_rid[at];
+	d->pin_idt[k] = d->send_idt[at];
+	d->pin[k] = d->send[at];
 }
 
 int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq)

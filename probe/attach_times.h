@@ -5,7 +5,11 @@
  * which is exact however the process splits or merges messages into syscalls.
  *
  * Bounded: a fixed table of directions (the oldest is replaced when a probe
- * window is full) with the last GS_TIMES_RING sends and recvs of each. */
+ * window is full) with the last GS_TIMES_RING sends and recvs of each, and
+ * apart from them the sends that handed over the first byte of the last
+ * GS_TIMES_PINS messages (gs_times_pin_send): a message written in more sends
+ * than the ring holds (omniORB writes a 1.28 MB reply as 157 Fragments of 8
+ * KiB, a send each) still has its first send when its call ends. */
 #ifndef GS_ATTACH_TIMES_H
 #define GS_ATTACH_TIMES_H
 
@@ -15,6 +19,7 @@
 #include "../analysis/call.h"
 
 #define GS_TIMES_RING 64
+#define GS_TIMES_PINS 16
 
 struct gs_times_ev {
 	uint32_t seq, len;        /* len 0: not known (a send by sendmsg/writev) */
@@ -56,6 +61,12 @@ struct gs_times_dir {
 	uint16_t send_idt[GS_TIMES_RING]; /* has_id ? 0x100 | type : 0 */
 	struct gs_times_ev send[GS_TIMES_RING];
 	struct gs_times_ev recv[GS_TIMES_RING];
+	/* the sends that started the last messages (gs_times_pin_send) */
+	uint32_t n_pin;
+	struct gs_times_key pin_key[GS_TIMES_PINS];
+	uint32_t pin_rid[GS_TIMES_PINS];
+	uint16_t pin_idt[GS_TIMES_PINS];
+	struct gs_times_ev pin[GS_TIMES_PINS];
 };
 
 struct gs_times {
@@ -88,6 +99,12 @@ const struct gs_times_dir *gs_times_dir(const struct gs_times *t, const struct g
  * again after EAGAIN, the latest). */
 int64_t gs_times_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_after, uint8_t type,
 		      uint32_t rid);
+/* A message (Request, Reply, LocateRequest, LocateReply) starts at byte `seq`
+ * of direction src -> dst (the packet tap saw its header): the send that
+ * holds that byte, if kept, is kept apart too, so that the later sends of a
+ * long message cannot push it out before its call ends. */
+void gs_times_pin_send(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+		       uint32_t seq);
 /* Return time of the recv that returned byte `seq`; 0 if none. */
 int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq);
 

@@ -338,7 +338,7 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 		fprintf(stderr, "%s%s", i ? "," : " ", x->ifaces[i].name);
 	for (uint32_t i = 0; i < x->n_libs; i++)
 		fprintf(stderr, "%s%u %s", i ? ", " : "; TLS (uprobes on libssl): pid ", x->libs[i].pid,
-			x->libs[i].path);
+			x->libs[i].file);
 	if (!a->packets_only)
 		fprintf(stderr, "; send/recv instants: %s", gs_attach_hooks_name(gs_attach_bpf_hooks(x->bpf)));
 	fprintf(stderr, "\n");

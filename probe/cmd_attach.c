@@ -91,6 +91,7 @@ struct attach_ctx {
 		int64_t oncpu, runq, blocked, orb_in, servant, orb_out;
 	} sums[SPLIT_OPS];
 	uint32_t n_sums;
+	int home_ns;                   /* our network namespace while in the --pid processes' (-1: not) */
 	int rx_fd;                     /* SO_TIMESTAMPNS held while attached (-1: not) */
 	int rx_err;                    /* why not (errno), 0 */
 };
@@ -253,7 +254,6 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	uint32_t procs[GS_TARGET_MAX_PIDS], n_procs = 0;
 	char err[512];
 	struct stat st;
-	bool moved;
 	int n;
 
 	memset(cfg, 0, sizeof *cfg);
@@ -278,10 +278,15 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 			fprintf(stderr, "giopscope attach: pid %u has no TCP socket yet: its calls show once it "
 				"opens one\n", a->pids[i]);
 	/* --pid: their namespace (processes named by --comm are ours already) */
-	if (a->n_pids && gs_target_enter_netns(procs, n_procs, &moved, err, sizeof err))
+	if (a->n_pids && gs_target_enter_netns(procs, n_procs, &x->home_ns, err, sizeof err))
 		return bad(err);
 	n = gs_target_ifaces(a->n_ifaces ? a->ifaces : NULL, a->n_ifaces, x->ifaces, GS_TARGET_MAX_IFACES,
 			     err, sizeof err);
+	if (n < 0 && x->home_ns >= 0) {
+		fprintf(stderr, "giopscope attach: %s, in the network namespace of pid %u (-i names that namespace's "
+			"interfaces)\n", err, procs[0]);
+		return 2;
+	}
 	if (n < 0)
 		return bad(err);
 	if (n == 0)
@@ -751,6 +756,7 @@ int gs_cmd_attach(int argc, char **argv)
 		goto out;
 	}
 	x->rx_fd = -1;
+	x->home_ns = -1;
 	gs_session_opts_default(&so);
 	if ((r = parse(argc, argv, a, &so)) != 0) {
 		rc = r;
@@ -816,6 +822,11 @@ int gs_cmd_attach(int argc, char **argv)
 	if (gs_attach_bpf_open(&x->bpf, &cfg, gs_tls_feed_record, &x->tlsf, err, sizeof err)) {
 		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;
+	}
+	/* tapped: the rest (the metrics' socket) is for our own namespace */
+	if (gs_target_leave_netns(&x->home_ns, err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		goto out_bpf;
 	}
 	/* --pid processes that map libssl: uprobes on its plaintext boundary,
 	 * writing into the same ring */
@@ -884,6 +895,8 @@ out:
 	if (x) {
 		if (x->rx_fd >= 0)
 			close(x->rx_fd);
+		if (x->home_ns >= 0)
+			close(x->home_ns);
 		gs_target_watch_close(x->watch);
 		gs_tls_feed_free(&x->tlsf);
 		close_split(x);

@@ -123,12 +123,55 @@ const struct gs_times_ev *gs_times_ev_at(const struct gs_times_dir *d, bool send
 	for (uint32_t i = 0; i < n; i++)
 		if (ev[i].ts == ts)
 			return &ev[i];
-	/* a send pushed out of the ring may still be pinned */
-	n = send ? (d->n_pin < GS_TIMES_PINS ? d->n_pin : GS_TIMES_PINS) : 0;
+	/* one pushed out of the ring may still be pinned */
+	ev = send ? d->pin : d->rpin;
+	n = send ? d->n_pin : d->n_rpin;
+	if (n > GS_TIMES_PINS)
+		n = GS_TIMES_PINS;
 	for (uint32_t i = 0; i < n; i++)
-		if (d->pin[i].ts == ts)
-			return &d->pin[i];
+		if (ev[i].ts == ts)
+			return &ev[i];
 	return NULL;
+}
+
+/* Ring slot `at` of the sends kept apart, once (a send of several messages
+ * holds several starts; one pinned when it came is pinned again when the tap
+ * sees its header). */
+static void pin_send_at(struct gs_times *t, struct gs_times_dir *d, uint32_t at)
+{
+	uint32_t n = d->n_pin < GS_TIMES_PINS ? d->n_pin : GS_TIMES_PINS, k;
+	for (uint32_t i = 0; i < n; i++)
+		if (d->pin_key[i].ts == d->send_key[at].ts && d->pin_key[i].seq == d->send_key[at].seq)
+			return;
+	k = d->n_pin++ % GS_TIMES_PINS;
+	d->pin_key[k] = d->send_key[at];
+	d->pin_rid[k] = d->send_rid[at];
+	d->pin_idt[k] = d->send_idt[at];
+	d->pin[k] = d->send[at];
+	t->pinned_from = &d->send[at];
+	t->pinned_to = &d->pin[k];
+}
+
+/* A recv that returns the last byte of a whole message the tap saw: kept
+ * apart (a copy: the caller may still complete the ring's event, then
+ * gs_times_repin).  The ends expected are few: a scan. */
+static void pin_recv(struct gs_times *t, struct gs_times_dir *d, struct gs_times_ev *ev)
+{
+	uint32_t n = d->n_end < GS_TIMES_PINS ? d->n_end : GS_TIMES_PINS;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!d->end_set[i] || d->end_seq[i] - ev->seq >= ev->len)
+			continue;
+		/* every end this recv returns is taken; one copy of it */
+		for (uint32_t j = i; j < n; j++)
+			if (d->end_set[j] && d->end_seq[j] - ev->seq < ev->len)
+				d->end_set[j] = false;
+		uint32_t k = d->n_rpin++ % GS_TIMES_PINS;
+		d->rpin_key[k] = (struct gs_times_key){ ev->seq, ev->len, ev->ts };
+		d->rpin[k] = *ev;
+		t->pinned_from = ev;
+		t->pinned_to = &d->rpin[k];
+		return;
+	}
 }
 
 struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoint *src,
@@ -179,6 +222,15 @@ struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoin
 	ev->tid = tid;
 	ev->mono = mono;
 	ev->has_cum = false;
+	t->pinned_from = t->pinned_to = NULL;
+	if (!send && d->n_end)
+		pin_recv(t, d, ev);
+	/* a send whose buffer starts a message (its head was shipped: a thread
+	 * switch on the socket) is kept apart at once: the tap sees its header
+	 * only once the bytes queued before it have left, which may be more
+	 * sends than the ring holds (threads' replies queued on one socket) */
+	if (send && ev->has_id && (ev->type == 0 || ev->type == 1 || ev->type == 3 || ev->type == 4))
+		pin_send_at(t, d, (d->n_send - 1) % GS_TIMES_RING);
 	return ev;
 }
 
@@ -245,17 +297,26 @@ void gs_times_pin_send(struct gs_times *t, const struct gs_endpoint *src, const 
 		if (at == UINT32_MAX)
 			return;
 	}
-	/* one pin per send (a send of several messages holds several starts) */
-	if (d->n_pin) {
-		const struct gs_times_key *last = &d->pin_key[(d->n_pin - 1) % GS_TIMES_PINS];
-		if (last->ts == d->send_key[at].ts && last->seq == d->send_key[at].seq)
-			return;
-	}
-	k = d->n_pin++ % GS_TIMES_PINS;
-	d->pin_key[k] = d->send_key[at];
-	d->pin_rid[k] = d->send_rid[at];
-	d->pin_idt[k] = d->send_idt[at];
-	d->pin[k] = d->send[at];
+	pin_send_at(t, d, at);
+}
+
+void gs_times_repin(struct gs_times *t)
+{
+	if (t->pinned_from)
+		*t->pinned_to = *t->pinned_from;
+	t->pinned_from = t->pinned_to = NULL;
+}
+
+void gs_times_expect_end(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+			 uint32_t last)
+{
+	struct gs_times_dir *d = find(t, src, dst);
+	uint32_t k;
+	if (!d)
+		return; /* no followed process has received on it yet */
+	k = d->n_end++ % GS_TIMES_PINS;
+	d->end_seq[k] = last;
+	d->end_set[k] = true;
 }
 
 int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq)
@@ -264,6 +325,13 @@ int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq)
 	int64_t ts = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct gs_times_key *ev = &d->recv_key[i];
+		if (seq - ev->seq < ev->len && (!ts || ev->ts < ts))
+			ts = ev->ts;
+	}
+	/* a recv pushed out of the ring may still be pinned */
+	n = d->n_rpin < GS_TIMES_PINS ? d->n_rpin : GS_TIMES_PINS;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct gs_times_key *ev = &d->rpin_key[i];
 		if (seq - ev->seq < ev->len && (!ts || ev->ts < ts))
 			ts = ev->ts;
 	}

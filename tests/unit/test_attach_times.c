@@ -170,7 +170,9 @@ static void by_id_and_span(void **state)
 
 /* A message written in more sends than the ring holds (omniORB: a 1.28 MB
  * reply, 157 Fragments of 8 KiB, a send each): its first send, pinned when
- * the tap saw its header, is found when its call ends. */
+ * the tap saw its header (or when it came, its head showing the message),
+ * is found when its call ends; so is the recv of a whole message's last
+ * byte. */
 static void pinned_start(void **state)
 {
 	struct gs_times t;
@@ -199,13 +201,31 @@ static void pinned_start(void **state)
 	/* a start the ring no longer holds cannot be pinned any more */
 	gs_times_pin_send(&t, &a, &b, base + 8192);
 	assert_int_equal(d->n_pin, 1);
-	/* without the pin, the first send is gone */
+	/* without the pin (and without a head: the common send), the first
+	 * send is gone */
 	gs_times_free(&t);
 	assert_int_equal(gs_times_init(&t, 16), 0);
-	gs_times_add(&t, &a, &b, true, base, 8192, 1000, &rep);
+	gs_times_add(&t, &a, &b, true, base, 8192, 1000, NULL);
 	for (uint32_t i = 1; i < 157; i++)
-		gs_times_add(&t, &a, &b, true, base + i * 8192, 8192, 1000 + (int64_t)i, &frag);
+		gs_times_add(&t, &a, &b, true, base + i * 8192, 8192, 1000 + (int64_t)i, NULL);
 	assert_int_equal(gs_times_send(gs_times_dir(&t, &a, &b), base, 5000, 1, 6), 0);
+	/* a send whose head shows a Reply is kept when it comes, before the tap
+	 * sees its header (the bytes queued before it may be many sends) */
+	gs_times_add(&t, &a, &b, true, base + 2000000, 8192, 4000, &rep);
+	for (uint32_t i = 1; i < 157; i++)
+		gs_times_add(&t, &a, &b, true, base + 2000000 + i * 8192, 8192, 4000 + (int64_t)i, &frag);
+	assert_int_equal(gs_times_send(gs_times_dir(&t, &a, &b), base + 2000000, 5000, 1, 6), 4000);
+	/* so is the recv that returns the last byte of a whole message the tap
+	 * announced, however many recvs follow */
+	gs_times_add(&t, &b, &a, false, 7000, 100, 4500, NULL);
+	gs_times_expect_end(&t, &b, &a, 7000 + 8191);
+	gs_times_add(&t, &b, &a, false, 7100, 8092, 4600, NULL);
+	gs_times_add(&t, &b, &a, false, 15192, 100, 4700, NULL);
+	for (uint32_t i = 0; i < 100; i++)
+		gs_times_add(&t, &b, &a, false, 15292 + i * 10, 10, 4800 + (int64_t)i, NULL);
+	assert_int_equal(gs_times_recv(gs_times_dir(&t, &b, &a), 7000 + 8191), 4600);
+	assert_int_equal(gs_times_recv(gs_times_dir(&t, &b, &a), 7000 + 50), 0);
+	assert_non_null(gs_times_ev_at(gs_times_dir(&t, &b, &a), false, 4600));
 	/* a send of unknown length (sendmsg) holding the start mid-buffer */
 	gs_times_add(&t, &b, &a, true, 500, 0, 3000, NULL);
 	gs_times_pin_send(&t, &b, &a, 600);

@@ -172,8 +172,10 @@ static void on_sys_event(struct gs_feed *f, const struct gs_tap_flow *fl, bool s
 	id = gs_times_id_of(head_len ? head : NULL, head_len);
 	ev = gs_times_add_tid(&f->times, &src, &dst, send, seq, len, (int64_t)ts_ns + f->mono_to_real, &id, tid,
 			      (int64_t)ts_ns);
-	if (f->on_instant)
+	if (f->on_instant) {
 		f->on_instant(f->enrich_arg, ev);
+		gs_times_repin(&f->times);
+	}
 	if (f->q_n && ++f->since_settle >= SETTLE_EVERY) {
 		f->since_settle = 0;
 		gs_feed_settle(f, false);
@@ -200,6 +202,32 @@ static void on_fold(struct gs_feed *f, const struct gs_tap_flow *out, struct gs_
 		on_sys_event(f, &rev, false, fold.recv.seq, fold.recv.len, fold.recv.ts_ns, NULL, 0, fold.recv.tid);
 	if (fold.send.call)
 		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0, fold.send.tid);
+}
+
+/* The messages the segment starts: their first sends kept apart (a reply of
+ * 157 Fragments is 157 sends, more than the ring of a direction holds, and
+ * its call ends only after the last), and so the recvs that will return the
+ * last bytes of whole messages (a Request's last Fragment, or one not
+ * fragmented), which others' recvs on the connection could push out. */
+static void pin_starts(struct gs_feed *f, const struct gs_segment *seg)
+{
+	for (uint32_t i = 0; i < seg->n_pieces; i++) {
+		const struct gs_piece *p = &seg->pieces[i];
+		const uint8_t *h = p->data;
+		uint32_t size;
+		if (p->len < 12 || memcmp(h, "GIOP", 4) != 0 || h[4] != 1)
+			continue; /* the rest of a header cut by the segment before */
+		if (h[7] == GIOP_REQUEST || h[7] == GIOP_REPLY || h[7] == GIOP_LOCATE_REQUEST ||
+		    h[7] == GIOP_LOCATE_REPLY)
+			gs_times_pin_send(&f->times, &seg->src, &seg->dst, seg->seq + p->off);
+		/* 1.1+: flags bit 1, more fragments follow; 1.0 has none */
+		if (h[7] > GIOP_FRAGMENT || h[7] == GIOP_CANCEL_REQUEST || h[7] == GIOP_CLOSE_CONNECTION ||
+		    h[7] == GIOP_MESSAGE_ERROR || (h[5] >= 1 && (h[6] & 2)))
+			continue;
+		size = (h[6] & 1) ? (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24
+				  : (uint32_t)h[11] | (uint32_t)h[10] << 8 | (uint32_t)h[9] << 16 | (uint32_t)h[8] << 24;
+		gs_times_expect_end(&f->times, &seg->src, &seg->dst, seg->seq + p->off + 12 + size - 1);
+	}
 }
 
 static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len)
@@ -252,6 +280,7 @@ static void on_segment(struct gs_feed *f, const struct gs_tap_seg *r, size_t len
 		memcpy(&fold, (const uint8_t *)r + r->sys_off, sizeof fold);
 		on_fold(f, &r->flow, fold);
 	}
+	pin_starts(f, &seg);
 	if (r->flags & GS_SEG_HEADS_LOST)
 		f->heads_lost_segments++;
 	/* a later record of a segment shipped in several: the next part of its

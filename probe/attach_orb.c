@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attach_maps.h"
 #include "orb_profiles.h" /* generated: gs_orb_builtins[] */
 
 /* ---- profiles ------------------------------------------------------------ */
@@ -48,38 +49,12 @@ int gs_orb_profile_load(struct gs_orb_profile *p, const char *name, char *err, s
 	return 1;
 }
 
-/* The path (through /proc/PID/root) of the file mapped by `pid` whose name
- * starts with `lib`; false if none. */
-static bool mapped_lib(uint32_t pid, const char *lib, char *path, size_t len)
-{
-	char maps[64], line[4096];
-	FILE *f;
-	bool found = false;
-	snprintf(maps, sizeof maps, "/proc/%u/maps", pid);
-	f = fopen(maps, "r");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof line, f)) {
-		char *file = strchr(line, '/'), *base;
-		if (!file)
-			continue;
-		file[strcspn(file, "\n")] = '\0';
-		base = strrchr(file, '/') + 1;
-		if (strncmp(base, lib, strlen(lib)) == 0) {
-			snprintf(path, len, "/proc/%u/root%s", pid, file);
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 int gs_orb_check_pids(const struct gs_orb_profile *prof, const uint32_t *tgids, uint32_t n, char *err,
 		      size_t errlen)
 {
-	char path[4200];
+	char path[128];
 	for (uint32_t i = 0; i < n; i++)
-		if (!mapped_lib(tgids[i], prof->library, path, sizeof path)) {
+		if (!gs_maps_find_lib(tgids[i], prof->library, path, sizeof path, NULL, 0)) {
 			snprintf(err, errlen, "--orb %s: pid %u does not map %s: the %s profile does not apply to it", prof->name, tgids[i],
 				 prof->library, prof->name);
 			return 2;
@@ -219,7 +194,7 @@ int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *pr
 		      uint32_t n, struct gs_tlog *log, char *err, size_t errlen)
 {
 	struct gs_orb_probe *p;
-	char path[4200];
+	char path[128], shown[4096];
 	int r;
 	*out = NULL;
 	if (!n || n > GS_ORB_TGIDS) {
@@ -247,7 +222,12 @@ int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *pr
 	if ((r = load(p->skel, tgids, n, err, errlen)) != 0)
 		goto fail;
 	for (uint32_t i = 0; i < n; i++) {
-		mapped_lib(tgids[i], prof->library, path, sizeof path);
+		/* the file the process maps, wherever it lives (its mount
+		 * namespace, its root): map_files resolves from ours */
+		if (!gs_maps_find_lib(tgids[i], prof->library, path, sizeof path, shown, sizeof shown)) {
+			snprintf(err, errlen, "--orb %s: pid %u no longer maps %s", prof->name, tgids[i], prof->library);
+			goto fail;
+		}
 		for (uint32_t k = 0; k < prof->n; k++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, uo, .func_name = prof->probe[k].sym, .retprobe = prof->probe[k].ret,
 				    .bpf_cookie = GS_ORB_COOKIE(prof->probe[k].edge, k));
@@ -255,8 +235,8 @@ int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *pr
 				prof->probe[k].ret ? p->skel->progs.gs_orb_return : p->skel->progs.gs_orb_entry,
 				(pid_t)tgids[i], path, 0, &uo);
 			if (!l) {
-				snprintf(err, errlen, "--orb %s: cannot attach to %s in %s (pid %u): %s", prof->name,
-					 prof->probe[k].sym, path, tgids[i], strerror(errno));
+				snprintf(err, errlen, "--orb %s: cannot attach to %s in %s (pid %u, opened as %s): %s",
+					 prof->name, prof->probe[k].sym, shown, tgids[i], path, strerror(errno));
 				goto fail;
 			}
 			p->links[p->n_links++] = l;

@@ -226,11 +226,11 @@ int gs_target_tcp_sockets(uint32_t pid)
 }
 
 
-int gs_target_enter_netns(const uint32_t *pids, uint32_t n, bool *moved, char *err, size_t errlen)
+int gs_target_enter_netns(const uint32_t *pids, uint32_t n, int *home, char *err, size_t errlen)
 {
 	char first[64], path[64];
 	int fd;
-	*moved = false;
+	*home = -1;
 	if (n == 0)
 		return 0;
 	snprintf(first, sizeof first, "/proc/%u/ns/net", pids[0]);
@@ -244,18 +244,35 @@ int gs_target_enter_netns(const uint32_t *pids, uint32_t n, bool *moved, char *e
 	}
 	if (same_ns(first, "/proc/self/ns/net"))
 		return 0;
+	*home = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	fd = open(first, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
+	if (*home < 0 || fd < 0 || setns(fd, CLONE_NEWNET) != 0) {
 		snprintf(err, errlen, "pid %u is in another network namespace and entering it failed: %s "
 			 "(needs CAP_SYS_ADMIN; or run giopscope there: nsenter -n -t %u giopscope attach ...)",
 			 pids[0], strerror(errno), pids[0]);
 		if (fd >= 0)
 			close(fd);
+		if (*home >= 0)
+			close(*home);
+		*home = -1;
 		return 2;
 	}
 	close(fd);
-	*moved = true;
 	return 0;
+}
+
+int gs_target_leave_netns(int *home, char *err, size_t errlen)
+{
+	int r = 0;
+	if (*home < 0)
+		return 0;
+	if (setns(*home, CLONE_NEWNET) != 0) {
+		snprintf(err, errlen, "cannot go back to our own network namespace: %s", strerror(errno));
+		r = 2;
+	}
+	close(*home);
+	*home = -1;
+	return r;
 }
 
 /* Link-layer bytes in front of the IP header as tc sees the packet. */
@@ -357,6 +374,7 @@ struct gs_target_watch {
 	uint32_t n_ifaces, ifaces_left;
 	bool named;
 	int nl;                   /* rtnetlink, RTMGRP_LINK; -1: none */
+	int ioc;                  /* for index lookups in the tapped namespace; -1: none */
 	enum gs_watch_state state;
 };
 
@@ -401,10 +419,14 @@ static uint32_t tgid_of(uint32_t tid)
 	return (uint32_t)v;
 }
 
-static bool iface_exists(int ifindex)
+/* Through a socket made in the tapped namespace: attach itself goes back to
+ * its own once the taps are attached (if_indextoname would look there). */
+static bool iface_exists(const struct gs_target_watch *w, int ifindex)
 {
-	char name[IF_NAMESIZE];
-	return if_indextoname((unsigned)ifindex, name) != NULL;
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof ifr);
+	ifr.ifr_ifindex = ifindex;
+	return ioctl(w->ioc, SIOCGIFNAME, &ifr) == 0 || errno != ENODEV;
 }
 
 int gs_target_watch_open(struct gs_target_watch **out, const uint32_t *pids, uint32_t n_pids,
@@ -418,7 +440,7 @@ int gs_target_watch_open(struct gs_target_watch **out, const uint32_t *pids, uin
 
 	*out = NULL;
 	if (w)
-		w->nl = -1;
+		w->nl = w->ioc = -1;
 	if (!w || !(w->pids = calloc(n_pids + 1, sizeof *w->pids)) ||
 	    !(w->start = calloc(n_pids + 1, sizeof *w->start)) || !(w->pfd = calloc(n_pids + 1, sizeof *w->pfd)) ||
 	    !(w->ifaces = calloc(n_ifaces + 1, sizeof *w->ifaces))) {
@@ -470,10 +492,11 @@ int gs_target_watch_open(struct gs_target_watch **out, const uint32_t *pids, uin
 	/* link notifications of this (the tapped) network namespace: joining the
 	 * group needs no privilege, and none is left when they come */
 	w->nl = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, NETLINK_ROUTE);
+	w->ioc = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	memset(&sa, 0, sizeof sa);
 	sa.nl_family = AF_NETLINK;
 	sa.nl_groups = RTMGRP_LINK;
-	if (w->nl < 0 || bind(w->nl, (struct sockaddr *)&sa, sizeof sa) != 0) {
+	if (w->nl < 0 || w->ioc < 0 || bind(w->nl, (struct sockaddr *)&sa, sizeof sa) != 0) {
 		snprintf(err, errlen, "cannot listen for interface changes (rtnetlink): %s", strerror(errno));
 		gs_target_watch_close(w);
 		return 2;
@@ -482,7 +505,7 @@ int gs_target_watch_open(struct gs_target_watch **out, const uint32_t *pids, uin
 	w->pfd[w->n_pfd++].events = POLLIN;
 	/* one that went away between listing and listening */
 	for (uint32_t i = 0; i < n_ifaces; i++)
-		if (!iface_exists(w->ifaces[i].ifindex)) {
+		if (!iface_exists(w, w->ifaces[i].ifindex)) {
 			snprintf(err, errlen, "interface %s went away", w->ifaces[i].name);
 			gs_target_watch_close(w);
 			return 2;
@@ -537,13 +560,13 @@ static void read_links(struct gs_target_watch *w, const char *cmd)
 				continue;
 			for (uint32_t i = 0; i < w->n_ifaces; i++)
 				if (!w->ifaces[i].gone && w->ifaces[i].ifindex == ifi->ifi_index &&
-				    !iface_exists(ifi->ifi_index))
+				    !iface_exists(w, ifi->ifi_index))
 					iface_gone(w, &w->ifaces[i], cmd);
 		}
 	}
 	if (recheck)
 		for (uint32_t i = 0; i < w->n_ifaces; i++)
-			if (!w->ifaces[i].gone && !iface_exists(w->ifaces[i].ifindex))
+			if (!w->ifaces[i].gone && !iface_exists(w, w->ifaces[i].ifindex))
 				iface_gone(w, &w->ifaces[i], cmd);
 }
 
@@ -582,6 +605,8 @@ void gs_target_watch_close(struct gs_target_watch *w)
 			close(w->pfd[i].fd);
 	if (w->nl >= 0)
 		close(w->nl);
+	if (w->ioc >= 0)
+		close(w->ioc);
 	free(w->pids);
 	free(w->start);
 	free(w->pfd);

@@ -32,9 +32,15 @@ int gs_target_kernel_thread(uint32_t pid);
 int gs_target_tcp_sockets(uint32_t pid);
 
 /* Moves this process into the network namespace of the pids when they all
- * share one that is not ours (the interfaces to tap are theirs).  0: nothing
- * to do or done (`moved` says which); 2 with a reason in `err`. */
-int gs_target_enter_netns(const uint32_t *pids, uint32_t n, bool *moved, char *err, size_t errlen);
+ * share one that is not ours (the interfaces to tap are theirs: tc resolves
+ * an ifindex in the caller's namespace).  0: nothing to do (*home -1) or done
+ * (*home: our own namespace, to go back to with gs_target_leave_netns once the
+ * taps are attached); 2 with a reason in `err`. */
+int gs_target_enter_netns(const uint32_t *pids, uint32_t n, int *home, char *err, size_t errlen);
+/* Back to the namespace `*home` (if not -1), which it closes.  The TCX links
+ * and the sockets made meanwhile stay in the namespace they were made in.
+ * 0, or 2 with a reason in `err`. */
+int gs_target_leave_netns(int *home, char *err, size_t errlen);
 
 /* The interfaces `names` (NULL: every interface that is up), with their link
  * header lengths.  Returns how many, or -1 with a reason in `err`. */
@@ -45,8 +51,9 @@ int gs_target_ifaces(const char *const *names, uint32_t n_names, struct gs_attac
  * with --pid, each through a pidfd (it refers to that process, never to a
  * later one that gets the same number), and the tapped interfaces, through
  * rtnetlink's link notifications in their namespace.  Opened after the
- * namespace is entered and before the capabilities are dropped; checking
- * needs no privilege. */
+ * namespace is entered (its sockets are that namespace's, whichever attach
+ * is in later) and before the capabilities are dropped; checking needs no
+ * privilege. */
 struct gs_target_watch;
 
 enum gs_watch_state {

@@ -124,7 +124,55 @@ const struct gs_times_ev *gs_times_ev_at(const struct gs_times_dir *d, bool send
 	for (uint32_t i = 0; i < n; i++)
 		if (ev[i].ts == ts)
 			return &ev[i];
+	/* one pushed out of the ring may still be pinned */
+	ev = send ? d->pin : d->rpin;
+	n = send ? d->n_pin : d->n_rpin;
+	if (n > GS_TIMES_PINS)
+		n = GS_TIMES_PINS;
+	for (uint32_t i = 0; i < n; i++)
+		if (ev[i].ts == ts)
+			return &ev[i];
 	return NULL;
+}
+
+/* Ring slot `at` of the sends kept apart, once (a send of several messages
+ * holds several starts; one pinned when it came is pinned again when the tap
+ * sees its header). */
+static void pin_send_at(struct gs_times *t, struct gs_times_dir *d, uint32_t at)
+{
+	uint32_t n = d->n_pin < GS_TIMES_PINS ? d->n_pin : GS_TIMES_PINS, k;
+	for (uint32_t i = 0; i < n; i++)
+		if (d->pin_key[i].ts == d->send_key[at].ts && d->pin_key[i].seq == d->send_key[at].seq)
+			return;
+	k = d->n_pin++ % GS_TIMES_PINS;
+	d->pin_key[k] = d->send_key[at];
+	d->pin_rid[k] = d->send_rid[at];
+	d->pin_idt[k] = d->send_idt[at];
+	d->pin[k] = d->send[at];
+	t->pinned_from = &d->send[at];
+	t->pinned_to = &d->pin[k];
+}
+
+/* A recv that returns the last byte of a whole message the tap saw: kept
+ * apart (a copy: the caller may still complete the ring's event, then
+ * gs_times_repin).  The ends expected are few: a scan. */
+static void pin_recv(struct gs_times *t, struct gs_times_dir *d, struct gs_times_ev *ev)
+{
+	uint32_t n = d->n_end < GS_TIMES_PINS ? d->n_end : GS_TIMES_PINS;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!d->end_set[i] || d->end_seq[i] - ev->seq >= ev->len)
+			continue;
+		/* every end this recv returns is taken; one copy of it */
+		for (uint32_t j = i; j < n; j++)
+			if (d->end_set[j] && d->end_seq[j] - ev->seq < ev->len)
+				d->end_set[j] = false;
+		uint32_t k = d->n_rpin++ % GS_TIMES_PINS;
+		d->rpin_key[k] = (struct gs_times_key){ ev->seq, ev->len, ev->ts };
+		d->rpin[k] = *ev;
+		t->pinned_from = ev;
+		t->pinned_to = &d->rpin[k];
+		return;
+	}
 }
 
 struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoint *src,
@@ -175,32 +223,101 @@ struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoin
 	ev->tid = tid;
 	ev->mono = mono;
 	ev->has_cum = false;
+	t->pinned_from = t->pinned_to = NULL;
+	if (!send && d->n_end)
+		pin_recv(t, d, ev);
+	/* a send whose buffer starts a message (its head was shipped: a thread
+	 * switch on the socket) is kept apart at once: the tap sees its header
+	 * only once the bytes queued before it have left, which may be more
+	 * sends than the ring holds (threads' replies queued on one socket) */
+	if (send && ev->has_id && (ev->type == 0 || ev->type == 1 || ev->type == 3 || ev->type == 4))
+		pin_send_at(t, d, (d->n_send - 1) % GS_TIMES_RING);
 	return ev;
+}
+
+/* The sends among `n` keys for gs_times_send: the best by sequence so far in
+ * `best`, `ts`; the latest that starts with the very message in `ts_id`. */
+static void scan_sends(const struct gs_times_key *key, const uint32_t *rids, const uint16_t *idts, uint32_t n,
+		       uint32_t seq, int64_t not_after, uint16_t idt, uint32_t rid, uint32_t *best, int64_t *ts,
+		       int64_t *ts_id)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct gs_times_key *ev = &key[i];
+		uint32_t into = seq - ev->seq; /* sequence space: wraps */
+		if (into >= UNKNOWN_SPAN || ev->ts > not_after)
+			continue;
+		/* a concurrent send entered before this one queued its bytes: its
+		 * sequence number is too low, its buffer tells the truth */
+		if (idts[i] == idt && rids[i] == rid && ev->ts > *ts_id)
+			*ts_id = ev->ts;
+		if (ev->len && into >= ev->len)
+			continue;
+		if (into < *best || (into == *best && ev->ts > *ts)) {
+			*best = into;
+			*ts = ev->ts;
+		}
+	}
 }
 
 int64_t gs_times_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_after, uint8_t type,
 		      uint32_t rid)
 {
 	uint32_t n = d->n_send < GS_TIMES_RING ? d->n_send : GS_TIMES_RING, best = UINT32_MAX;
+	uint32_t np = d->n_pin < GS_TIMES_PINS ? d->n_pin : GS_TIMES_PINS;
 	uint16_t idt = (uint16_t)(0x100 | type);
 	int64_t ts = 0, ts_id = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct gs_times_key *ev = &d->send_key[i];
-		uint32_t into = seq - ev->seq; /* sequence space: wraps */
-		if (into >= UNKNOWN_SPAN || ev->ts > not_after)
-			continue;
-		/* a concurrent send entered before this one queued its bytes: its
-		 * sequence number is too low, its buffer tells the truth */
-		if (d->send_idt[i] == idt && d->send_rid[i] == rid && ev->ts > ts_id)
-			ts_id = ev->ts;
-		if (ev->len && into >= ev->len)
-			continue;
-		if (into < best || (into == best && ev->ts > ts)) {
-			best = into;
-			ts = ev->ts;
-		}
-	}
+	scan_sends(d->send_key, d->send_rid, d->send_idt, n, seq, not_after, idt, rid, &best, &ts, &ts_id);
+	/* a copy of a send still in the ring changes nothing */
+	scan_sends(d->pin_key, d->pin_rid, d->pin_idt, np, seq, not_after, idt, rid, &best, &ts, &ts_id);
 	return ts_id ? ts_id : ts;
+}
+
+void gs_times_pin_send(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+		       uint32_t seq)
+{
+	struct gs_times_dir *d = find(t, src, dst);
+	uint32_t n, at = UINT32_MAX, best = UINT32_MAX, k;
+	if (!d || !d->n_send)
+		return;
+	n = d->n_send < GS_TIMES_RING ? d->n_send : GS_TIMES_RING;
+	/* mostly the send just added (its segment carries the header): no scan */
+	k = (d->n_send - 1) % GS_TIMES_RING;
+	if (d->send_key[k].seq == seq) {
+		at = k;
+	} else {
+		for (uint32_t i = 0; i < n; i++) {
+			const struct gs_times_key *ev = &d->send_key[i];
+			uint32_t into = seq - ev->seq;
+			if (into >= UNKNOWN_SPAN || (ev->len && into >= ev->len))
+				continue;
+			if (into < best || (into == best && ev->ts > d->send_key[at].ts)) {
+				best = into;
+				at = i;
+			}
+		}
+		if (at == UINT32_MAX)
+			return;
+	}
+	pin_send_at(t, d, at);
+}
+
+void gs_times_repin(struct gs_times *t)
+{
+	if (t->pinned_from)
+		*t->pinned_to = *t->pinned_from;
+	t->pinned_from = t->pinned_to = NULL;
+}
+
+void gs_times_expect_end(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+			 uint32_t last)
+{
+	struct gs_times_dir *d = find(t, src, dst);
+	uint32_t k;
+	if (!d)
+		return; /* no followed process has received on it yet */
+	k = d->n_end++ % GS_TIMES_PINS;
+	d->end_seq[k] = last;
+	d->end_set[k] = true;
 }
 
 int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq)
@@ -209,6 +326,13 @@ int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq)
 	int64_t ts = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct gs_times_key *ev = &d->recv_key[i];
+		if (seq - ev->seq < ev->len && (!ts || ev->ts < ts))
+			ts = ev->ts;
+	}
+	/* a recv pushed out of the ring may still be pinned */
+	n = d->n_rpin < GS_TIMES_PINS ? d->n_rpin : GS_TIMES_PINS;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct gs_times_key *ev = &d->rpin_key[i];
 		if (seq - ev->seq < ev->len && (!ts || ev->ts < ts))
 			ts = ev->ts;
 	}

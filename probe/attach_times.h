@@ -6,7 +6,14 @@
  * which is exact however the process splits or merges messages into syscalls.
  *
  * Bounded: a fixed table of directions (the oldest is replaced when a probe
- * window is full) with the last GS_TIMES_RING sends and recvs of each. */
+ * window is full) with the last GS_TIMES_RING sends and recvs of each, and
+ * apart from them the sends that handed over the first byte of the last
+ * GS_TIMES_PINS messages (gs_times_pin_send) and the recvs that returned the
+ * last byte of the last GS_TIMES_PINS whole messages (gs_times_expect_end): a
+ * message written or read in more syscalls than the ring holds (omniORB
+ * writes a 1.28 MB reply as 157 Fragments of 8 KiB, a send each), or behind
+ * such a one of another thread on the same connection, still has its
+ * instants when its call ends. */
 #ifndef GS_ATTACH_TIMES_H
 #define GS_ATTACH_TIMES_H
 
@@ -16,6 +23,7 @@
 #include "../analysis/call.h"
 
 #define GS_TIMES_RING 64
+#define GS_TIMES_PINS 16
 
 struct gs_times_ev {
 	uint32_t seq, len;        /* len 0: not known (a send by sendmsg/writev) */
@@ -57,12 +65,29 @@ struct gs_times_dir {
 	uint16_t send_idt[GS_TIMES_RING]; /* has_id ? 0x100 | type : 0 */
 	struct gs_times_ev send[GS_TIMES_RING];
 	struct gs_times_ev recv[GS_TIMES_RING];
+	/* the last bytes of whole messages whose recv is still to come
+	 * (gs_times_expect_end; 0 in end_set: taken), and the recvs that
+	 * returned them */
+	uint32_t n_end, n_rpin;
+	uint32_t end_seq[GS_TIMES_PINS];
+	bool end_set[GS_TIMES_PINS];
+	struct gs_times_key rpin_key[GS_TIMES_PINS];
+	struct gs_times_ev rpin[GS_TIMES_PINS];
+	/* the sends that started the last messages (gs_times_pin_send) */
+	uint32_t n_pin;
+	struct gs_times_key pin_key[GS_TIMES_PINS];
+	uint32_t pin_rid[GS_TIMES_PINS];
+	uint16_t pin_idt[GS_TIMES_PINS];
+	struct gs_times_ev pin[GS_TIMES_PINS];
 };
 
 struct gs_times {
 	struct gs_times_dir *dirs;
 	uint32_t mask;
 	uint64_t replaced;        /* directions pushed out by newer ones */
+	/* the recv just added, when it was pinned: its copy, and the event the
+	 * caller may still complete (gs_times_repin) */
+	struct gs_times_ev *pinned_from, *pinned_to;
 };
 
 /* `slots`: a power of two.  0 or an errno value. */
@@ -74,6 +99,9 @@ void gs_times_add(struct gs_times *t, const struct gs_endpoint *src, const struc
 struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
 				     bool send, uint32_t seq, uint32_t len, int64_t ts,
 				     const struct gs_times_id *id, uint32_t tid, int64_t mono);
+/* After the caller completed the event gs_times_add_tid returned (the
+ * scheduler totals of attach --sched): the same in its pinned copy, if any. */
+void gs_times_repin(struct gs_times *t);
 /* The send (recv) of direction `d` made at `ts` (as returned by gs_times_send /
  * gs_times_recv); NULL if not kept. */
 const struct gs_times_ev *gs_times_ev_at(const struct gs_times_dir *d, bool send, int64_t ts);
@@ -89,6 +117,17 @@ const struct gs_times_dir *gs_times_dir(const struct gs_times *t, const struct g
  * again after EAGAIN, the latest). */
 int64_t gs_times_send(const struct gs_times_dir *d, uint32_t seq, int64_t not_after, uint8_t type,
 		      uint32_t rid);
+/* A message (Request, Reply, LocateRequest, LocateReply) starts at byte `seq`
+ * of direction src -> dst (the packet tap saw its header): the send that
+ * holds that byte, if kept, is kept apart too, so that the later sends of a
+ * long message cannot push it out before its call ends. */
+void gs_times_pin_send(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+		       uint32_t seq);
+/* A whole message (its last Fragment, if fragmented) ends at byte `last` of
+ * direction src -> dst (the packet tap saw its header, which gives its size):
+ * the recv that returns that byte, when it comes, is kept apart too. */
+void gs_times_expect_end(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+			 uint32_t last);
 /* Return time of the recv that returned byte `seq`; 0 if none. */
 int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq);
 

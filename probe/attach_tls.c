@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../decoders/giop/giop.h"
+#include "attach_maps.h"
 
 /* ---- the plaintext streams ----------------------------------------------- */
 
@@ -531,29 +532,13 @@ void gs_tls_feed_record(void *arg, const void *rec, size_t len)
 
 /* ---- finding libssl -------------------------------------------------------- */
 
-bool gs_tls_find_libssl(uint32_t pid, char *path, size_t len)
+bool gs_tls_find_libssl(uint32_t pid, struct gs_tls_lib *lib)
 {
-	char maps[64], line[4352];
-	FILE *f;
-	bool found = false;
-	snprintf(maps, sizeof maps, "/proc/%u/maps", pid);
-	f = fopen(maps, "re");
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof line, f)) {
-		char *p = strchr(line, '/'), *base;
-		if (!p)
-			continue;
-		p[strcspn(p, "\n")] = '\0';
-		base = strrchr(p, '/') + 1;
-		/* OpenSSL 3: libssl.so.3 (the uprobes are on its exported functions) */
-		if (strncmp(base, "libssl.so.3", 11) != 0)
-			continue;
-		/* through the process's own root: it may live in another mount namespace */
-		found = (size_t)snprintf(path, len, "/proc/%u/root%s", pid, p) < len;
-	}
-	fclose(f);
-	return found;
+	/* OpenSSL 3: libssl.so.3 (the uprobes are on its exported functions),
+	 * opened through map_files: the process may live in another mount
+	 * namespace or root, where its path is not ours */
+	lib->pid = pid;
+	return gs_maps_find_lib(pid, "libssl.so.3", lib->path, sizeof lib->path, lib->file, sizeof lib->file);
 }
 
 /* ---- the uprobes ----------------------------------------------------------- */
@@ -645,19 +630,19 @@ static int fail(char *err, size_t errlen, const char *fmt, ...)
 	return 2;
 }
 
-static int uprobe(struct gs_tls_probes *p, struct bpf_program *prog, uint32_t pid, const char *lib,
+static int uprobe(struct gs_tls_probes *p, struct bpf_program *prog, uint32_t pid, const struct gs_tls_lib *lib,
 		  const char *func, bool ret, bool optional, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = func, .retprobe = ret);
 	struct bpf_link *l;
 	if (p->n_links >= MAX_LINKS)
 		return fail(err, errlen, "too many TLS probes");
-	l = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, lib, 0, &o);
+	l = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, lib->path, 0, &o);
 	if (!l) {
 		if (optional)
 			return 0;
-		return fail(err, errlen, "cannot attach a uprobe to %s in %s (pid %u): %s", func, lib, pid,
-			    strerror(errno));
+		return fail(err, errlen, "cannot attach a uprobe to %s in %s (pid %u, opened as %s): %s", func,
+			    lib->file, pid, lib->path, strerror(errno));
 	}
 	p->links[p->n_links++] = l;
 	return 0;
@@ -700,8 +685,8 @@ int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_
 	*out = NULL;
 	*n_libs = 0;
 	for (uint32_t i = 0; i < n_pids && *n_libs < GS_TLS_MAX_LIBS; i++)
-		if (gs_tls_find_libssl(pids[i], libs[*n_libs].path, sizeof libs[*n_libs].path))
-			libs[(*n_libs)++].pid = pids[i];
+		if (gs_tls_find_libssl(pids[i], &libs[*n_libs]))
+			(*n_libs)++;
 	if (!*n_libs)
 		return 1;
 	p = calloc(1, sizeof *p);
@@ -736,7 +721,7 @@ int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_
 	p->links[p->n_links++] = l;
 	for (uint32_t i = 0; i < *n_libs; i++) {
 		uint32_t pid = libs[i].pid;
-		const char *lib = libs[i].path;
+		const struct gs_tls_lib *lib = &libs[i];
 		/* SSL_write and SSL_read are in every OpenSSL; the _ex forms since 1.1.1 */
 		if (uprobe(p, p->skel->progs.gs_ssl_write, pid, lib, "SSL_write", false, false, err, errlen) ||
 		    uprobe(p, p->skel->progs.gs_ssl_call_ret, pid, lib, "SSL_write", true, false, err, errlen) ||
@@ -787,10 +772,10 @@ static struct bpf_object *open_object(const void *arg)
 
 int gs_tls_probes_check(const uint32_t *pids, uint32_t n_pids, gs_verdict_fn fn, void *arg)
 {
-	char path[512];
+	struct gs_tls_lib lib;
 	bool any = false;
 	for (uint32_t i = 0; i < n_pids && !any; i++)
-		any = gs_tls_find_libssl(pids[i], path, sizeof path);
+		any = gs_tls_find_libssl(pids[i], &lib);
 	if (!any)
 		return -1;
 	return gs_load_check_all(open_object, NULL, fn, arg);

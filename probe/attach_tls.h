@@ -100,11 +100,13 @@ void gs_tls_feed_record(void *arg, const void *rec, size_t len);
 void gs_tls_feed_flush(struct gs_tls_feed *t);
 
 /* The uprobes.  `libs`: where each process maps libssl (found in
- * /proc/PID/maps), for the description. */
+ * /proc/PID/maps): `path` the link attach opens it by, `file` its name as the
+ * process sees it (for the description). */
 struct gs_tls_probes;
 struct gs_tls_lib {
 	uint32_t pid;
-	char path[256];
+	char path[64];
+	char file[1024];
 };
 /* Finds libssl in each pid's maps and attaches to those that map it.
  * 0: attached to *n_libs (>= 1) processes; 1: no process maps libssl,
@@ -116,7 +118,9 @@ void gs_tls_probes_close(struct gs_tls_probes *p);
  * each TLS program loaded alone, nothing attached, a row each; returns how
  * many were refused (-1: no process maps libssl, nothing loaded). */
 int gs_tls_probes_check(const uint32_t *pids, uint32_t n_pids, gs_verdict_fn fn, void *arg);
-/* Where `pid` maps libssl.so.3 (through /proc/PID/root); false: it does not. */
-bool gs_tls_find_libssl(uint32_t pid, char *path, size_t len);
+/* Where `pid` maps libssl.so.3: `path` a link that opens it from any mount
+ * namespace (/proc/PID/map_files/..., attach_maps.h), `file` as the process
+ * names it; false: it does not map it. */
+bool gs_tls_find_libssl(uint32_t pid, struct gs_tls_lib *lib);
 
 #endif

@@ -97,6 +97,7 @@ struct attach_ctx {
 		int64_t oncpu, runq, blocked, orb_in, servant, orb_out;
 	} sums[SPLIT_OPS];
 	uint32_t n_sums;
+	int home_ns;                   /* our network namespace while in the --pid processes' (-1: not) */
 	int rx_fd;                     /* SO_TIMESTAMPNS held while attached (-1: not) */
 	int rx_err;                    /* why not (errno), 0 */
 };
@@ -279,7 +280,6 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	uint32_t procs[GS_TARGET_MAX_PIDS], n_procs = 0;
 	char err[512];
 	struct stat st;
-	bool moved;
 	int n;
 
 	memset(cfg, 0, sizeof *cfg);
@@ -304,10 +304,15 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 			fprintf(stderr, "giopscope attach: pid %u has no TCP socket yet: its calls show once it "
 				"opens one\n", a->pids[i]);
 	/* --pid: their namespace (processes named by --comm are ours already) */
-	if (a->n_pids && gs_target_enter_netns(procs, n_procs, &moved, err, sizeof err))
+	if (a->n_pids && gs_target_enter_netns(procs, n_procs, &x->home_ns, err, sizeof err))
 		return bad(err);
 	n = gs_target_ifaces(a->n_ifaces ? a->ifaces : NULL, a->n_ifaces, x->ifaces, GS_TARGET_MAX_IFACES,
 			     err, sizeof err);
+	if (n < 0 && x->home_ns >= 0) {
+		fprintf(stderr, "giopscope attach: %s, in the network namespace of pid %u (-i names that namespace's "
+			"interfaces)\n", err, procs[0]);
+		return 2;
+	}
 	if (n < 0)
 		return bad(err);
 	if (n == 0)
@@ -365,7 +370,7 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 		fprintf(stderr, "%s%s", i ? "," : " ", x->ifaces[i].name);
 	for (uint32_t i = 0; i < x->n_libs; i++)
 		fprintf(stderr, "%s%u %s", i ? ", " : "; TLS (uprobes on libssl): pid ", x->libs[i].pid,
-			x->libs[i].path);
+			x->libs[i].file);
 	if (!a->packets_only) {
 		char paths[160];
 		gs_attach_bpf_paths(x->bpf, paths, sizeof paths);
@@ -819,6 +824,7 @@ int gs_cmd_attach(int argc, char **argv)
 		goto out;
 	}
 	x->rx_fd = -1;
+	x->home_ns = -1;
 	gs_session_opts_default(&so);
 	if ((r = parse(argc, argv, a, &so)) != 0) {
 		rc = r;
@@ -889,6 +895,11 @@ int gs_cmd_attach(int argc, char **argv)
 		fprintf(stderr, "giopscope attach: %s\n", err);
 		goto out;
 	}
+	/* tapped: the rest (the metrics' socket) is for our own namespace */
+	if (gs_target_leave_netns(&x->home_ns, err, sizeof err)) {
+		fprintf(stderr, "giopscope attach: %s\n", err);
+		goto out_bpf;
+	}
 	/* --pid processes that map libssl: uprobes on its plaintext boundary,
 	 * writing into the same ring */
 	if (a->n_pids && !a->packets_only) {
@@ -956,6 +967,8 @@ out:
 	if (x) {
 		if (x->rx_fd >= 0)
 			close(x->rx_fd);
+		if (x->home_ns >= 0)
+			close(x->home_ns);
 		gs_target_watch_close(x->watch);
 		gs_tls_feed_free(&x->tlsf);
 		close_split(x);

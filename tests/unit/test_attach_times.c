@@ -169,11 +169,79 @@ static void by_id_and_span(void **state)
 	gs_times_free(&t);
 }
 
+/* A message written in more sends than the ring holds (omniORB: a 1.28 MB
+ * reply, 157 Fragments of 8 KiB, a send each): its first send, pinned when
+ * the tap saw its header (or when it came, its head showing the message),
+ * is found when its call ends; so is the recv of a whole message's last
+ * byte. */
+static void pinned_start(void **state)
+{
+	struct gs_times t;
+	struct gs_endpoint a, b;
+	struct gs_times_id rep = { true, 1, 6 }, frag = { true, 7, 6 };
+	const struct gs_times_dir *d;
+	const uint32_t base = 0xfffff000u; /* across the wrap of sequence space */
+	(void)state;
+	assert_int_equal(gs_times_init(&t, 16), 0);
+	ep(&a, 4, 0x0a000002u, 2809);
+	ep(&b, 4, 0x0a000001u, 40000);
+	gs_times_add(&t, &a, &b, true, base, 8192, 1000, &rep);
+	/* the header's segment: pinned once, however often it is said */
+	gs_times_pin_send(&t, &a, &b, base);
+	gs_times_pin_send(&t, &a, &b, base);
+	for (uint32_t i = 1; i < 157; i++)
+		gs_times_add(&t, &a, &b, true, base + i * 8192, 8192, 1000 + (int64_t)i, &frag);
+	d = gs_times_dir(&t, &a, &b);
+	assert_non_null(d);
+	assert_int_equal(d->n_pin, 1);
+	assert_int_equal(gs_times_send(d, base, 5000, 1, 6), 1000);
+	assert_non_null(gs_times_ev_at(d, true, 1000));
+	assert_int_equal(gs_times_ev_at(d, true, 1000)->seq, base);
+	/* a later byte of the message: its own send, still in the ring */
+	assert_int_equal(gs_times_send(d, base + 156 * 8192 + 5, 5000, 1, 99), 1156);
+	/* a start the ring no longer holds cannot be pinned any more */
+	gs_times_pin_send(&t, &a, &b, base + 8192);
+	assert_int_equal(d->n_pin, 1);
+	/* without the pin (and without a head: the common send), the first
+	 * send is gone */
+	gs_times_free(&t);
+	assert_int_equal(gs_times_init(&t, 16), 0);
+	gs_times_add(&t, &a, &b, true, base, 8192, 1000, NULL);
+	for (uint32_t i = 1; i < 157; i++)
+		gs_times_add(&t, &a, &b, true, base + i * 8192, 8192, 1000 + (int64_t)i, NULL);
+	assert_int_equal(gs_times_send(gs_times_dir(&t, &a, &b), base, 5000, 1, 6), 0);
+	/* a send whose head shows a Reply is kept when it comes, before the tap
+	 * sees its header (the bytes queued before it may be many sends) */
+	gs_times_add(&t, &a, &b, true, base + 2000000, 8192, 4000, &rep);
+	for (uint32_t i = 1; i < 157; i++)
+		gs_times_add(&t, &a, &b, true, base + 2000000 + i * 8192, 8192, 4000 + (int64_t)i, &frag);
+	assert_int_equal(gs_times_send(gs_times_dir(&t, &a, &b), base + 2000000, 5000, 1, 6), 4000);
+	/* so is the recv that returns the last byte of a whole message the tap
+	 * announced, however many recvs follow */
+	gs_times_add(&t, &b, &a, false, 7000, 100, 4500, NULL);
+	gs_times_expect_end(&t, &b, &a, 7000 + 8191);
+	gs_times_add(&t, &b, &a, false, 7100, 8092, 4600, NULL);
+	gs_times_add(&t, &b, &a, false, 15192, 100, 4700, NULL);
+	for (uint32_t i = 0; i < 100; i++)
+		gs_times_add(&t, &b, &a, false, 15292 + i * 10, 10, 4800 + (int64_t)i, NULL);
+	assert_int_equal(gs_times_recv(gs_times_dir(&t, &b, &a), 7000 + 8191), 4600);
+	assert_int_equal(gs_times_recv(gs_times_dir(&t, &b, &a), 7000 + 50), 0);
+	assert_non_null(gs_times_ev_at(gs_times_dir(&t, &b, &a), false, 4600));
+	/* a send of unknown length (sendmsg) holding the start mid-buffer */
+	gs_times_add(&t, &b, &a, true, 500, 0, 3000, NULL);
+	gs_times_pin_send(&t, &b, &a, 600);
+	for (uint32_t i = 0; i < 100; i++)
+		gs_times_add(&t, &b, &a, true, 10000 + i * 10, 10, 3001 + (int64_t)i, NULL);
+	assert_int_equal(gs_times_send(gs_times_dir(&t, &b, &a), 600, 5000, 0, 2), 3000);
+	gs_times_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(matches_reference),
 		cmocka_unit_test(by_id_and_span),
+		cmocka_unit_test(pinned_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

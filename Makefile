@@ -34,6 +34,14 @@ LDLIBS_WEB := $(shell pkg-config --libs openssl libcrypt 2>/dev/null)
 endif
 endif
 
+# read's compressed captures: zlib (gzip) and libzstd (zstd), each where pkg-config finds it
+# (Debian: zlib1g-dev, libzstd-dev; scripts/install-deps.sh's build set). Optional: without one,
+# a capture compressed so is refused in one line that says how to decompress it.
+GS_ZLIB := $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
+GS_ZSTD := $(shell pkg-config --exists libzstd 2>/dev/null && echo yes)
+GS_DECOMP_CFLAGS := $(if $(GS_ZLIB),-DGS_HAVE_ZLIB) $(if $(GS_ZSTD),-DGS_HAVE_ZSTD)
+LDLIBS_DECOMP := $(if $(GS_ZLIB),$(shell pkg-config --libs zlib)) $(if $(GS_ZSTD),$(shell pkg-config --libs libzstd))
+
 # The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
 # was found of the optional parts (DPDK, eBPF; detected above each time make starts). It is
 # written here, when make starts, only when its text changes, and every object and binary
@@ -56,6 +64,7 @@ DPDK = $(DPDK)
 DPDK_FOUND = $(if $(GS_DPDK_SRCS),yes $(shell pkg-config --modversion libdpdk 2>/dev/null),no)
 DPDK_CFLAGS = $(GS_DPDK_CFLAGS)
 OPENSSL = $(OPENSSL)
+DECOMP = $(GS_DECOMP_CFLAGS) $(LDLIBS_DECOMP)
 OPENSSL_FOUND = $(if $(LDLIBS_WEB),yes $(shell pkg-config --modversion openssl 2>/dev/null),no)
 EBPF = $(EBPF)
 EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
@@ -155,13 +164,14 @@ $(BUILD)/gen/orb_profiles.h: $(GS_ORB_PROFILES) scripts/orb_profiles.sh
 $(BUILD)/obj/probe/attach_orb.o: $(BUILD)/gen/orb_profiles.h
 $(BUILD)/obj/probe/attach_orb.o: CFLAGS_ALL += -I$(BUILD)/gen
 $(BUILD)/obj/probe/metrics_tls.o $(BUILD)/obj/probe/metrics_auth.o: CFLAGS_ALL += $(GS_WEB_CFLAGS)
+$(BUILD)/obj/probe/decomp.o: CFLAGS_ALL += $(GS_DECOMP_CFLAGS)
 
 $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
-	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDLIBS_WEB) -pthread $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDLIBS_WEB) $(LDLIBS_DECOMP) -pthread $(LDFLAGS)
 
 $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 	@rm -f $@

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: BSD-2-Clause
+#include "decomp.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#ifdef GS_HAVE_ZLIB
+#include <zlib.h>
+#endif
+#ifdef GS_HAVE_ZSTD
+#include <zstd.h>
+#endif
+
+/* Large reads: the libraries' per-call costs vanish, and the input of one
+ * read fits the L2 cache beside what it inflates to. */
+enum { IN_BUF = 1 << 18, OUT_VBUF = 1 << 20, MAGIC = 6 };
+
+struct gs_decomp {
+	FILE *in;
+	enum gs_decomp_kind kind;
+	uint8_t *buf;              /* compressed bytes read from `in` */
+	size_t pos, have;
+	bool eof;                  /* `in` said end of file */
+	bool ended;                /* the last frame or member ended exactly at pos */
+	char why[160];
+#ifdef GS_HAVE_ZLIB
+	z_stream z;
+#endif
+#ifdef GS_HAVE_ZSTD
+	ZSTD_DStream *zs;
+#endif
+};
+
+const char *gs_decomp_name(enum gs_decomp_kind k)
+{
+	return k == GS_DECOMP_GZIP ? "gzip" : k == GS_DECOMP_ZSTD ? "zstd" : "";
+}
+
+enum gs_decomp_kind gs_decomp_kind(const struct gs_decomp *d)
+{
+	return d ? d->kind : GS_DECOMP_NONE;
+}
+
+const char *gs_decomp_why(const struct gs_decomp *d)
+{
+	return d && d->why[0] ? d->why : NULL;
+}
+
+/* More compressed bytes when none are left: false at the end of `in` or an error. */
+static bool refill(struct gs_decomp *d)
+{
+	size_t got;
+	if (d->pos < d->have)
+		return true;
+	if (d->eof)
+		return false;
+	got = fread(d->buf, 1, IN_BUF, d->in);
+	d->pos = 0;
+	d->have = got;
+	if (got == 0) {
+		d->eof = true;
+		if (ferror(d->in))
+			snprintf(d->why, sizeof d->why, "reading the %s stream failed: %s", gs_decomp_name(d->kind),
+				 strerror(errno ? errno : EIO));
+		return false;
+	}
+	return true;
+}
+
+/* The input ended: clean at the end of a member or frame, else cut short. */
+static ssize_t at_end(struct gs_decomp *d, size_t done)
+{
+	if (!d->ended && !d->why[0])
+		snprintf(d->why, sizeof d->why, "the %s stream ends inside a %s (the file is cut short)",
+			 gs_decomp_name(d->kind), d->kind == GS_DECOMP_GZIP ? "member" : "frame");
+	return (ssize_t)done;
+}
+
+#ifdef GS_HAVE_ZLIB
+static ssize_t read_gzip(struct gs_decomp *d, char *out, size_t size)
+{
+	z_stream *z = &d->z;
+	size_t done = 0;
+	while (done < size) {
+		int rc;
+		if (!refill(d))
+			return at_end(d, done);
+		if (d->ended) {
+			/* another member after the one that ended (gzip concatenates them) */
+			inflateReset(z);
+			d->ended = false;
+		}
+		z->next_in = d->buf + d->pos;
+		z->avail_in = (uInt)(d->have - d->pos);
+		z->next_out = (Bytef *)out + done;
+		z->avail_out = (uInt)(size - done > UINT32_MAX ? UINT32_MAX : size - done);
+		rc = inflate(z, Z_NO_FLUSH);
+		done = (size_t)((char *)z->next_out - out);
+		d->pos = d->have - z->avail_in;
+		if (rc == Z_STREAM_END) {
+			d->ended = true;
+		} else if (rc != Z_OK && !(rc == Z_BUF_ERROR && done < size)) {
+			snprintf(d->why, sizeof d->why, "the gzip stream is corrupt (%s)", z->msg ? z->msg : "zlib error");
+			errno = EIO;
+			return done ? (ssize_t)done : -1;
+		}
+	}
+	return (ssize_t)done;
+}
+#endif
+
+#ifdef GS_HAVE_ZSTD
+static ssize_t read_zstd(struct gs_decomp *d, char *out, size_t size)
+{
+	ZSTD_outBuffer o = { out, size, 0 };
+	while (o.pos < o.size) {
+		ZSTD_inBuffer i;
+		size_t rc;
+		if (!refill(d))
+			return at_end(d, o.pos);
+		i.src = d->buf;
+		i.size = d->have;
+		i.pos = d->pos;
+		rc = ZSTD_decompressStream(d->zs, &o, &i);
+		d->pos = i.pos;
+		if (ZSTD_isError(rc)) {
+			snprintf(d->why, sizeof d->why, "the zstd stream is corrupt (%s)", ZSTD_getErrorName(rc));
+			errno = EIO;
+			return o.pos ? (ssize_t)o.pos : -1;
+		}
+		/* 0: a frame ended here; another may follow (zstd concatenates them) */
+		d->ended = rc == 0;
+	}
+	return (ssize_t)o.pos;
+}
+#endif
+
+/* Not compressed, not seekable (stdin): the bytes looked at, then the rest. */
+static ssize_t read_plain(struct gs_decomp *d, char *out, size_t size)
+{
+	if (d->pos < d->have) {
+		size_t n = d->have - d->pos < size ? d->have - d->pos : size;
+		memcpy(out, d->buf + d->pos, n);
+		d->pos += n;
+		return (ssize_t)n;
+	}
+	size_t got = fread(out, 1, size, d->in);
+	if (got == 0 && ferror(d->in))
+		return -1;
+	return (ssize_t)got;
+}
+
+static ssize_t cookie_read(void *arg, char *out, size_t size)
+{
+	struct gs_decomp *d = arg;
+	switch (d->kind) {
+#ifdef GS_HAVE_ZLIB
+	case GS_DECOMP_GZIP: return read_gzip(d, out, size);
+#endif
+#ifdef GS_HAVE_ZSTD
+	case GS_DECOMP_ZSTD: return read_zstd(d, out, size);
+#endif
+	default: return read_plain(d, out, size);
+	}
+}
+
+static void decomp_free(struct gs_decomp *d)
+{
+#ifdef GS_HAVE_ZLIB
+	if (d->kind == GS_DECOMP_GZIP)
+		inflateEnd(&d->z);
+#endif
+#ifdef GS_HAVE_ZSTD
+	ZSTD_freeDStream(d->zs);
+#endif
+	free(d->buf);
+	free(d);
+}
+
+static int cookie_close(void *arg)
+{
+	struct gs_decomp *d = arg;
+	int rc = d->in == stdin ? 0 : fclose(d->in);
+	decomp_free(d);
+	return rc;
+}
+
+/* Compressions giopscope does not read, named so the user knows what to run. */
+static const char *other_compression(const uint8_t *m, size_t n)
+{
+	if (n >= 6 && memcmp(m, "\xfd" "7zXZ\0", 6) == 0)
+		return "xz";
+	if (n >= 3 && memcmp(m, "BZh", 3) == 0)
+		return "bzip2";
+	if (n >= 4 && memcmp(m, "\x04\x22\x4d\x18", 4) == 0)
+		return "lz4";
+	return NULL;
+}
+
+int gs_decomp_open(FILE *in, bool seekable, const char *name, FILE **out, struct gs_decomp **dp,
+		   char *err, size_t errlen)
+{
+	static const cookie_io_functions_t io = { .read = cookie_read, .close = cookie_close };
+	uint8_t m[MAGIC];
+	size_t n = fread(m, 1, sizeof m, in);
+	const char *other = other_compression(m, n);
+	enum gs_decomp_kind kind = GS_DECOMP_NONE;
+	struct gs_decomp *d;
+	*out = NULL;
+	*dp = NULL;
+	if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b)
+		kind = GS_DECOMP_GZIP;
+	else if (n >= 4 && memcmp(m, "\x28\xb5\x2f\xfd", 4) == 0)
+		kind = GS_DECOMP_ZSTD;
+	if (other) {
+		snprintf(err, errlen, "%s: compressed with %s, which giopscope does not read (gzip and zstd it does): "
+			 "%s -dc %s | giopscope read -", name, other, other, strcmp(name, "-") ? name : "");
+		return EINVAL;
+	}
+#ifndef GS_HAVE_ZLIB
+	if (kind == GS_DECOMP_GZIP) {
+		snprintf(err, errlen, "%s: compressed with gzip, and this giopscope was built without zlib: "
+			 "gzip -dc %s | giopscope read -", name, strcmp(name, "-") ? name : "");
+		return EINVAL;
+	}
+#endif
+#ifndef GS_HAVE_ZSTD
+	if (kind == GS_DECOMP_ZSTD) {
+		snprintf(err, errlen, "%s: compressed with zstd, and this giopscope was built without libzstd: "
+			 "zstd -dc %s | giopscope read -", name, strcmp(name, "-") ? name : "");
+		return EINVAL;
+	}
+#endif
+	if (kind == GS_DECOMP_NONE && seekable) {
+		if (fseeko(in, 0, SEEK_SET) != 0)
+			return errno ? errno : EIO;
+		*out = in;
+		return 0;
+	}
+	if (!(d = calloc(1, sizeof *d)) || !(d->buf = malloc(IN_BUF))) {
+		free(d);
+		return ENOMEM;
+	}
+	d->in = in;
+	d->kind = kind;
+	memcpy(d->buf, m, n);
+	d->have = n;
+	d->eof = n < sizeof m;
+#ifdef GS_HAVE_ZLIB
+	/* 15 + 16: a gzip member, its header and trailer checked (CRC, length) */
+	if (kind == GS_DECOMP_GZIP && inflateInit2(&d->z, 15 + 16) != Z_OK) {
+		free(d->buf);
+		free(d);
+		return ENOMEM;
+	}
+#endif
+#ifdef GS_HAVE_ZSTD
+	if (kind == GS_DECOMP_ZSTD && (!(d->zs = ZSTD_createDStream()) ||
+				       ZSTD_isError(ZSTD_DCtx_setParameter(d->zs, ZSTD_d_windowLogMax, 27)))) {
+		decomp_free(d);
+		return ENOMEM;
+	}
+#endif
+	if (!(*out = fopencookie(d, "rb", io))) {
+		int e = errno ? errno : ENOMEM;
+		decomp_free(d);
+		return e;
+	}
+	/* libpcap reads a record's header and its bytes with an fread each */
+	setvbuf(*out, NULL, _IOFBF, OUT_VBUF);
+	*dp = d;
+	return 0;
+}

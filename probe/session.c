@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -157,6 +158,10 @@ int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct g
 {
 	struct gs_config m;
 	*cfg = o->cfg;
+	/* an option that would do nothing where it stands is a mistake to point at */
+	if (o->summary_too && !o->pairs)
+		return bad(cmd, "--summary goes with --pairs (the summary on stderr beside the rows); "
+			   "without --pairs the summary is the output already: drop --summary or add --pairs");
 	if (!o->max_memory)
 		return 0;
 	/* every bound from the budget; one given on its own still wins */
@@ -497,6 +502,16 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	info.max_open_calls = s->opt.cfg.max_open_calls;
 	info.order_window = s->opt.cfg.order_window;
 	info.max_ooo_total = s->opt.cfg.max_ooo_total;
+	if (s->discard) {
+		/* nothing was read: what would follow is empty tables */
+		gs_trace_discard(s->trace);
+		s->trace = NULL;
+		gs_report_free(s->report);
+		s->report = NULL;
+		gs_metrics_close(s->metrics);
+		s->metrics = NULL;
+		return 0;
+	}
 	if (!s->opt.pairs || s->opt.summary_too) {
 		/* with threads: the names numbered as one engine would (ties in the table) */
 		const struct gs_intern *names = s->shards ? gs_shards_summary_strings(s->shards, &s->stats) :
@@ -552,6 +567,14 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	return status;
 }
 
+void gs_session_discard(struct gs_session *s)
+{
+	s->discard = true;
+	/* the rows' header, still in the buffer (read's output is fully buffered) */
+	if (s->out == stdout)
+		__fpurge(stdout);
+}
+
 int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops)
 {
 	int status = s->finished ? 0 : gs_session_finish(s, source, drops), err;
@@ -562,7 +585,7 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 		fprintf(stderr, "giopscope %s: writing the output failed%s%s\n", s->cmd,
 			errno ? ": " : "", errno ? strerror(errno) : "");
 		status = 2;
-	} else if ((err = gs_out_close(&s->outf, true)) != 0) {
+	} else if ((err = gs_out_close(&s->outf, !s->discard)) != 0) {
 		/* under its name since gs_session_open (only the close can fail), or now (read) */
 		fprintf(stderr, "giopscope %s: %s\n", s->cmd, gs_out_why(why, sizeof why, s->opt.output, err));
 		status = 2;

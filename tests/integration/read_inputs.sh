@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
+# read's inputs as users hand them over (issue 31): a real capture (the omniORB captures of
+# tests/data/corpus, merged into one in time order) cut by editcap -c and by tcpdump -C, the
+# parts given in shuffled order, each compressed with gzip or zstd, the whole through stdin
+# compressed: the same pair rows as the unsplit file, byte for byte, with one and two threads.
+# Then each message, its exit code, stdout empty where the run failed, and the words that
+# point to the fix: a repeated input read once, inputs that overlap sent to merge, a file
+# that is no capture (plain, compressed, xz), a compressed stream cut short, --summary
+# without --pairs, no file given, '-' among several, help read = read --help.
+# Exit 0 pass, 1 fail, 77 skip.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/lib/common.sh
+BUILD=${BUILD:-build}
+G=${GIOPSCOPE:-$BUILD/giopscope}
+C=tests/data/corpus
+[ -x "$G" ] || skip "$G not built"
+for tool in editcap mergecap tcpdump gzip zstd xz; do
+	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
+done
+WORK=$(mktemp -d /tmp/gs-inputs.XXXXXX) || exit 2
+trap work_cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "PASS $*"; }
+bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+
+# one capture of 6533 packets over four connections' worth of omniORB traffic, nanoseconds
+mergecap -F nsecpcap -w "$WORK/whole.pcap" $C/v01_*.pcap $C/v02_*.pcap $C/v05_*.pcap $C/v13_*.pcap ||
+	{ echo "FAIL mergecap"; exit 1; }
+"$G" read --pairs "$WORK/whole.pcap" >"$WORK/ref.csv" 2>"$WORK/ref.err" || { echo "FAIL the whole file: $(cat "$WORK/ref.err")"; exit 1; }
+rows=$(($(wc -l <"$WORK/ref.csv") - 1))
+[ "$rows" -gt 3000 ] || { echo "FAIL the whole file gave $rows rows"; exit 1; }
+
+# same LABEL ARGS...: read ARGS, the rows must be the whole file's, nothing on stderr
+same() {
+	local label=$1 t
+	shift
+	for t in 1 2; do
+		if "$G" read --threads "$t" --pairs "$@" >"$WORK/got.csv" 2>"$WORK/got.err" &&
+		   cmp -s "$WORK/got.csv" "$WORK/ref.csv" && [ ! -s "$WORK/got.err" ]; then
+			ok "$label, --threads $t: the $rows rows of the whole file"
+		else
+			bad "$label, --threads $t: $(cmp "$WORK/got.csv" "$WORK/ref.csv" 2>&1 | head -1) $(head -2 "$WORK/got.err")"
+		fi
+	done
+}
+# shuffled FILE...: the names in an order that is not theirs (reversed, then the first
+# half after the second), the same every run
+shuffled() {
+	local a=("$@") n=$# i out=()
+	for ((i = n - 1; i >= 0; i--)); do out+=("${a[i]}"); done
+	echo "${out[@]:n/2}" "${out[@]:0:n/2}"
+}
+
+mkdir "$WORK/ed" "$WORK/td"
+editcap -c 700 "$WORK/whole.pcap" "$WORK/ed/part.pcap" || { echo "FAIL editcap"; exit 1; }
+# -Z root: tcpdump would write as its own user into a folder it cannot write
+tcpdump -Z root --nano -r "$WORK/whole.pcap" -w "$WORK/td/rot" -C 1 2>/dev/null || { echo "FAIL tcpdump -C"; exit 1; }
+ed=("$WORK"/ed/part*.pcap)
+td=("$WORK"/td/rot*)
+[ "${#ed[@]}" -ge 9 ] && [ "${#td[@]}" -ge 2 ] || { echo "FAIL ${#ed[@]} editcap parts, ${#td[@]} tcpdump parts"; exit 1; }
+# shellcheck disable=SC2046
+same "editcap -c 700: ${#ed[@]} parts, shuffled" $(shuffled "${ed[@]}")
+# shellcheck disable=SC2046
+same "tcpdump -C 1: ${#td[@]} parts, the last first" $(shuffled "${td[@]}")
+
+# every other part compressed with gzip, the others with zstd (the names say nothing:
+# read goes by content), shuffled
+mixed=()
+for ((i = 0; i < ${#ed[@]}; i++)); do
+	if ((i % 2)); then gzip -c "${ed[i]}" >"$WORK/ed/c$i"; else zstd -q -c "${ed[i]}" >"$WORK/ed/c$i"; fi
+	mixed+=("$WORK/ed/c$i")
+done
+# shellcheck disable=SC2046
+same "editcap parts, gzip and zstd alternately, shuffled" $(shuffled "${mixed[@]}")
+gzip -c "$WORK/whole.pcap" >"$WORK/whole.pcap.gz"
+zstd -q -c "$WORK/whole.pcap" >"$WORK/whole.pcap.zst"
+editcap -F pcapng "$WORK/whole.pcap" "$WORK/whole.pcapng"
+zstd -q -c "$WORK/whole.pcapng" >"$WORK/whole.pcapng.zst"
+same "whole, gzip" "$WORK/whole.pcap.gz"
+same "whole, zstd" "$WORK/whole.pcap.zst"
+same "whole pcapng, zstd" "$WORK/whole.pcapng.zst"
+for z in gz zst; do
+	if "$G" read --pairs - <"$WORK/whole.pcap.$z" >"$WORK/got.csv" 2>"$WORK/got.err" && cmp -s "$WORK/got.csv" "$WORK/ref.csv"; then
+		ok "whole, $z, through stdin"
+	else
+		bad "whole, $z, through stdin: $(head -2 "$WORK/got.err")"
+	fi
+done
+# concatenated gzip members and zstd frames are one stream each (gzip's, zstd's rule)
+cat "${ed[0]}" >"$WORK/cat.pcap"
+half=$(( $(stat -c %s "$WORK/whole.pcap") / 2 ))
+{ head -c "$half" "$WORK/whole.pcap" | gzip -c; tail -c +$((half + 1)) "$WORK/whole.pcap" | gzip -c; } >"$WORK/two.gz"
+{ head -c "$half" "$WORK/whole.pcap" | zstd -q -c; tail -c +$((half + 1)) "$WORK/whole.pcap" | zstd -q -c; } >"$WORK/two.zst"
+same "two gzip members" "$WORK/two.gz"
+same "two zstd frames" "$WORK/two.zst"
+
+# expect LABEL RC STDOUT(empty|rows) REGEX ARGS...: the exit code, stdout empty or the whole
+# file's rows, and stderr matching REGEX (the words pointing to the fix)
+expect() {
+	local label=$1 want=$2 out=$3 re=$4 rc why=
+	shift 4
+	"$G" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null
+	rc=$?
+	[ "$rc" = "$want" ] || why="exit $rc, want $want;"
+	case $out in
+	empty) [ -s "$WORK/out" ] && why="$why stdout not empty ($(head -c 80 "$WORK/out"));" ;;
+	rows) cmp -s "$WORK/out" "$WORK/ref.csv" || why="$why not the whole file's rows;" ;;
+	esac
+	grep -Eq -- "$re" "$WORK/err" || why="$why stderr lacks /$re/: $(head -2 "$WORK/err")"
+	if [ -z "$why" ]; then ok "$label"; else bad "$label: $why"; fi
+}
+
+cp "$WORK/whole.pcap" "$WORK/copy.pcap"
+expect "the same file twice: read once, said in one line" 0 rows \
+	"whole.pcap is the same file as .*whole.pcap: read once" read --pairs "$WORK/whole.pcap" "$WORK/whole.pcap"
+expect "a copy and its zstd: the same packets, read once" 0 rows \
+	"carries the same packets as .*: read once" read --pairs "$WORK/copy.pcap" "$WORK/whole.pcap.zst"
+editcap -t 0.01 "$WORK/whole.pcap" "$WORK/later.pcap"
+expect "two captures overlapping in time: sent to merge" 1 any \
+	"starts [0-9.]+ s before .*whole.pcap ends.*giopscope merge .*whole.pcap .*later.pcap" \
+	read --pairs "$WORK/later.pcap" "$WORK/whole.pcap"
+printf 'GET / HTTP/1.1\r\n\r\n' >"$WORK/text.txt"
+gzip -c "$WORK/text.txt" >"$WORK/text.gz"
+xz -c "$WORK/whole.pcap" >"$WORK/whole.xz"
+# cut in the middle of the compressed bytes
+head -c $(( $(stat -c %s "$WORK/whole.pcap.zst") / 2 )) "$WORK/whole.pcap.zst" >"$WORK/cut.zst"
+head -c $(( $(stat -c %s "$WORK/whole.pcap.gz") / 2 )) "$WORK/whole.pcap.gz" >"$WORK/cut.gz"
+: >"$WORK/empty"
+expect "a text file: not a capture, nothing on stdout" 1 empty "text.txt: not a pcap or pcapng capture" read "$WORK/text.txt"
+expect "an empty file: not a capture, nothing on stdout" 1 empty "empty: not a pcap or pcapng capture" read "$WORK/empty"
+expect "a good capture and a text file: nothing on stdout" 1 empty "text.txt: not a pcap" read --pairs "$WORK/whole.pcap" "$WORK/text.txt"
+expect "gzip of a text file: not a capture inside its compression" 1 empty \
+	"text.gz: not a pcap or pcapng capture inside its compression" read "$WORK/text.gz"
+expect "xz: named, with the command that reads it" 1 empty \
+	"compressed with xz, which giopscope does not read.*xz -dc .*whole.xz \| giopscope read -" read "$WORK/whole.xz"
+expect "a zstd stream cut short: said so" 1 any "cut.zst: the zstd stream ends inside a frame \(the file is cut short\)" read --pairs "$WORK/cut.zst"
+expect "a gzip stream cut short: said so" 1 any "cut.gz: the gzip stream ends inside a member \(the file is cut short\)" read --pairs "$WORK/cut.gz"
+# the first deflate block's header (after gzip -n's 10-byte header) made an invalid block type
+gzip -n -c <"$WORK/whole.pcap" >"$WORK/bad.gz"
+printf '\007' | dd of="$WORK/bad.gz" bs=1 seek=10 conv=notrunc 2>/dev/null
+expect "a corrupt gzip stream: said so, nothing on stdout" 1 empty "bad.gz: the gzip stream is corrupt \(invalid block type\)" read --pairs "$WORK/bad.gz"
+expect "--summary without --pairs: where it belongs" 2 empty "--summary goes with --pairs.*drop --summary or add --pairs" \
+	read --summary "$WORK/whole.pcap"
+expect "no file given: '-' named" 2 empty "no capture file given: .*'-' to read stdin" read
+expect "'-' among several inputs: refused, what to do" 2 empty "'-' \(stdin\) is read alone.*save it to a file" \
+	read "$WORK/whole.pcap" -
+"$G" help read >"$WORK/h1" 2>&1; r1=$?
+"$G" read --help >"$WORK/h2" 2>&1; r2=$?
+if [ "$r1" = 0 ] && [ "$r2" = 0 ] && cmp -s "$WORK/h1" "$WORK/h2" && grep -q "usage: giopscope read" "$WORK/h1"; then
+	ok "help read prints read --help"
+else
+	bad "help read (exit $r1) and read --help (exit $r2) differ"
+fi
+expect "help of no command: said" 2 empty "no command 'nope'" help nope
+
+echo "read_inputs: $pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -133,7 +133,8 @@ static int read_files(const struct gs_session_opts *o, int n, const struct gs_in
 static void usage(FILE *f)
 {
 	gs_options_usage(f, GS_CMD_READ,
-			 "usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, '-' for stdin)\n",
+			 "usage: giopscope read [options] FILE...   (FILE: pcap or pcapng, gzip or zstd or not, '-' for stdin;\n"
+			 "                                          several files are read as one capture in time order)\n",
 			 "exit: 0 done, 1 bad input (every call decoded before it is written), 2 usage or environment\n");
 }
 

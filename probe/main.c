@@ -40,7 +40,7 @@ static const struct {
 static void usage(FILE *f)
 {
 	fputs("usage: giopscope COMMAND [options]\n"
-	      "  read FILE...     analyse pcap/pcapng captures offline ('-' for stdin)\n"
+	      "  read FILE...     analyse pcap/pcapng captures offline, gzip/zstd or not, in time order ('-': stdin)\n"
 	      "  live -i IFACE    capture on an interface with libpcap, calls as they end\n"
 	      "  attach --pid PID | --comm NAME | --port N   eBPF taps on running ORB processes\n"
 	      "  dpdk [EAL options] -- [options]   kernel-bypass capture from a DPDK port\n"

@@ -64,8 +64,14 @@ enum gs_read_result gs_input_peek(const char *path, struct gs_input *in, char *e
 	}
 	/* (a first packet libpcap refuses is the reading's to report, in its words) */
 	if (pcap_next_ex(p, &h, &data) == 1) {
-		in->has_first = true;
-		in->first_ts = (int64_t)h->ts.tv_sec * 1000000000 + (int64_t)h->ts.tv_usec;
+		/* as the tap reads it (tap_pcap.c): classic pcap's seconds past 2038
+		 * come out of libpcap negative; a time beyond int64 nanoseconds is the
+		 * reading's to refuse, and orders nothing here */
+		int64_t sec = (int64_t)h->ts.tv_sec;
+		if (sec < 0 && sec >= INT32_MIN)
+			sec = (int64_t)(uint32_t)sec;
+		in->has_first = sec >= 0 && sec <= INT64_MAX / 1000000000 - 1;
+		in->first_ts = in->has_first ? sec * 1000000000 + (int64_t)h->ts.tv_usec % 1000000000 : 0;
 		in->first_caplen = h->caplen;
 		in->first_hash = hash_bytes(data, h->caplen);
 	}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope read: captures offline. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "opt_refuse.h"
 #include "opts.h"
 #include "read_inputs.h"
+#include "read_ports.h"
 #include "read_shards.h"
 #include "session.h"
 #include "tap_pcap.h"
@@ -55,6 +57,20 @@ static int read_problems(const struct gs_engine *e, int snaplen)
 		status = 1;
 	}
 	return status;
+}
+
+/* No call because --ports left every connection out: which ports did carry
+ * GIOP (a second reading, paid only here), and the value that takes them. */
+static void ports_hint(const struct gs_input *in, int n)
+{
+	char msg[160], list[64];
+	int err = gs_read_giop_ports(in, n, msg, sizeof msg, list, sizeof list);
+	if (err == 0)
+		fprintf(stderr, "giopscope read: no calls on the ports --ports gave; GIOP requests went to port %s: "
+			"--ports %s\n", msg, list);
+	else if (err == ENOENT)
+		fprintf(stderr, "giopscope read: no calls on the ports --ports gave, and no GIOP request on any "
+			"other port either\n");
 }
 
 /* The newest packet time the engines have seen (where the next input must start). */
@@ -125,6 +141,9 @@ static int read_files(const struct gs_session_opts *o, int n, const struct gs_in
 			"--threads 1's\n", o->threads, o->threads);
 	if (status == 0)
 		status = read_problems(s.e, snaplen);
+	if (status == 0 && o->cfg.port_bitmap && !gs_engine_counters(s.e)->calls &&
+	    gs_engine_counters(s.e)->ignored_segments)
+		ports_hint(in, n);
 	if ((rc = gs_session_close(&s, source, NULL)) != 0)
 		status = rc;
 	return status;

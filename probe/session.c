@@ -532,7 +532,15 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 		if (s->opt.interval_ns)
 			gs_interval_write(&s->interval, human, s->opt.pairs || s->text ? 0 : jsonl ? 2 : 1);
 	}
-	if (s->opt.pairs && !s->opt.summary_too && c->rows_out_of_order)
+	if (s->opt.pairs && !s->opt.summary_too && c->rows_out_of_order && s->calls <= s->opt.cfg.order_window)
+		/* fewer calls than the window holds: it was never full, the capture
+		 * itself goes back in time (packets out of time order) */
+		fprintf(stderr, "giopscope %s: %llu %s out of start order (written after a call that started "
+			"later): the capture's packets are not in time order (the order window, %u calls, was "
+			"never full); 'mergecap -w sorted.pcap FILE' sorts them\n",
+			s->cmd, (unsigned long long)c->rows_out_of_order,
+			gs_plural(c->rows_out_of_order, "row", "rows"), s->opt.cfg.order_window);
+	else if (s->opt.pairs && !s->opt.summary_too && c->rows_out_of_order)
 		/* the order window is a bound like any table: past it the rows are
 		 * not in start order, and a reader of the rows alone must be told
 		 * (with the summary, its "bounds"/"also" lines say it) */

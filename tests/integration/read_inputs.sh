@@ -7,7 +7,9 @@
 # Then each message, its exit code, stdout empty where the run failed, and the words that
 # point to the fix: a repeated input read once, inputs that overlap sent to merge, a file
 # that is no capture (plain, compressed, xz), a compressed stream cut short, --summary
-# without --pairs, no file given, '-' among several, help read = read --help.
+# without --pairs, no file given, '-' among several, help read = read --help, --ports that
+# leave out every call (the ports GIOP was on), rows out of start order in a capture that is
+# not in time order (the capture named, not the order window).
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 cd "$(dirname "$0")/../.."
@@ -146,6 +148,23 @@ expect "--summary without --pairs: where it belongs" 2 empty "--summary goes wit
 expect "no file given: '-' named" 2 empty "no capture file given: .*'-' to read stdin" read
 expect "'-' among several inputs: refused, what to do" 2 empty "'-' \(stdin\) is read alone.*save it to a file" \
 	read "$WORK/whole.pcap" -
+expect "--ports that leave out every call: the ports GIOP was on" 0 any \
+	"no calls on the ports --ports gave; GIOP requests went to port 2809 .*: --ports 2809" \
+	read --ports 2810 "$WORK/whole.pcap"
+expect "the same with --threads 2" 0 any "GIOP requests went to port 2809 .*: --ports 2809" \
+	read --threads 2 --ports 2810 "$WORK/whole.pcap"
+if "$G" read --ports 2809 "$WORK/whole.pcap" 2>&1 >/dev/null | grep -q "ports --ports gave"; then
+	bad "--ports on the right port: a hint all the same"
+else
+	ok "--ports on the right port: no hint"
+fi
+# one file whose packets go back in time (parts concatenated out of order): rows out of
+# start order with an order window larger than the file, which was then never the cause
+mergecap -a -F nsecpcap -w "$WORK/back.pcap" "${ed[3]}" "${ed[0]}" "${ed[1]}" "${ed[2]}"
+expect "rows out of order in a file not in time order: the capture named, not the window" 0 any \
+	"rows out of start order .*the capture's packets are not in time order \(the order window, 1000000 calls, was never full\); 'mergecap -w" \
+	read --pairs --order-window 1000000 "$WORK/back.pcap"
+if grep -q "was full" "$WORK/err"; then bad "the window blamed when it was never full"; else ok "the window not blamed"; fi
 "$G" help read >"$WORK/h1" 2>&1; r1=$?
 "$G" read --help >"$WORK/h2" 2>&1; r2=$?
 if [ "$r1" = 0 ] && [ "$r2" = 0 ] && cmp -s "$WORK/h1" "$WORK/h2" && grep -q "usage: giopscope read" "$WORK/h1"; then

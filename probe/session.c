@@ -14,6 +14,7 @@
 #include "metrics_web.h"
 #include "opts.h"
 #include "read_shards.h"
+#include "session_fit.h"
 #include "../analysis/out_file.h"
 
 int64_t gs_mono_ns(void)
@@ -338,7 +339,11 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	                      (err = gs_engine_new(&s->e, &s->opt.cfg, on_call, s)) != 0) ||
 	    /* read --threads unordered: the calls only feed the summary, each thread keeps its own */
 	    (s->shards && !s->opt.cfg.ordered && (err = gs_shards_summary_only(s->shards, &s->stats)) != 0)) {
-		fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
+		char fit[256];
+		if (err == ENOMEM && gs_session_fit(&s->opt, fit, sizeof fit) == 0)
+			fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, fit);
+		else
+			fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
 		goto fail;
 	}
 	if (s->shards)

@@ -10,7 +10,8 @@
 # without --pairs, no file given, '-' among several, help read = read --help, --ports that
 # leave out every call (the ports GIOP was on), rows out of start order in a capture that is
 # not in time order (the capture named, not the order window), limits the host cannot
-# allocate (the option, and a value that fits).
+# allocate (the option, and a value that fits), the count of segments with data (tshark's,
+# on GIOP and on HTTP captured here on lo).
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 cd "$(dirname "$0")/../.."
@@ -19,7 +20,7 @@ BUILD=${BUILD:-build}
 G=${GIOPSCOPE:-$BUILD/giopscope}
 C=tests/data/corpus
 [ -x "$G" ] || skip "$G not built"
-for tool in editcap mergecap tcpdump gzip zstd xz; do
+for tool in editcap mergecap tcpdump tshark curl python3 gzip zstd xz; do
 	command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
 done
 WORK=$(mktemp -d /tmp/gs-inputs.XXXXXX) || exit 2
@@ -181,6 +182,37 @@ if [ "$rc" = 2 ] && [ ! -s "$WORK/out" ] && [ -n "$fit" ] &&
 	ok "--max-flows beyond a 4 GB address space: --max-flows $fit fits, and does"
 else
 	bad "--max-flows beyond a 4 GB address space: exit $rc, $(head -1 "$WORK/err")"
+fi
+# the count of TCP segments with data is tshark's (tcp.len > 0), one a segment, on GIOP, on
+# connections --ports leaves out, and on HTTP (not GIOP: its connections' later segments too)
+tshark_segs() { tshark -r "$1" -Y "tcp.len > 0" 2>/dev/null | wc -l; }
+our_segs() { "$G" read "$@" 2>/dev/null | sed -n 's/^packets [0-9]* (\([0-9]*\) TCP segments* with data.*/\1/p'; }
+want=$(tshark_segs "$WORK/whole.pcap")
+for args in "" "--ports 2810"; do
+	# shellcheck disable=SC2086
+	got=$(our_segs $args "$WORK/whole.pcap")
+	if [ -n "$got" ] && [ "$got" = "$want" ]; then ok "segments with data ${args:-(GIOP)}: $got, as tshark"; else bad "segments with data ${args:-(GIOP)}: $got, tshark $want"; fi
+done
+hport=$((20000 + RANDOM % 20000))
+mkdir "$WORK/www" && echo hello >"$WORK/www/index.html"
+(cd "$WORK/www" && exec python3 -m http.server "$hport" --bind 127.0.0.1 >/dev/null 2>&1) &
+HTTP_PID=$!
+tcpdump -Z root -i lo -U --immediate-mode -w "$WORK/http.pcap" "tcp port $hport" >/dev/null 2>"$WORK/td.err" &
+TD_PID=$!
+WORK_PID_VARS="HTTP_PID TD_PID"
+# tcpdump says so once it listens
+for ((i = 0; i < 100; i++)); do grep -q "listening on" "$WORK/td.err" && break; sleep 0.1; done
+for ((i = 0; i < 50; i++)); do curl -s -o /dev/null "http://127.0.0.1:$hport/" && break; sleep 0.1; done
+curl -s -o /dev/null "http://127.0.0.1:$hport/index.html"
+sleep 0.5
+kill "$TD_PID" "$HTTP_PID" 2>/dev/null; wait "$TD_PID" "$HTTP_PID" 2>/dev/null
+WORK_PID_VARS=
+want=$(tshark_segs "$WORK/http.pcap")
+got=$(our_segs "$WORK/http.pcap")
+if [ "${want:-0}" -ge 4 ] && [ "$got" = "$want" ] && "$G" read "$WORK/http.pcap" | grep -q "$want not GIOP or left out"; then
+	ok "HTTP: $got segments with data, all not GIOP, as tshark"
+else
+	bad "HTTP: $got segments with data, tshark $want: $("$G" read "$WORK/http.pcap" | grep '^packets')"
 fi
 "$G" help read >"$WORK/h1" 2>&1; r1=$?
 "$G" read --help >"$WORK/h2" 2>&1; r2=$?

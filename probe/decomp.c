@@ -49,8 +49,9 @@ const char *gs_decomp_why(const struct gs_decomp *d)
 	return d && d->why[0] ? d->why : NULL;
 }
 
-/* More compressed bytes when none are left: false at the end of `in` or an error. */
-static bool refill(struct gs_decomp *d)
+/* More compressed bytes when none are left: false at the end of `in` or an error.
+ * (unused in a build with neither library) */
+static __attribute__((unused)) bool refill(struct gs_decomp *d)
 {
 	size_t got;
 	if (d->pos < d->have)
@@ -71,7 +72,7 @@ static bool refill(struct gs_decomp *d)
 }
 
 /* The input ended: clean at the end of a member or frame, else cut short. */
-static ssize_t at_end(struct gs_decomp *d, size_t done)
+static __attribute__((unused)) ssize_t at_end(struct gs_decomp *d, size_t done)
 {
 	if (!d->ended && !d->why[0])
 		snprintf(d->why, sizeof d->why, "the %s stream ends inside a %s (the file is cut short)",

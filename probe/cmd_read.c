@@ -124,8 +124,9 @@ static int read_files(const struct gs_session_opts *o, int n, const struct gs_in
 		if (r != GS_READ_OK) {
 			fprintf(stderr, "giopscope: %s\n", reason);
 			status = r == GS_READ_CANNOT_OPEN ? 2 : 1;
-			/* nothing read at all: nothing to show on stdout either */
-			if (!gs_engine_counters(s.e)->packets)
+			/* nothing read at all: nothing to show on stdout either (the
+			 * threads' engine counts only at the end: the reader's count) */
+			if (!(s.shards ? gs_shards_packets(s.shards) : gs_engine_counters(s.e)->packets))
 				gs_session_discard(&s);
 			break;
 		}

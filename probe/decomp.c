@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #ifdef GS_HAVE_ZLIB
 #include <zlib.h>
@@ -206,7 +207,14 @@ int gs_decomp_open(FILE *in, bool seekable, const char *name, FILE **out, struct
 {
 	static const cookie_io_functions_t io = { .read = cookie_read, .close = cookie_close };
 	uint8_t m[MAGIC];
-	size_t n = fread(m, 1, sizeof m, in);
+	/* a regular file is looked at where it lies (pread: its position, and
+	 * libpcap's or the walk's reading of it, left alone; no seek); a pipe
+	 * gives its first bytes once, replayed below */
+	ssize_t got = seekable && fileno(in) >= 0 ? pread(fileno(in), m, sizeof m, 0) : -1;
+	bool peeked = got < 0; /* read from the stream: its first bytes are taken */
+	if (peeked)
+		got = (ssize_t)fread(m, 1, sizeof m, in);
+	size_t n = got > 0 ? (size_t)got : 0;
 	const char *other = other_compression(m, n);
 	enum gs_decomp_kind kind = GS_DECOMP_NONE;
 	struct gs_decomp *d;
@@ -236,7 +244,8 @@ int gs_decomp_open(FILE *in, bool seekable, const char *name, FILE **out, struct
 	}
 #endif
 	if (kind == GS_DECOMP_NONE && seekable) {
-		if (fseeko(in, 0, SEEK_SET) != 0)
+		/* (a stream without a descriptor, fmemopen's, is put back) */
+		if (peeked && fseeko(in, 0, SEEK_SET) != 0)
 			return errno ? errno : EIO;
 		*out = in;
 		return 0;
@@ -247,9 +256,12 @@ int gs_decomp_open(FILE *in, bool seekable, const char *name, FILE **out, struct
 	}
 	d->in = in;
 	d->kind = kind;
-	memcpy(d->buf, m, n);
-	d->have = n;
-	d->eof = n < sizeof m;
+	if (peeked) {
+		/* (one looked at with pread is read from its start, untouched) */
+		memcpy(d->buf, m, n);
+		d->have = n;
+		d->eof = n < sizeof m;
+	}
 #ifdef GS_HAVE_ZLIB
 	/* 15 + 16: a gzip member, its header and trailer checked (CRC, length) */
 	if (kind == GS_DECOMP_GZIP && inflateInit2(&d->z, 15 + 16) != Z_OK) {

@@ -17,8 +17,8 @@ enum gs_decomp_kind { GS_DECOMP_NONE, GS_DECOMP_GZIP, GS_DECOMP_ZSTD };
 
 struct gs_decomp;
 
-/* Looks at the first bytes of `in` (at its start; `seekable`: a regular file
- * that can be put back there) and sets *out to the stream to read: `in`
+/* Looks at the first bytes of `in` (at its start; `seekable`: a regular file,
+ * looked at with pread, its position left alone) and sets *out to the stream to read: `in`
  * itself when it is not compressed and seekable, else a cookie stream that
  * owns `in` (closing it closes `in`, unless `in` is stdin).  *d (NULL for
  * `in` itself) stays valid until *out is closed, for gs_decomp_why.

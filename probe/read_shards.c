@@ -400,6 +400,11 @@ int64_t gs_shards_now(const struct gs_shards *S)
 	return S->now;
 }
 
+uint64_t gs_shards_packets(const struct gs_shards *S)
+{
+	return S->packets;
+}
+
 bool gs_shards_bound_hit(const struct gs_shards *S)
 {
 	const struct gs_counters *c = gs_engine_counters(S->merged);

@@ -2,6 +2,7 @@
 #include "decomp.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,12 @@
  * read fits the L2 cache beside what it inflates to. */
 enum { IN_BUF = 1 << 18, OUT_VBUF = 1 << 20, MAGIC = 6 };
 
+/* A compressed stream is inflated by a thread of its own, a few blocks ahead
+ * of the reader: with a second core, the decompression's time hides behind
+ * the decoding's instead of adding to it (docs/benchmarks.md, "Compressed
+ * captures").  Bounded: NBLK blocks of BLK bytes. */
+enum { BLK = 1 << 20, NBLK = 4 };
+
 struct gs_decomp {
 	FILE *in;
 	enum gs_decomp_kind kind;
@@ -27,6 +34,19 @@ struct gs_decomp {
 	bool eof;                  /* `in` said end of file */
 	bool ended;                /* the last frame or member ended exactly at pos */
 	char why[160];
+	/* the inflating thread: it fills blk[head % NBLK] while head - tail <
+	 * NBLK; the reader takes blk[tail % NBLK] from `at` on.  A block is
+	 * touched by one side at a time (the counters, under mu, hand it over). */
+	bool threaded;
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint8_t *blk[NBLK];
+	size_t blk_n[NBLK];
+	unsigned head, tail;       /* blocks filled, blocks taken */
+	size_t at;
+	bool done, failed, stop;   /* no block will follow (failed: an error); the reader closes */
+	bool corrupt;              /* the stream is corrupt or could not be read (not: cut short) */
 #ifdef GS_HAVE_ZLIB
 	z_stream z;
 #endif
@@ -45,9 +65,16 @@ enum gs_decomp_kind gs_decomp_kind(const struct gs_decomp *d)
 	return d ? d->kind : GS_DECOMP_NONE;
 }
 
-const char *gs_decomp_why(const struct gs_decomp *d)
+const char *gs_decomp_why(struct gs_decomp *d)
 {
-	return d && d->why[0] ? d->why : NULL;
+	bool known = true;
+	if (d && d->threaded) {
+		/* the thread writes it before it says it is done */
+		pthread_mutex_lock(&d->mu);
+		known = d->done;
+		pthread_mutex_unlock(&d->mu);
+	}
+	return d && known && d->why[0] ? d->why : NULL;
 }
 
 /* More compressed bytes when none are left: false at the end of `in` or an error.
@@ -64,9 +91,11 @@ static __attribute__((unused)) bool refill(struct gs_decomp *d)
 	d->have = got;
 	if (got == 0) {
 		d->eof = true;
-		if (ferror(d->in))
+		if (ferror(d->in)) {
 			snprintf(d->why, sizeof d->why, "reading the %s stream failed: %s", gs_decomp_name(d->kind),
 				 strerror(errno ? errno : EIO));
+			d->corrupt = true;
+		}
 		return false;
 	}
 	return true;
@@ -106,6 +135,7 @@ static ssize_t read_gzip(struct gs_decomp *d, char *out, size_t size)
 			d->ended = true;
 		} else if (rc != Z_OK && !(rc == Z_BUF_ERROR && done < size)) {
 			snprintf(d->why, sizeof d->why, "the gzip stream is corrupt (%s)", z->msg ? z->msg : "zlib error");
+			d->corrupt = true;
 			errno = EIO;
 			return done ? (ssize_t)done : -1;
 		}
@@ -130,6 +160,7 @@ static ssize_t read_zstd(struct gs_decomp *d, char *out, size_t size)
 		d->pos = i.pos;
 		if (ZSTD_isError(rc)) {
 			snprintf(d->why, sizeof d->why, "the zstd stream is corrupt (%s)", ZSTD_getErrorName(rc));
+			d->corrupt = true;
 			errno = EIO;
 			return o.pos ? (ssize_t)o.pos : -1;
 		}
@@ -155,9 +186,8 @@ static ssize_t read_plain(struct gs_decomp *d, char *out, size_t size)
 	return (ssize_t)got;
 }
 
-static ssize_t cookie_read(void *arg, char *out, size_t size)
+static ssize_t inflate_into(struct gs_decomp *d, char *out, size_t size)
 {
-	struct gs_decomp *d = arg;
 	switch (d->kind) {
 #ifdef GS_HAVE_ZLIB
 	case GS_DECOMP_GZIP: return read_gzip(d, out, size);
@@ -169,8 +199,87 @@ static ssize_t cookie_read(void *arg, char *out, size_t size)
 	}
 }
 
+static void *inflater(void *arg)
+{
+	struct gs_decomp *d = arg;
+	for (;;) {
+		ssize_t n;
+		unsigned b;
+		bool stop;
+		pthread_mutex_lock(&d->mu);
+		while (d->head - d->tail == NBLK && !d->stop)
+			pthread_cond_wait(&d->cv, &d->mu);
+		b = d->head % NBLK;
+		stop = d->stop;
+		pthread_mutex_unlock(&d->mu);
+		if (stop)
+			break;
+		n = inflate_into(d, (char *)d->blk[b], BLK);
+		pthread_mutex_lock(&d->mu);
+		d->blk_n[b] = n > 0 ? (size_t)n : 0;
+		if (n > 0)
+			d->head++;
+		/* short: the end, or an error (its reason written before, under mu now) */
+		if (n < (ssize_t)BLK) {
+			d->done = true;
+			d->failed = d->corrupt;
+		}
+		pthread_cond_broadcast(&d->cv);
+		if (d->done || d->stop) {
+			pthread_mutex_unlock(&d->mu);
+			break;
+		}
+		pthread_mutex_unlock(&d->mu);
+	}
+	return NULL;
+}
+
+static ssize_t cookie_read(void *arg, char *out, size_t size)
+{
+	struct gs_decomp *d = arg;
+	unsigned b;
+	size_t n;
+	if (!d->threaded)
+		return inflate_into(d, out, size);
+	pthread_mutex_lock(&d->mu);
+	while (d->head == d->tail && !d->done)
+		pthread_cond_wait(&d->cv, &d->mu);
+	if (d->head == d->tail) {
+		bool failed = d->failed;
+		pthread_mutex_unlock(&d->mu);
+		if (failed)
+			errno = EIO;
+		return failed ? -1 : 0;
+	}
+	b = d->tail % NBLK;
+	pthread_mutex_unlock(&d->mu);
+	/* the block is the reader's until tail moves past it */
+	n = d->blk_n[b] - d->at < size ? d->blk_n[b] - d->at : size;
+	memcpy(out, d->blk[b] + d->at, n);
+	d->at += n;
+	if (d->at == d->blk_n[b]) {
+		d->at = 0;
+		pthread_mutex_lock(&d->mu);
+		d->tail++;
+		pthread_cond_broadcast(&d->cv);
+		pthread_mutex_unlock(&d->mu);
+	}
+	return (ssize_t)n;
+}
+
 static void decomp_free(struct gs_decomp *d)
 {
+	if (d->threaded) {
+		pthread_mutex_lock(&d->mu);
+		d->stop = true;
+		pthread_cond_broadcast(&d->cv);
+		pthread_mutex_unlock(&d->mu);
+		pthread_join(d->th, NULL);
+		pthread_mutex_destroy(&d->mu);
+		pthread_cond_destroy(&d->cv);
+	}
+	for (int i = 0; i < NBLK; i++)
+		free(d->blk[i]);
 #ifdef GS_HAVE_ZLIB
 	if (d->kind == GS_DECOMP_GZIP)
 		inflateEnd(&d->z);
@@ -202,7 +311,7 @@ static const char *other_compression(const uint8_t *m, size_t n)
 	return NULL;
 }
 
-int gs_decomp_open(FILE *in, bool seekable, const char *name, FILE **out, struct gs_decomp **dp,
+int gs_decomp_open(FILE *in, bool seekable, bool ahead, const char *name, FILE **out, struct gs_decomp **dp,
 		   char *err, size_t errlen)
 {
 	static const cookie_io_functions_t io = { .read = cookie_read, .close = cookie_close };
@@ -277,6 +386,21 @@ int gs_decomp_open(FILE *in, bool seekable, const char *name, FILE **out, struct
 		return ENOMEM;
 	}
 #endif
+	if (kind != GS_DECOMP_NONE && ahead) {
+		for (int i = 0; i < NBLK; i++)
+			if (!(d->blk[i] = malloc(BLK))) {
+				decomp_free(d);
+				return ENOMEM;
+			}
+		pthread_mutex_init(&d->mu, NULL);
+		pthread_cond_init(&d->cv, NULL);
+		/* no thread, no harm: the reader inflates on its own */
+		d->threaded = pthread_create(&d->th, NULL, inflater, d) == 0;
+		if (!d->threaded) {
+			pthread_mutex_destroy(&d->mu);
+			pthread_cond_destroy(&d->cv);
+		}
+	}
 	if (!(*out = fopencookie(d, "rb", io))) {
 		int e = errno ? errno : ENOMEM;
 		decomp_free(d);

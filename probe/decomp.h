@@ -24,13 +24,14 @@ struct gs_decomp;
  * `in` itself) stays valid until *out is closed, for gs_decomp_why.
  * 0, or EINVAL with `err` holding a one-line reason (a compression giopscope
  * does not read, or one this build lacks), or an errno value; on failure `in`
- * is left to the caller. */
-int gs_decomp_open(FILE *in, bool seekable, const char *name, FILE **out, struct gs_decomp **d,
+ * is left to the caller.  `ahead`: inflate on a thread of its own, ahead of
+ * the reader (what is read to the end; not what is only looked into). */
+int gs_decomp_open(FILE *in, bool seekable, bool ahead, const char *name, FILE **out, struct gs_decomp **d,
 		   char *err, size_t errlen);
 enum gs_decomp_kind gs_decomp_kind(const struct gs_decomp *d);
 /* What went wrong in the compressed stream (corrupt, cut short), or NULL: a
  * reader that met the end or an error asks before it blames the capture. */
-const char *gs_decomp_why(const struct gs_decomp *d);
+const char *gs_decomp_why(struct gs_decomp *d);
 /* The compression's name for messages: "gzip", "zstd", "" for none. */
 const char *gs_decomp_name(enum gs_decomp_kind k);
 

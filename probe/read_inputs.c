@@ -46,7 +46,7 @@ enum gs_read_result gs_input_peek(const char *path, struct gs_input *in, char *e
 	}
 	in->dev = st.st_dev;
 	in->ino = st.st_ino;
-	if ((rc = gs_decomp_open(fp, S_ISREG(st.st_mode), path, &zfp, &zd, err, errlen)) != 0) {
+	if ((rc = gs_decomp_open(fp, S_ISREG(st.st_mode), false, path, &zfp, &zd, err, errlen)) != 0) {
 		if (rc != EINVAL)
 			snprintf(err, errlen, "%s: %s", path, strerror(rc));
 		fclose(fp);

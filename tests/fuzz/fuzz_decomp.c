@@ -5,8 +5,9 @@
  * stream that can be put back at its start or not.  Invariants: a stream that
  * is not compressed comes back byte for byte; a compressed one never gives
  * more than the bound the harness sets, nor a read longer than asked; an
- * error leaves a reason.  The first input byte picks the read sizes and
- * whether the stream is seekable; the rest is the stream. */
+ * error leaves a reason.  The first input byte picks the read sizes, whether
+ * the stream is seekable and whether a thread inflates it ahead; the rest is
+ * the stream. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,14 +34,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	seekable = data[0] & 1;
-	step = 1 + ((size_t)data[0] >> 1) * 97; /* 1 .. 12368 bytes a read */
+	/* bit 1: inflated on a thread ahead of the reader */
+	step = 1 + ((size_t)data[0] >> 2) * 193; /* 1 .. 12160 bytes a read */
 	data++;
 	size--;
 	/* (fmemopen refuses an empty buffer: an empty stream is /dev/null) */
 	if (!(in = size ? fmemopen((void *)(uintptr_t)data, size, "rb") : fopen("/dev/null", "rb")))
 		return 0;
 	err[0] = '\0';
-	if (gs_decomp_open(in, seekable, "in", &z, &d, err, sizeof err) != 0) {
+	if (gs_decomp_open(in, seekable, (data[-1] & 2) != 0, "in", &z, &d, err, sizeof err) != 0) {
 		/* (only a compression it names, or no memory) */
 		fclose(in);
 		return 0;

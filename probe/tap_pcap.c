@@ -262,7 +262,9 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	}
 	/* gzip or zstd, by the first bytes: libpcap reads what they inflate to
 	 * (no mapping, no pread: size 0 keeps the fast paths away) */
-	if ((rc = gs_decomp_open(fp, size > 0, true, path, &zfp, &zd, err, errlen)) != 0) {
+	/* inflated ahead on a thread for a regular file only: a thread blocked in
+	 * a pipe's read could not be joined when the reading stops early */
+	if ((rc = gs_decomp_open(fp, size > 0, size > 0, path, &zfp, &zd, err, errlen)) != 0) {
 		if (rc != EINVAL)
 			snprintf(err, errlen, "%s: %s", path, strerror(rc));
 		if (!is_stdin)

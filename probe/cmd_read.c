@@ -226,6 +226,13 @@ int gs_cmd_read(int argc, char **argv)
 	}
 	gs_inputs_order(in, n);
 	o.cfg.ordered = cfg.ordered = read_ordered(&o);
+	if (o.set_window && !o.cfg.ordered) {
+		/* the summary does not depend on the order: the window would do nothing */
+		fprintf(stderr, "giopscope read: --order-window bounds the rows waiting to be written in start "
+			"order: it goes with --pairs, --tail, --interval, --report or --trace; drop it here\n");
+		free(in);
+		return 2;
+	}
 	o.threads = (unsigned)threads;
 	o.outbuf = outbuf;
 	o.outbuf_size = sizeof outbuf;

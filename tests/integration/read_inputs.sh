@@ -149,6 +149,9 @@ printf '\007' | dd of="$WORK/bad.gz" bs=1 seek=10 conv=notrunc 2>/dev/null
 expect "a corrupt gzip stream: said so, nothing on stdout" 1 empty "bad.gz: the gzip stream is corrupt \(invalid block type\)" read --pairs "$WORK/bad.gz"
 expect "--summary without --pairs: where it belongs" 2 empty "--summary goes with --pairs.*drop --summary or add --pairs" \
 	read --summary "$WORK/whole.pcap"
+expect "--order-window with the summary alone: where it belongs" 2 empty \
+	"--order-window .* goes with --pairs, --tail, --interval, --report or --trace; drop it here" \
+	read --order-window 10 "$WORK/whole.pcap"
 expect "no file given: '-' named" 2 empty "no capture file given: .*'-' to read stdin" read
 expect "'-' among several inputs: refused, what to do" 2 empty "'-' \(stdin\) is read alone.*save it to a file" \
 	read "$WORK/whole.pcap" -

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "endpoint.h"
+#include "table_mem.h"
 
 void gs_config_default(struct gs_config *c)
 {
@@ -131,28 +132,29 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 		free(e);
 		return err;
 	}
-	/* Sized once.  calloc'd memory is only made resident as it is used. */
+	/* Sized once, as address space: pages are made resident only as they are
+	 * used (table_mem.h), so a limit is a ceiling, not an allocation. */
 	/* on a 64-byte line each (struct gs_flow is whole lines): the hot fields
 	 * of a flow (engine_impl.h) then share the fewest lines */
-	e->flows_mem = calloc((size_t)cfg->max_flows * sizeof *e->flows + 63, 1);
+	e->flows_mem = gs_table_new((size_t)cfg->max_flows * sizeof *e->flows + 63);
 	e->flows = e->flows_mem ? (struct gs_flow *)(((uintptr_t)e->flows_mem + 63) & ~(uintptr_t)63) : NULL;
-	e->lru = calloc(cfg->max_flows, sizeof *e->lru);
+	e->lru = gs_table_new((size_t)cfg->max_flows * sizeof *e->lru);
 	e->flow_mask = pow2_at_least((uint64_t)cfg->max_flows * 2) - 1;
-	e->flow_index = calloc((size_t)e->flow_mask + 1, sizeof *e->flow_index);
+	e->flow_index = gs_table_new(((size_t)e->flow_mask + 1) * sizeof *e->flow_index);
 	e->head_slots = cfg->max_flows / 8 < 256 ? 256 : cfg->max_flows / 8;
-	e->head_pool = malloc((size_t)e->head_slots * cfg->head_max);
+	e->head_pool = gs_table_new((size_t)e->head_slots * cfg->head_max);
 	e->head_free = malloc((size_t)e->head_slots * sizeof *e->head_free);
 	e->n_calls = cfg->max_open_calls;
 	/* 96-byte records from a line: each lies on two lines, where from
 	 * calloc's 16-byte alignment every other one lay on three */
-	e->calls_mem = calloc((size_t)e->n_calls + 1, sizeof *e->calls);
+	e->calls_mem = gs_table_new(((size_t)e->n_calls + 1) * sizeof *e->calls);
 	e->calls = e->calls_mem ? (struct gs_ocall *)(((uintptr_t)e->calls_mem + 63) & ~(uintptr_t)63) : NULL;
-	e->cext = calloc(e->n_calls, sizeof *e->cext);
+	e->cext = gs_table_new((size_t)e->n_calls * sizeof *e->cext);
 	e->cext_free = GS_NONE;
 	e->open_mask_max = pow2_at_least((uint64_t)cfg->max_open_calls * 2) - 1;
 	e->open_mask = e->open_mask_max < GS_OPEN_INDEX_START - 1 ? e->open_mask_max : GS_OPEN_INDEX_START - 1;
-	e->open_index = calloc((size_t)e->open_mask_max + 1, sizeof *e->open_index);
-	e->heap_mem = malloc((size_t)e->n_calls * sizeof *e->heap_mem);
+	e->open_index = gs_table_new(((size_t)e->open_mask_max + 1) * sizeof *e->open_index);
+	e->heap_mem = gs_table_new((size_t)e->n_calls * sizeof *e->heap_mem);
 	e->wm_heap = e->heap_mem;
 	e->wm_kept = cfg->ordered || cfg->reply_timeout_ns > 0;
 	if (!e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free || !e->calls || !e->cext ||
@@ -182,15 +184,15 @@ void gs_engine_free(struct gs_engine *e)
 			if (e->flows[i].in_use)
 				for (int d = 0; d < 2; d++)
 					gs_reasm_free(e, &e->flows[i].dir[d]);
-	free(e->flows_mem);
-	free(e->lru);
-	free(e->flow_index);
-	free(e->head_pool);
+	gs_table_free(e->flows_mem);
+	gs_table_free(e->lru);
+	gs_table_free(e->flow_index);
+	gs_table_free(e->head_pool);
 	free(e->head_free);
-	free(e->calls_mem);
-	free(e->cext);
-	free(e->open_index);
-	free(e->heap_mem);
+	gs_table_free(e->calls_mem);
+	gs_table_free(e->cext);
+	gs_table_free(e->open_index);
+	gs_table_free(e->heap_mem);
 	gs_intern_free(&e->strings);
 	free(e);
 }

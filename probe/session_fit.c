@@ -91,7 +91,7 @@ int gs_session_fit(const struct gs_session_opts *o, char *why, size_t whylen)
 			memcpy(&t, o, sizeof t);
 			memcpy((char *)&t.cfg + table[i].off, &v, sizeof v);
 			if (config_of(&t, t.max_memory, &cfg) && fits(&cfg, t.threads)) {
-				snprintf(why, whylen, "%s %" PRIu32 " asks for more memory than this host gives; "
+				snprintf(why, whylen, "%s %" PRIu32 " asks for more memory than this process can have; "
 					 "%s %" PRIu32 " fits", table[i].name, was, table[i].name, v);
 				return 0;
 			}
@@ -116,10 +116,10 @@ int gs_session_fit(const struct gs_session_opts *o, char *why, size_t whylen)
 				fmt_size(a, sizeof a, o->max_memory);
 				fmt_size(b, sizeof b, m);
 				if (o->max_memory)
-					snprintf(why, whylen, "--max-memory %s asks for more memory than this host gives; "
+					snprintf(why, whylen, "--max-memory %s asks for more memory than this process can have; "
 						 "--max-memory %s fits", a, b);
 				else
-					snprintf(why, whylen, "the tables ask for more memory than this host gives; "
+					snprintf(why, whylen, "the tables ask for more memory than this process can have; "
 						 "--max-memory %s fits", b);
 				return 0;
 			}

@@ -212,16 +212,18 @@ int gs_cmd_read(int argc, char **argv)
 	 * not cost the user an existing -o file nor print anything on stdout */
 	for (int i = 0; i < n; i++) {
 		enum gs_read_result r;
-		if (n > 1 && strcmp(argv[optind + i], "-") == 0) {
-			fprintf(stderr, "giopscope read: '-' (stdin) is read alone: several inputs are put in the order "
-				"of their first packets, which stdin cannot show before it is read; save it to a file\n");
-			free(in);
-			return 2;
-		}
 		if ((r = gs_input_peek(argv[optind + i], &in[i], reason, sizeof reason)) != GS_READ_OK) {
 			fprintf(stderr, "giopscope: %s\n", reason);
 			free(in);
 			return r == GS_READ_CANNOT_OPEN ? 2 : 1;
+		}
+		if (n > 1 && in[i].stream) {
+			fprintf(stderr, "giopscope read: %s is read alone: several inputs are put in the order of their "
+				"first packets, which %s cannot show before it is read; save it to a file\n",
+				strcmp(argv[optind + i], "-") == 0 ? "'-' (stdin)" : argv[optind + i],
+				strcmp(argv[optind + i], "-") == 0 ? "stdin" : "a pipe");
+			free(in);
+			return 2;
 		}
 	}
 	gs_inputs_order(in, n);

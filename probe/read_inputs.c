@@ -33,8 +33,10 @@ enum gs_read_result gs_input_peek(const char *path, struct gs_input *in, char *e
 	memset(in, 0, sizeof *in);
 	in->path = path;
 	in->same_as = -1;
-	if (strcmp(path, "-") == 0)
+	if (strcmp(path, "-") == 0) {
+		in->stream = true;
 		return GS_READ_OK;
+	}
 	if (!(fp = fopen(path, "rb"))) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return GS_READ_CANNOT_OPEN;
@@ -46,7 +48,13 @@ enum gs_read_result gs_input_peek(const char *path, struct gs_input *in, char *e
 	}
 	in->dev = st.st_dev;
 	in->ino = st.st_ino;
-	if ((rc = gs_decomp_open(fp, S_ISREG(st.st_mode), false, path, &zfp, &zd, err, errlen)) != 0) {
+	if (!S_ISREG(st.st_mode)) {
+		/* a pipe (read <(zcat ...)), a device: what is read here would be lost */
+		in->stream = true;
+		fclose(fp);
+		return GS_READ_OK;
+	}
+	if ((rc = gs_decomp_open(fp, true, false, path, &zfp, &zd, err, errlen)) != 0) {
 		if (rc != EINVAL)
 			snprintf(err, errlen, "%s: %s", path, strerror(rc));
 		fclose(fp);

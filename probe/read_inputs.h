@@ -22,12 +22,14 @@ struct gs_input {
 	int64_t first_ts;        /* its first packet's time stamp, ns */
 	uint32_t first_caplen;
 	uint64_t first_hash;     /* of its first packet's bytes */
+	bool stream;             /* stdin, a pipe, a device: read once, not looked into first */
 	dev_t dev;               /* the file's identity (0, 0: stdin) */
 	ino_t ino;
 	int same_as;             /* -1, or the index (after ordering) of the input it repeats */
 };
 
-/* Looks at `path` ("-": nothing is read, in->has_first false): GS_READ_OK, or
+/* Looks at `path` ("-", a pipe, a device: nothing is read, in->stream true):
+ * GS_READ_OK, or
  * GS_READ_CANNOT_OPEN / GS_READ_BAD_INPUT with a one-line reason in `err`. */
 enum gs_read_result gs_input_peek(const char *path, struct gs_input *in, char *err, size_t errlen);
 

@@ -94,6 +94,15 @@ for z in gz zst; do
 		bad "whole, $z, through stdin: $(head -2 "$WORK/got.err")"
 	fi
 done
+# a pipe given by name (process substitution), compressed or not: read as it comes, not
+# looked into first (its first bytes would be lost)
+for z in gz zst; do
+	if "$G" read --pairs <(cat "$WORK/whole.pcap.$z") >"$WORK/got.csv" 2>"$WORK/got.err" && cmp -s "$WORK/got.csv" "$WORK/ref.csv"; then
+		ok "whole, $z, through a named pipe"
+	else
+		bad "whole, $z, through a named pipe: $(head -2 "$WORK/got.err")"
+	fi
+done
 # concatenated gzip members and zstd frames are one stream each (gzip's, zstd's rule)
 cat "${ed[0]}" >"$WORK/cat.pcap"
 half=$(( $(stat -c %s "$WORK/whole.pcap") / 2 ))
@@ -234,6 +243,9 @@ if [ "$r1" = 0 ] && [ "$r2" = 0 ] && cmp -s "$WORK/h1" "$WORK/h2" && grep -q "us
 else
 	bad "help read (exit $r1) and read --help (exit $r2) differ"
 fi
+expect "a pipe among several inputs: refused, what to do" 2 empty "is read alone.*a pipe cannot show.*save it to a file" \
+	read "$WORK/whole.pcap" <(cat "$WORK/whole.pcap")
+expect "/dev/null: not a capture, nothing on stdout" 1 empty "/dev/null: not a pcap or pcapng capture" read /dev/null
 expect "help of no command: said" 2 empty "no command 'nope'" help nope
 
 echo "read_inputs: $pass passed, $fail failed"

@@ -34,6 +34,14 @@ LDLIBS_WEB := $(shell pkg-config --libs openssl libcrypt 2>/dev/null)
 endif
 endif
 
+# read's compressed captures: zlib (gzip) and libzstd (zstd), each where pkg-config finds it
+# (Debian: zlib1g-dev, libzstd-dev; scripts/install-deps.sh's build set). Optional: without one,
+# a capture compressed so is refused in one line that says how to decompress it.
+GS_ZLIB := $(shell pkg-config --exists zlib 2>/dev/null && echo yes)
+GS_ZSTD := $(shell pkg-config --exists libzstd 2>/dev/null && echo yes)
+GS_DECOMP_CFLAGS := $(if $(GS_ZLIB),-DGS_HAVE_ZLIB) $(if $(GS_ZSTD),-DGS_HAVE_ZSTD)
+LDLIBS_DECOMP := $(if $(GS_ZLIB),$(shell pkg-config --libs zlib)) $(if $(GS_ZSTD),$(shell pkg-config --libs libzstd))
+
 # The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
 # was found of the optional parts (DPDK, eBPF; detected above each time make starts). It is
 # written here, when make starts, only when its text changes, and every object and binary
@@ -56,6 +64,7 @@ DPDK = $(DPDK)
 DPDK_FOUND = $(if $(GS_DPDK_SRCS),yes $(shell pkg-config --modversion libdpdk 2>/dev/null),no)
 DPDK_CFLAGS = $(GS_DPDK_CFLAGS)
 OPENSSL = $(OPENSSL)
+DECOMP = $(GS_DECOMP_CFLAGS) $(LDLIBS_DECOMP)
 OPENSSL_FOUND = $(if $(LDLIBS_WEB),yes $(shell pkg-config --modversion openssl 2>/dev/null),no)
 EBPF = $(EBPF)
 EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
@@ -75,7 +84,7 @@ DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_file.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/pending.c analysis/framer.c analysis/pairing.c analysis/calls.c analysis/problems.c \
-            analysis/engine.c analysis/engine_shard.c analysis/call_merge.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/text_out.c analysis/summary.c \
+            analysis/engine.c analysis/table_mem.c analysis/engine_shard.c analysis/call_merge.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/text_out.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_text.c analysis/report_prom.c \
             analysis/merge_match.c analysis/thread_log.c analysis/orb_profile.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment
@@ -85,7 +94,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
 # the parts of probe/ the unit tests exercise (they need only libc and the library)
 PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/verifier_log.c probe/options.c probe/privdrop.c probe/metrics.c probe/merge_out.c probe/pcap_walk.c \
-                probe/attach_times.c
+                probe/attach_times.c probe/decomp.c probe/read_inputs.c
 # the /metrics endpoint's parts (metrics.c needs them; libssl and libcrypt when found)
 PROBE_TESTED += probe/metrics_listen.c probe/metrics_http.c probe/metrics_tls.c probe/metrics_auth.c probe/metrics_web.c \
                 probe/web_config.c
@@ -157,13 +166,14 @@ $(BUILD)/gen/orb_profiles.h: $(GS_ORB_PROFILES) scripts/orb_profiles.sh
 $(BUILD)/obj/probe/attach_orb.o: $(BUILD)/gen/orb_profiles.h
 $(BUILD)/obj/probe/attach_orb.o: CFLAGS_ALL += -I$(BUILD)/gen
 $(BUILD)/obj/probe/metrics_tls.o $(BUILD)/obj/probe/metrics_auth.o: CFLAGS_ALL += $(GS_WEB_CFLAGS)
+$(BUILD)/obj/probe/decomp.o: CFLAGS_ALL += $(GS_DECOMP_CFLAGS)
 
 $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
-	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDLIBS_WEB) -pthread $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDLIBS_WEB) $(LDLIBS_DECOMP) -pthread $(LDFLAGS)
 
 $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 	@rm -f $@
@@ -171,7 +181,9 @@ $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a $(wildcard tests/unit/*.h) $(GS_CONFIG)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a -lcmocka $(LDLIBS_WEB) $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a -lcmocka $(LDLIBS_WEB) $(LDLIBS_PCAP) $(LDLIBS_DECOMP) $(LDFLAGS)
+# the decompression's tests compress with the libraries it was built with
+$(BUILD)/tests/test_decomp: CFLAGS_ALL += $(GS_DECOMP_CFLAGS)
 
 check: deps
 	$(MAKE) all check-unit check-golden GIOPSCOPE_STRICT=1

@@ -45,6 +45,10 @@ enum {
 	                               * reordering or loss on the requester's side) */
 };
 
+/* queued_op of a call that waited behind a LocateRequest (which has no
+ * operation to intern): the tail names it so. */
+#define GS_QUEUED_LOCATE 0xfffffffeu  /* (GS_INTERN_FULL is 0xffffffff) */
+
 struct gs_call {
 	struct gs_endpoint client, server;
 	uint32_t request_id;
@@ -72,7 +76,7 @@ struct gs_call {
 	                        * (the longest wait in each message, added up) */
 	int64_t queued_ns;     /* waited this long behind another call on the connection */
 	uint32_t queued_rid;   /* ... that call's request id */
-	uint32_t queued_op;    /* ... and its interned operation */
+	uint32_t queued_op;    /* ... and its interned operation, or GS_QUEUED_LOCATE */
 	int64_t nagle_ns;      /* a message's last segment came this long after the one before,
 	                        * right after the peer's ACK: a Nagle/delayed-ACK stall */
 	uint8_t nagle_half;    /* 0: in the request, 1: in the reply */

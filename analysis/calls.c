@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "endpoint.h"
+#include "table_mem.h"
 
 
 /* ---- keys ---------------------------------------------------------------- */
@@ -816,14 +817,16 @@ int gs_calls_init(struct gs_calls *e, uint32_t n_calls, bool wm_kept)
 	e->n_calls = n_calls;
 	/* 96-byte records from a line: each lies on two lines, where from
 	 * calloc's 16-byte alignment every other one lay on three */
-	e->calls_mem = calloc((size_t)n_calls + 1, sizeof *e->calls);
+	/* address space, made resident as it fills (table_mem.h): a limit is a
+	 * ceiling, not an allocation */
+	e->calls_mem = gs_table_new(((size_t)n_calls + 1) * sizeof *e->calls);
 	e->calls = e->calls_mem ? (struct gs_ocall *)(((uintptr_t)e->calls_mem + 63) & ~(uintptr_t)63) : NULL;
-	e->cext = calloc(n_calls, sizeof *e->cext);
+	e->cext = gs_table_new((size_t)n_calls * sizeof *e->cext);
 	e->cext_free = GS_NONE;
 	e->open_mask_max = pow2_at_least((uint64_t)n_calls * 2) - 1;
 	e->open_mask = e->open_mask_max < GS_OPEN_INDEX_START - 1 ? e->open_mask_max : GS_OPEN_INDEX_START - 1;
-	e->open_index = calloc((size_t)e->open_mask_max + 1, sizeof *e->open_index);
-	e->heap_mem = malloc((size_t)n_calls * sizeof *e->heap_mem);
+	e->open_index = gs_table_new(((size_t)e->open_mask_max + 1) * sizeof *e->open_index);
+	e->heap_mem = gs_table_new((size_t)n_calls * sizeof *e->heap_mem);
 	e->wm_heap = e->heap_mem;
 	e->wm_kept = wm_kept;
 	/* Free lists start empty: slots are taken from the high-water mark first,
@@ -836,8 +839,8 @@ int gs_calls_init(struct gs_calls *e, uint32_t n_calls, bool wm_kept)
 
 void gs_calls_free(struct gs_calls *e)
 {
-	free(e->calls_mem);
-	free(e->cext);
-	free(e->open_index);
-	free(e->heap_mem);
+	gs_table_free(e->calls_mem);
+	gs_table_free(e->cext);
+	gs_table_free(e->open_index);
+	gs_table_free(e->heap_mem);
 }

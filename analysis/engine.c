@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "endpoint.h"
+#include "table_mem.h"
 
 void gs_config_default(struct gs_config *c)
 {
@@ -158,16 +159,17 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 		free(e);
 		return err;
 	}
-	/* Sized once.  calloc'd memory is only made resident as it is used. */
+	/* Sized once, as address space: pages are made resident only as they are
+	 * used (table_mem.h), so a limit is a ceiling, not an allocation. */
 	/* on a 64-byte line each (struct gs_flow is whole lines): the hot fields
 	 * of a flow (engine_impl.h) then share the fewest lines */
-	e->flows_mem = calloc((size_t)cfg->max_flows * sizeof *e->flows + 63, 1);
+	e->flows_mem = gs_table_new((size_t)cfg->max_flows * sizeof *e->flows + 63);
 	e->flows = e->flows_mem ? (struct gs_flow *)(((uintptr_t)e->flows_mem + 63) & ~(uintptr_t)63) : NULL;
-	e->lru = calloc(cfg->max_flows, sizeof *e->lru);
+	e->lru = gs_table_new((size_t)cfg->max_flows * sizeof *e->lru);
 	e->flow_mask = pow2_at_least((uint64_t)cfg->max_flows * 2) - 1;
-	e->flow_index = calloc((size_t)e->flow_mask + 1, sizeof *e->flow_index);
+	e->flow_index = gs_table_new(((size_t)e->flow_mask + 1) * sizeof *e->flow_index);
 	e->head_slots = cfg->max_flows / 8 < 256 ? 256 : cfg->max_flows / 8;
-	e->head_pool = malloc((size_t)e->head_slots * cfg->head_max);
+	e->head_pool = gs_table_new((size_t)e->head_slots * cfg->head_max);
 	e->head_free = malloc((size_t)e->head_slots * sizeof *e->head_free);
 	err = gs_calls_init(&e->cs, cfg->max_open_calls, cfg->ordered || cfg->reply_timeout_ns > 0);
 	if (err || !e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free) {
@@ -210,10 +212,10 @@ void gs_engine_free(struct gs_engine *e)
 			if (e->flows[i].in_use)
 				for (int d = 0; d < 2; d++)
 					gs_reasm_free(e, &e->flows[i].dir[d]);
-	free(e->flows_mem);
-	free(e->lru);
-	free(e->flow_index);
-	free(e->head_pool);
+	gs_table_free(e->flows_mem);
+	gs_table_free(e->lru);
+	gs_table_free(e->flow_index);
+	gs_table_free(e->head_pool);
 	free(e->head_free);
 	gs_calls_free(&e->cs);
 	gs_intern_free(&e->strings);

@@ -152,7 +152,7 @@ void gs_evidence_queued(struct gs_evidence *e, struct gs_ev_dir *rq, struct gs_o
 	}
 	rq->done_valid = true;
 	rq->done_rid = c->request_id;
-	rq->done_op = c->op;
+	rq->done_op = c->kind == GS_KIND_LOCATE_REQUEST ? GS_QUEUED_LOCATE : c->op;
 	rq->done_t_req_first = c->t_request_first;
 	rq->done_t_rep_last = x->t_reply_last;
 }

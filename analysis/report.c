@@ -487,7 +487,10 @@ void gs_report_add_split(struct gs_report *r, const struct gs_engine *e, const s
 	const char *op = e ? gs_intern_get(gs_engine_strings(e), c->op, &n) : "";
 	char queued[64] = "";
 	if (e && c->queued_ns) {
-		const char *q = gs_intern_get(gs_engine_strings(e), c->queued_op, &qn);
+		const char *q = c->queued_op == GS_QUEUED_LOCATE ? "LocateRequest" :
+				gs_intern_get(gs_engine_strings(e), c->queued_op, &qn);
+		if (c->queued_op == GS_QUEUED_LOCATE)
+			qn = strlen(q);
 		if (qn > sizeof queued - 1)
 			qn = sizeof queued - 1;
 		for (size_t i = 0; i < qn; i++)

@@ -315,9 +315,16 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 	static const char *const tn[] = { "Request", "Reply", "CancelRequest", "LocateRequest",
 					  "LocateReply", "CloseConnection", "MessageError", "Fragment" };
 	bool any = false;
-	fprintf(out, "\npackets %llu (%llu TCP %s with data) in %llu %s", (unsigned long long)c->packets,
-		(unsigned long long)c->segments, gs_plural(c->segments, "segment", "segments"),
-		(unsigned long long)c->flows, gs_plural(c->flows, "connection", "connections"));
+	/* every segment with data, as tshark counts them (tcp.len > 0): those
+	 * reassembled, and those of connections left out (not GIOP, TLS, not in
+	 * --ports) after their first, which `segments` counts */
+	uint64_t seg = c->segments + c->ignored_segments;
+	uint64_t left_out = c->ignored_segments + c->non_giop_flows + c->tls_flows;
+	fprintf(out, "\npackets %llu (%llu TCP %s with data", (unsigned long long)c->packets, (unsigned long long)seg,
+		gs_plural(seg, "segment", "segments"));
+	if (left_out)
+		fprintf(out, ", %llu not GIOP or left out", (unsigned long long)left_out);
+	fprintf(out, ") in %llu %s", (unsigned long long)c->flows, gs_plural(c->flows, "connection", "connections"));
 	if (c->non_giop_flows)
 		fprintf(out, " (%llu not GIOP)", (unsigned long long)c->non_giop_flows);
 	fputc('\n', out);

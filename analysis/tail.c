@@ -93,7 +93,9 @@ void gs_tail_add_times(struct gs_tail *t, const struct gs_engine *e, const struc
 	s = gs_intern_get(gs_engine_strings(e), c->op, &n);
 	printable(slot->op, sizeof slot->op, s, n);
 	slot->queued_op[0] = '\0';
-	if (c->queued_ns) {
+	if (c->queued_ns && c->queued_op == GS_QUEUED_LOCATE) {
+		snprintf(slot->queued_op, sizeof slot->queued_op, "LocateRequest");
+	} else if (c->queued_ns) {
 		s = gs_intern_get(gs_engine_strings(e), c->queued_op, &n);
 		printable(slot->queued_op, sizeof slot->queued_op, s, n);
 	}

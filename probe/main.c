@@ -40,12 +40,12 @@ static const struct {
 static void usage(FILE *f)
 {
 	fputs("usage: giopscope COMMAND [options]\n"
-	      "  read FILE...     analyse pcap/pcapng captures offline ('-' for stdin)\n"
+	      "  read FILE...     analyse pcap/pcapng captures offline, gzip/zstd or not, in time order ('-': stdin)\n"
 	      "  live -i IFACE    capture on an interface with libpcap, calls as they end\n"
 	      "  attach --pid PID | --comm NAME | --port N   eBPF taps on running ORB processes\n"
 	      "  dpdk [EAL options] -- [options]   kernel-bypass capture from a DPDK port\n"
 	      "  merge CLIENT.pcap SERVER.pcap   the same calls from both hosts: network vs server time\n"
-	      "  help             this text; 'giopscope COMMAND --help' for a command's options\n"
+	      "  help [COMMAND]   this text; a command's options (the same as 'giopscope COMMAND --help')\n"
 	      "  version          print the version\n"
 	      "live and attach take -Z USER: once the tap is open, become USER (as tcpdump -Z)\n"
 	      "exit codes: 0 done, 1 bad input (calls decoded before it are still written),\n"
@@ -64,6 +64,15 @@ int main(int argc, char **argv)
 			install_signals();
 			return commands[i].fn(argc - 1, argv + 1);
 		}
+	if (strcmp(argv[1], "help") == 0 && argc == 3) {
+		/* help CMD: the same text as CMD --help, from the command itself */
+		char *args[] = { argv[2], (char *)"--help", NULL };
+		for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+			if (strcmp(argv[2], commands[i].name) == 0)
+				return commands[i].fn(2, args);
+		fprintf(stderr, "giopscope help: no command '%s' (giopscope help lists them)\n", argv[2]);
+		return 2;
+	}
 	if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
 		usage(stdout);
 		return 0;

@@ -395,6 +395,16 @@ const struct gs_intern *gs_shards_summary_strings(struct gs_shards *S, struct gs
 	return &S->final;
 }
 
+int64_t gs_shards_now(const struct gs_shards *S)
+{
+	return S->now;
+}
+
+uint64_t gs_shards_packets(const struct gs_shards *S)
+{
+	return S->packets;
+}
+
 bool gs_shards_bound_hit(const struct gs_shards *S)
 {
 	const struct gs_counters *c = gs_engine_counters(S->merged);

@@ -56,6 +56,9 @@ const struct gs_intern *gs_shards_summary_strings(struct gs_shards *s, struct gs
 /* Whether a table bound was reached in an engine (each holds 1/n of it): the
  * output may then differ from one engine's. */
 bool gs_shards_bound_hit(const struct gs_shards *s);
+/* The newest packet time read so far (ns), and the packets read so far. */
+int64_t gs_shards_now(const struct gs_shards *s);
+uint64_t gs_shards_packets(const struct gs_shards *s);
 void gs_shards_free(struct gs_shards *s);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio_ext.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "metrics_web.h"
 #include "opts.h"
 #include "read_shards.h"
+#include "session_fit.h"
 #include "../analysis/out_file.h"
 
 int64_t gs_mono_ns(void)
@@ -157,6 +159,10 @@ int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct g
 {
 	struct gs_config m;
 	*cfg = o->cfg;
+	/* an option that would do nothing where it stands is a mistake to point at */
+	if (o->summary_too && !o->pairs)
+		return bad(cmd, "--summary goes with --pairs (the summary on stderr beside the rows); "
+			   "without --pairs the summary is the output already: drop --summary or add --pairs");
 	if (!o->max_memory)
 		return 0;
 	/* every bound from the budget; one given on its own still wins */
@@ -333,7 +339,11 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	                      (err = gs_engine_new(&s->e, &s->opt.cfg, on_call, s)) != 0) ||
 	    /* read --threads unordered: the calls only feed the summary, each thread keeps its own */
 	    (s->shards && !s->opt.cfg.ordered && (err = gs_shards_summary_only(s->shards, &s->stats)) != 0)) {
-		fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
+		char fit[256];
+		if (err == ENOMEM && gs_session_fit(&s->opt, fit, sizeof fit) == 0)
+			fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, fit);
+		else
+			fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
 		goto fail;
 	}
 	if (s->shards)
@@ -497,6 +507,16 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	info.max_open_calls = s->opt.cfg.max_open_calls;
 	info.order_window = s->opt.cfg.order_window;
 	info.max_ooo_total = s->opt.cfg.max_ooo_total;
+	if (s->discard) {
+		/* nothing was read: what would follow is empty tables */
+		gs_trace_discard(s->trace);
+		s->trace = NULL;
+		gs_report_free(s->report);
+		s->report = NULL;
+		gs_metrics_close(s->metrics);
+		s->metrics = NULL;
+		return 0;
+	}
 	if (!s->opt.pairs || s->opt.summary_too) {
 		/* with threads: the names numbered as one engine would (ties in the table) */
 		const struct gs_intern *names = s->shards ? gs_shards_summary_strings(s->shards, &s->stats) :
@@ -517,7 +537,15 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 		if (s->opt.interval_ns)
 			gs_interval_write(&s->interval, human, s->opt.pairs || s->text ? 0 : jsonl ? 2 : 1);
 	}
-	if (s->opt.pairs && !s->opt.summary_too && c->rows_out_of_order)
+	if (s->opt.pairs && !s->opt.summary_too && c->rows_out_of_order && s->calls <= s->opt.cfg.order_window)
+		/* fewer calls than the window holds: it was never full, the capture
+		 * itself goes back in time (packets out of time order) */
+		fprintf(stderr, "giopscope %s: %llu %s out of start order (written after a call that started "
+			"later): the capture's packets are not in time order (the order window, %u calls, was "
+			"never full); 'mergecap -w sorted.pcap FILE' sorts them\n",
+			s->cmd, (unsigned long long)c->rows_out_of_order,
+			gs_plural(c->rows_out_of_order, "row", "rows"), s->opt.cfg.order_window);
+	else if (s->opt.pairs && !s->opt.summary_too && c->rows_out_of_order)
 		/* the order window is a bound like any table: past it the rows are
 		 * not in start order, and a reader of the rows alone must be told
 		 * (with the summary, its "bounds"/"also" lines say it) */
@@ -552,6 +580,14 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	return status;
 }
 
+void gs_session_discard(struct gs_session *s)
+{
+	s->discard = true;
+	/* the rows' header, still in the buffer (read's output is fully buffered) */
+	if (s->out == stdout)
+		__fpurge(stdout);
+}
+
 int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops)
 {
 	int status = s->finished ? 0 : gs_session_finish(s, source, drops), err;
@@ -562,7 +598,7 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 		fprintf(stderr, "giopscope %s: writing the output failed%s%s\n", s->cmd,
 			errno ? ": " : "", errno ? strerror(errno) : "");
 		status = 2;
-	} else if ((err = gs_out_close(&s->outf, true)) != 0) {
+	} else if ((err = gs_out_close(&s->outf, !s->discard)) != 0) {
 		/* under its name since gs_session_open (only the close can fail), or now (read) */
 		fprintf(stderr, "giopscope %s: %s\n", s->cmd, gs_out_why(why, sizeof why, s->opt.output, err));
 		status = 2;

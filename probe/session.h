@@ -69,6 +69,7 @@ struct gs_session {
 	bool extras;              /* --tail, --interval, --report or --trace: a call goes there too */
 	bool row_slow;            /* rows as text, with attach's columns, or on the progress line's terminal */
 	bool finished;            /* gs_session_finish done */
+	bool discard;             /* gs_session_discard: the run failed before it read anything */
 	bool progress_shown;
 	/* the rows go to the terminal the progress line is on: the line is wiped before a
 	 * row and drawn again (as it was) at a tick 100 ms later */
@@ -126,6 +127,10 @@ bool gs_session_done(const struct gs_session *s);
  * the trace; the engine stays (its counters) until gs_session_close.  0, or 2 if
  * writing the report or the trace failed. */
 int gs_session_finish(struct gs_session *s, const char *source, const struct gs_drops *drops);
+/* The run failed before anything was read (read: its first capture): finish
+ * and close then write nothing (no summary, no header on stdout, no file put
+ * under its name), so that a failed run prints only its reason, on stderr. */
+void gs_session_discard(struct gs_session *s);
 /* gs_session_finish if not done yet, then the output written out and put under its
  * name, and everything freed; returns 0, or 2 if writing failed. */
 int gs_session_close(struct gs_session *s, const char *source, const struct gs_drops *drops);

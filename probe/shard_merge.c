@@ -47,7 +47,8 @@ static void emit(struct gs_shards *S, struct shard *sh)
 	c.op = rs_map_id(S, sh, c.op);
 	c.object_key = rs_map_id(S, sh, c.object_key);
 	c.exception = rs_map_id(S, sh, c.exception);
-	c.queued_op = rs_map_id(S, sh, c.queued_op);
+	if (c.queued_op != GS_QUEUED_LOCATE) /* not a string of the engine's */
+		c.queued_op = rs_map_id(S, sh, c.queued_op);
 	if (c.t_request_first < S->last_t)
 		S->ooo++;
 	else

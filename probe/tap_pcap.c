@@ -13,6 +13,7 @@
 
 #include "../decoders/link.h"
 #include "commands.h"
+#include "decomp.h"
 #include "pcap_walk.h"
 
 static int64_t mono_ns(void)
@@ -239,6 +240,8 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	struct gs_walk w;
 	bool walk;
 	int64_t ts;
+	FILE *zfp;
+	struct gs_decomp *zd;
 
 	if (is_stdin) {
 		fp = stdin;
@@ -257,14 +260,34 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 			return GS_READ_CANNOT_OPEN;
 		}
 	}
+	/* gzip or zstd, by the first bytes: libpcap reads what they inflate to
+	 * (no mapping, no pread: size 0 keeps the fast paths away) */
+	/* inflated ahead on a thread for a regular file only: a thread blocked in
+	 * a pipe's read could not be joined when the reading stops early */
+	if ((rc = gs_decomp_open(fp, size > 0, size > 0, path, &zfp, &zd, err, errlen)) != 0) {
+		if (rc != EINVAL)
+			snprintf(err, errlen, "%s: %s", path, strerror(rc));
+		if (!is_stdin)
+			fclose(fp);
+		return GS_READ_BAD_INPUT;
+	}
+	fp = zfp;
+	if (zd && gs_decomp_kind(zd) != GS_DECOMP_NONE) {
+		size = 0;
+		is_stdin = true; /* no file offset to show or test */
+	}
 	ebuf[0] = '\0';
 	/* pcap_fopen takes the FILE over and closes it in pcap_close */
 	p = pcap_fopen_offline_with_tstamp_precision(fp, PCAP_TSTAMP_PRECISION_NANO, ebuf);
 	if (!p) {
-		if (!is_stdin)
+		if (gs_decomp_why(zd))
+			snprintf(err, errlen, "%s: %s", path, gs_decomp_why(zd));
+		else
+			snprintf(err, errlen, "%s: not a pcap or pcapng capture%s (%s)", path,
+				 gs_decomp_kind(zd) ? " inside its compression" : "",
+				 ebuf[0] ? ebuf : "unknown format");
+		if (fp != stdin)
 			fclose(fp);
-		snprintf(err, errlen, "%s: not a pcap or pcapng capture (%s)", path,
-			 ebuf[0] ? ebuf : "unknown format");
 		return GS_READ_BAD_INPUT;
 	}
 	dlt = pcap_datalink(p);
@@ -388,6 +411,11 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 			goto bad;
 		}
 		feed(k, prog, path, dlt, ts, data, h->caplen, h->len, ++n, -1, is_stdin ? NULL : fp, size);
+	}
+	if (gs_decomp_why(zd)) {
+		/* the compressed stream's own fault, before libpcap's view of it */
+		snprintf(err, errlen, "%s: %s (after %llu packets)", path, gs_decomp_why(zd), (unsigned long long)n);
+		goto bad;
 	}
 	if (rc == PCAP_ERROR) {
 		/* libpcap says e.g. "truncated dump file; tried to read 98 captured bytes, only got 40" */

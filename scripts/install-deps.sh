@@ -13,8 +13,9 @@
 set -eu
 
 # libssl-dev, libcrypt-dev: --metrics-web-config's TLS and bcrypt (optional to the build, linked when found)
-set_build="build-essential pkg-config libpcap-dev libssl-dev libcrypt-dev"
-set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld
+# zlib1g-dev, libzstd-dev: read's gzip and zstd captures (optional to the build, linked when found)
+set_build="build-essential pkg-config libpcap-dev libssl-dev libcrypt-dev zlib1g-dev libzstd-dev"
+set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld zstd xz-utils gzip
   tshark tcpdump wireshark-common iproute2 python3 procps psmisc curl strace
   omniorb omniidl libomniorb4-dev omniorb-nameserver tcl tcl-combat
   libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev ethtool

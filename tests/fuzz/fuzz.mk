@@ -4,7 +4,7 @@
 # Included by the top-level Makefile (which defines BUILD ?= build, DECODERS and
 # ANALYSIS); standalone:   make -f Makefile fuzz-short
 #
-#   make fuzz-build        $(BUILD)/fuzz/fuzz_{packet,giop,engine,pcap,web} and the seed corpora
+#   make fuzz-build        $(BUILD)/fuzz/fuzz_{packet,giop,engine,pcap,web,decomp} and the seed corpora
 #   make fuzz              each harness for FUZZ_SECONDS (default 60) on its seeds and what
 #                          it found before ($(BUILD)/fuzz/corpus/NAME); fails on a crash
 #   make fuzz-short        each harness for FUZZ_SHORT_SECONDS (default 25: 125 s in all) on
@@ -27,11 +27,17 @@ FUZZ_OUT           := $(BUILD)/fuzz
 FUZZ_SAN           ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS        ?= -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
 FUZZ_LIBPCAP       := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
-FUZZ_NAMES         := packet giop engine pcap web
+FUZZ_NAMES         := packet giop engine pcap web decomp
 FUZZ_BINS          := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_LIB_SRCS      := $(DECODERS) $(ANALYSIS)
 FUZZ_LIB_OBJS      := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_OUT)/obj/%.o)
-FUZZ_TAP_SRCS      := probe/tap_pcap.c probe/pcap_walk.c probe/pcap_walk_file.c
+# read's decompression (probe/decomp.c), with what pkg-config finds of zlib and libzstd:
+# fuzz_pcap reads through it, fuzz_decomp feeds it arbitrary streams
+FUZZ_DECOMP_DEFS   := $(shell pkg-config --exists zlib 2>/dev/null && echo -DGS_HAVE_ZLIB) \
+                      $(shell pkg-config --exists libzstd 2>/dev/null && echo -DGS_HAVE_ZSTD)
+FUZZ_DECOMP_LIBS   := $(shell pkg-config --libs zlib libzstd 2>/dev/null || pkg-config --libs zlib 2>/dev/null)
+FUZZ_DECOMP_OBJ    := $(FUZZ_OUT)/obj/probe/decomp.o
+FUZZ_TAP_SRCS      := probe/tap_pcap.c probe/pcap_walk.c probe/pcap_walk_file.c probe/decomp.c
 FUZZ_TAP_OBJ       := $(FUZZ_TAP_SRCS:%.c=$(FUZZ_OUT)/obj/%.o)
 FUZZ_SEEDS         := $(FUZZ_OUT)/seeds/.stamp
 FUZZ_CAPTURES      := $(wildcard tests/data/corpus/*.pcap tests/data/*.pcap)
@@ -46,6 +52,7 @@ FUZZ_MAXLEN_giop   := 8192
 FUZZ_MAXLEN_engine := 16384
 FUZZ_MAXLEN_pcap   := 65536
 FUZZ_MAXLEN_web    := 8192
+FUZZ_MAXLEN_decomp := 65536
 # fuzz_web: the /metrics endpoint's readers (the web configuration, a request head)
 FUZZ_WEB_SRCS      := probe/web_config.c probe/metrics_http.c
 FUZZ_WEB_OBJS      := $(FUZZ_WEB_SRCS:%.c=$(FUZZ_OUT)/obj/%.o)
@@ -56,10 +63,15 @@ fuzz-build: $(FUZZ_BINS) $(FUZZ_SEEDS)
 
 $(FUZZ_OUT)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) $(CFLAGS_FUZZ_EXTRA) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
+
+$(FUZZ_DECOMP_OBJ): CFLAGS_FUZZ_EXTRA := $(FUZZ_DECOMP_DEFS)
 
 $(FUZZ_OUT)/fuzz_pcap: tests/fuzz/fuzz_pcap.c $(FUZZ_LIB_OBJS) $(FUZZ_TAP_OBJ)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(FUZZ_TAP_OBJ) $(FUZZ_LIBPCAP)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(FUZZ_TAP_OBJ) $(FUZZ_LIBPCAP) $(FUZZ_DECOMP_LIBS)
+
+$(FUZZ_OUT)/fuzz_decomp: tests/fuzz/fuzz_decomp.c $(FUZZ_DECOMP_OBJ)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_DECOMP_OBJ) $(FUZZ_DECOMP_LIBS)
 
 $(FUZZ_OUT)/fuzz_web: tests/fuzz/fuzz_web.c $(FUZZ_WEB_OBJS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_WEB_OBJS)
@@ -79,6 +91,7 @@ define FUZZ_RUN
 		mkdir -p $(2)/$$n; \
 		case $$n in packet) ml=$(FUZZ_MAXLEN_packet);; giop) ml=$(FUZZ_MAXLEN_giop);; \
 		            engine) ml=$(FUZZ_MAXLEN_engine);; web) ml=$(FUZZ_MAXLEN_web);; \
+		            decomp) ml=$(FUZZ_MAXLEN_decomp);; \
 		            *) ml=$(FUZZ_MAXLEN_pcap);; esac; \
 		echo "== fuzz_$$n for $(1) s"; \
 		if $(FUZZ_OUT)/fuzz_$$n -max_total_time=$(1) -timeout=$(FUZZ_TIMEOUT) \
@@ -133,8 +146,9 @@ FUZZ_LLVM_COV      ?= $(shell command -v llvm-cov-14 || command -v llvm-cov)
 fuzz-cov: $(FUZZ_SEEDS)
 	@mkdir -p $(FUZZ_COV_OUT)
 	@for n in $(FUZZ_NAMES); do \
-		extra=""; [ $$n = pcap ] && extra="$(FUZZ_TAP_SRCS) $(FUZZ_LIBPCAP)"; \
+		extra=""; [ $$n = pcap ] && extra="$(FUZZ_DECOMP_DEFS) $(FUZZ_TAP_SRCS) $(FUZZ_LIBPCAP) $(FUZZ_DECOMP_LIBS)"; \
 		[ $$n = web ] && extra="$(FUZZ_WEB_SRCS)"; \
+		[ $$n = decomp ] && extra="$(FUZZ_DECOMP_DEFS) probe/decomp.c $(FUZZ_DECOMP_LIBS)"; \
 		$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_COV_FLAGS) -fsanitize=fuzzer -o $(FUZZ_COV_OUT)/fuzz_$$n \
 			tests/fuzz/fuzz_$$n.c $(FUZZ_LIB_SRCS) $$extra || exit 1; \
 		mkdir -p $(FUZZ_OUT)/corpus/$$n; rm -rf $(FUZZ_COV_OUT)/raw-$$n; mkdir -p $(FUZZ_COV_OUT)/raw-$$n; \
@@ -145,7 +159,8 @@ fuzz-cov: $(FUZZ_SEEDS)
 		$(FUZZ_LLVM_PROFDATA) merge -sparse $(FUZZ_COV_OUT)/raw-$$n/*.profraw -o $(FUZZ_COV_OUT)/$$n.profdata || exit 1; \
 		echo "== fuzz_$$n: line coverage of the library by its corpus"; \
 		$(FUZZ_LLVM_COV) report $(FUZZ_COV_OUT)/fuzz_$$n -instr-profile=$(FUZZ_COV_OUT)/$$n.profdata \
-			$(FUZZ_LIB_SRCS) $$( [ $$n = pcap ] && echo $(FUZZ_TAP_SRCS) ) $$( [ $$n = web ] && echo $(FUZZ_WEB_SRCS) ); \
+			$(FUZZ_LIB_SRCS) $$( [ $$n = pcap ] && echo $(FUZZ_TAP_SRCS) ) $$( [ $$n = web ] && echo $(FUZZ_WEB_SRCS) ) \
+			$$( [ $$n = decomp ] && echo probe/decomp.c ); \
 	done
 
 fuzz-clean:

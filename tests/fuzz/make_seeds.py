@@ -18,9 +18,11 @@ Writes (python3 stdlib only, deterministic):
 Only classic pcap Ethernet captures are read.
 """
 
+import gzip
 import hashlib
 import os
 import struct
+import subprocess
 import sys
 
 # fuzz_packet.c: dlts[] order
@@ -241,6 +243,30 @@ def pcap_seeds(S, recs):
     S.add("pcap", pcap_bytes([(ts, wire, fr[:96]) for ts, wire, fr in recs[:30]]), 100)
 
 
+def zstd_bytes(data):
+    """zstd's frame of data, by the zstd tool (no module for it in Python 3.11); None without it"""
+    try:
+        return subprocess.run(["zstd", "-q", "-c"], input=data, stdout=subprocess.PIPE, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def decomp_seeds(S, recs):
+    """fuzz_decomp: the first byte picks the read size and seekability, then the stream:
+    small captures compressed with gzip (one member, two) and zstd (one frame, two), and plain"""
+    for n in (8, 30):
+        cap = pcap_bytes(recs[:n])
+        streams = [cap, gzip.compress(cap, mtime=0), gzip.compress(cap[:100], mtime=0) + gzip.compress(cap[100:], mtime=0)]
+        z = zstd_bytes(cap)
+        if z:
+            streams += [z, z + z]
+        for i, st in enumerate(streams):
+            S.add("decomp", bytes([(i * 37 + n) & 0xFF]) + st, 100)
+        # the whole tap reads compressed captures too (fuzz_pcap)
+        for st in streams[1:]:
+            S.add("pcap", st, 120)
+
+
 DICT = [
     b"GIOP", b"GIOP\x01\x02\x01\x00", b"GIOP\x01\x02\x01\x01", b"GIOP\x01\x02\x03\x07", b"GIOP\x01\x00\x00\x00",
     b"GIOP\x01\x01\x01\x07", b"GIOP\x01\x02\x01\x03", b"GIOP\x01\x02\x01\x04", b"GIOP\x01\x02\x01\x02",
@@ -281,7 +307,7 @@ def main(argv):
         return 2
     out = argv[1]
     S = Seeds(out)
-    for kind in ("packet", "giop", "engine", "pcap", "web"):
+    for kind in ("packet", "giop", "engine", "pcap", "web", "decomp"):
         os.makedirs(os.path.join(out, kind), exist_ok=True)
     web_seeds(S)
     for path in sorted(argv[2:]):
@@ -297,6 +323,7 @@ def main(argv):
         giop_seeds(S, segs)
         engine_seeds(S, segs, os.path.basename(path))
         pcap_seeds(S, recs)
+        decomp_seeds(S, recs)
     with open(os.path.join(out, "giop.dict"), "w") as f:
         for i, tok in enumerate(DICT):
             f.write('t%d="%s"\n' % (i, "".join("\\x%02x" % b for b in tok)))

@@ -142,6 +142,39 @@ static void test_queued_short_behind_long(void **state)
  * served as long itself): its reply is not right after the culprit's, so the
  * wait is not what made it slow, and no tag; nor for a call whose culprit
  * ended 0.1 ms after it was sent. */
+/* The same behind a LocateRequest (no operation of its own): the tail names it
+ * as one, not "request 1 (?)"; with --threads the merge keeps the name. */
+static void test_queued_behind_locate_request(void **state)
+{
+	struct run *r;
+	struct conn c;
+	struct ub w;
+	struct gs_engine *e = run_new(&r);
+	char line[1024];
+	const char *json;
+	(void)state;
+	ub_init(&w, false);
+	conn_init(&c, "10.0.0.1", 40000, "10.0.0.2", 2809, 1000, 5000);
+	conn_handshake(e, &c, TS(0));
+	ub_reset(&w);
+	ub_locate_request(&w, 2, false, 1);
+	conn_send(e, &c, 0, TS(1), w.b, w.n);
+	request(e, &c, &w, 2, 2, "short");
+	ub_reset(&w);
+	ub_locate_reply(&w, 2, false, 1, 1);
+	conn_send(e, &c, 1, TS(22), w.b, w.n);
+	reply(e, &c, &w, 22.2, 2);
+	gs_engine_finish(e);
+	assert_int_equal(call_of(r, 2)->queued_ns, 20 * MS);
+	assert_int_equal(call_of(r, 2)->queued_op, GS_QUEUED_LOCATE);
+	json = tail_json(&r->t);
+	line_of(json, 2, line, sizeof line);
+	assert_non_null(strstr(line, "behind request 1 (LocateRequest)"));
+	assert_null(strstr(line, "(?)"));
+	ub_free(&w);
+	conn_free(&c);
+}
+
 static void test_queued_not_when_reply_late(void **state)
 {
 	struct run *r;
@@ -312,6 +345,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		UT(test_queued_short_behind_long),
+		UT(test_queued_behind_locate_request),
 		UT(test_queued_not_when_reply_late),
 		UT(test_concurrent_slow_calls_not_queued),
 		UT(test_zero_window_mid_reply),

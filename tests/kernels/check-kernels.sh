@@ -44,6 +44,8 @@ CPUS=${KVM_CPUS:-2}
 # enabled its tracepoints) still run by the other vCPU's stale translation; one thread also
 # takes one of the host's cores, not two, and a run took as long (5.5-6 min for 6.12)
 ACCEL=${QEMU_ACCEL:-tcg,thread=single}
+# more QEMU options, split on blanks (e.g. QEMU_ARGS="-icount shift=auto,sleep=on")
+QEMU_ARGS=${QEMU_ARGS:-}
 OUTROOT=$BUILD/kernels
 [ $# -gt 0 ] || set -- 6.1 6.1-rt 6.12
 
@@ -216,7 +218,7 @@ run_kernel() {
         -nic none -display none -no-reboot -serial stdio -monitor none \
         -chardev socket,id=root,path="$SOCKS/root" -device vhost-user-fs-pci,chardev=root,tag=root \
         -chardev socket,id=out,path="$SOCKS/out" -device vhost-user-fs-pci,chardev=out,tag=out \
-        </dev/null >"$out/console.raw" 2>&1 &
+        $QEMU_ARGS </dev/null >"$out/console.raw" 2>&1 &
     QEMU_PID=$!
     # the console as it comes, until the guest powers off or its bound passes
     shown=0

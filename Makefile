@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # giopscope: CORBA GIOP/IIOP latency from the wire.   `make help` lists the targets.
 BUILD ?= build
 PREFIX ?= /usr/local
@@ -13,7 +14,25 @@ LDLIBS_PCAP := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
 .DEFAULT_GOAL := all
 # Optional parts add to PROBE_EXTRA, LDLIBS_EXTRA and their own rules.
 -include ebpf/ebpf.mk
+# attach's loader parts that use libbpf but no skeleton (probing the kernel,
+# tc attach, the verifier's verdicts): libbpf's headers and GS_HAVE_EBPF too
+ifneq ($(GS_EBPF_SKELS),)
+GS_LIBBPF_USERS := $(BUILD)/obj/probe/attach_load.o $(BUILD)/obj/probe/attach_hooks.o $(BUILD)/obj/probe/attach_tc.o
+$(GS_LIBBPF_USERS): CFLAGS_ALL += -DGS_HAVE_EBPF
+endif
 -include probe/dpdk/dpdk.mk
+
+# --metrics-web-config's TLS and basic auth: OpenSSL 3 and libcrypt (libxcrypt's bcrypt), where
+# pkg-config finds both (Debian: libssl-dev, libcrypt-dev; scripts/install-deps.sh's build set).
+# Optional: with OPENSSL=0, or without them, a web configuration asking for TLS or users is refused
+# in one line, and everything else builds and runs as before.
+OPENSSL ?= auto
+ifneq ($(OPENSSL),0)
+ifneq ($(shell pkg-config --exists openssl libcrypt 2>/dev/null && echo yes),)
+GS_WEB_CFLAGS := -DGS_HAVE_OPENSSL $(shell pkg-config --cflags openssl libcrypt 2>/dev/null)
+LDLIBS_WEB := $(shell pkg-config --libs openssl libcrypt 2>/dev/null)
+endif
+endif
 
 # The build configuration, recorded in $(BUILD)/config.mk: the compiler, the flags and what
 # was found of the optional parts (DPDK, eBPF; detected above each time make starts). It is
@@ -36,6 +55,8 @@ LDLIBS_EXTRA = $(LDLIBS_EXTRA)
 DPDK = $(DPDK)
 DPDK_FOUND = $(if $(GS_DPDK_SRCS),yes $(shell pkg-config --modversion libdpdk 2>/dev/null),no)
 DPDK_CFLAGS = $(GS_DPDK_CFLAGS)
+OPENSSL = $(OPENSSL)
+OPENSSL_FOUND = $(if $(LDLIBS_WEB),yes $(shell pkg-config --modversion openssl 2>/dev/null),no)
 EBPF = $(EBPF)
 EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
 endef
@@ -54,7 +75,7 @@ DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_file.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/pending.c analysis/framer.c analysis/pairing.c analysis/calls.c analysis/problems.c \
-            analysis/engine.c analysis/engine_shard.c analysis/call_merge.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/summary.c \
+            analysis/engine.c analysis/engine_shard.c analysis/call_merge.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/text_out.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_text.c analysis/report_prom.c \
             analysis/merge_match.c analysis/thread_log.c analysis/orb_profile.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment
@@ -63,8 +84,11 @@ LIB_SRCS := $(DECODERS) $(ANALYSIS)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
 # the parts of probe/ the unit tests exercise (they need only libc and the library)
-PROBE_TESTED := probe/opts.c probe/options.c probe/privdrop.c probe/metrics.c probe/merge_out.c probe/pcap_walk.c \
+PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/verifier_log.c probe/options.c probe/privdrop.c probe/metrics.c probe/merge_out.c probe/pcap_walk.c \
                 probe/attach_times.c
+# the /metrics endpoint's parts (metrics.c needs them; libssl and libcrypt when found)
+PROBE_TESTED += probe/metrics_listen.c probe/metrics_http.c probe/metrics_tls.c probe/metrics_auth.c probe/metrics_web.c \
+                probe/web_config.c
 PROBE_TESTED_OBJS := $(PROBE_TESTED:%.c=$(BUILD)/obj/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
@@ -82,14 +106,15 @@ help:
 	@echo "                       captures, real ORBs in network namespaces vs tshark), then the"
 	@echo "                       unit and golden tests again under ASan+UBSan, read --threads under TSan"
 	@echo "  make check-unit      cmocka unit tests only"
+	@echo "  make check-layers    the include graph: no import circle, no include against the data flow"
 	@echo "  make check-golden    the shipped captures against their expected calls"
 	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
 	@echo "  make check-asan      unit, golden, bad-input, read --threads and tap stop/clean-up tests"
 	@echo "                       under ASan+UBSan"
 	@echo "  make check-tsan      read --threads under ThreadSanitizer (clang): the ring, the merge,"
 	@echo "                       threaded reads compared with one thread"
-	@echo "  make check-minimal   the build without DPDK and eBPF (DPDK=0 EBPF=0): golden captures,"
-	@echo "                       and dpdk/attach refusing with exit 2"
+	@echo "  make check-minimal   the build without DPDK, eBPF and OpenSSL (DPDK=0 EBPF=0 OPENSSL=0): golden"
+	@echo "                       captures, dpdk/attach/TLS for --metrics refusing with exit 2"
 	@echo "  make check-build-config  a DPDK=0 EBPF=0 build, then a plain make in the same folder:"
 	@echo "                       rebuilt with DPDK and eBPF ($(BUILD)/config.mk records the configuration)"
 	@echo "  make deb             install what is missing, build the Debian package giopscope_*.deb"
@@ -107,6 +132,7 @@ help:
 	@echo "                       each tap's part) into docs/benchmarks.md; long; never in make check"
 	@echo "  make bench-quick     the same, small sizes, in about two minutes"
 	@echo "  make bench-gen-check the benchmark capture generator checked against tshark"
+	@echo "  make bench-read BENCH_OLD=PATH  read and read --pairs beside an older build, in one run"
 	@echo "  make bench-workloads omniORB workloads (structs, records, Any; N deferred servers):"
 	@echo "                       client latency vs giopscope's wire figures (root; part of make bench)"
 	@echo "  make soak            giopscope live for SOAK_SECONDS (default 7200) on mixed omniORB load"
@@ -146,13 +172,14 @@ $(BUILD)/gen/orb_profiles.h: $(GS_ORB_PROFILES) scripts/orb_profiles.sh
 	scripts/orb_profiles.sh $(GS_ORB_PROFILES) > $@.tmp && mv $@.tmp $@
 $(BUILD)/obj/probe/attach_orb.o: $(BUILD)/gen/orb_profiles.h
 $(BUILD)/obj/probe/attach_orb.o: CFLAGS_ALL += -I$(BUILD)/gen
+$(BUILD)/obj/probe/metrics_tls.o $(BUILD)/obj/probe/metrics_auth.o: CFLAGS_ALL += $(GS_WEB_CFLAGS)
 
 $(BUILD)/libgiopscope.a: $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/giopscope: $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(GS_CONFIG)
-	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) -pthread $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -o $@ $(PROBE_OBJS) $(BUILD)/libgiopscope.a $(LDLIBS_PCAP) $(LDLIBS_EXTRA) $(LDLIBS_WEB) -pthread $(LDFLAGS)
 
 $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 	@rm -f $@
@@ -160,7 +187,7 @@ $(BUILD)/libgiopscope-probe.a: $(PROBE_TESTED_OBJS)
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a $(wildcard tests/unit/*.h) $(GS_CONFIG)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a -lcmocka $(LDFLAGS)
+	$(CC) $(CFLAGS_ALL) -Wno-unused-parameter -o $@ $< $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiopscope.a -lcmocka $(LDLIBS_WEB) $(LDFLAGS)
 
 check: deps
 	$(MAKE) all check-unit check-golden GIOPSCOPE_STRICT=1
@@ -173,13 +200,16 @@ check: deps
 	$(MAKE) check-deb GIOPSCOPE_STRICT=1
 	@echo "make check: all passed"
 
-# The build a machine without DPDK or eBPF gets (DPDK=0 EBPF=0): it must build, pass the
-# golden captures, and have `dpdk` and `attach` refuse in one line with exit 2.
+# The build a machine without DPDK, eBPF or OpenSSL gets (DPDK=0 EBPF=0 OPENSSL=0): it must
+# build, pass the golden captures, and have `dpdk`, `attach` and a --metrics-web-config asking
+# for TLS refuse in one line with exit 2.
 .PHONY: check-minimal
 check-minimal:
-	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 build/minimal/giopscope
-	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 check-golden
-	@for cmd in "dpdk --vdev net_null0" "attach --pid 1"; do \
+	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 OPENSSL=0 build/minimal/giopscope
+	$(MAKE) BUILD=build/minimal DPDK=0 EBPF=0 OPENSSL=0 check-golden
+	@printf 'tls_server_config:\n  cert_file: s.crt\n  key_file: s.key\n' >build/minimal/web.yml
+	@for cmd in "dpdk --vdev net_null0" "attach --pid 1" \
+		"live -i lo --metrics 127.0.0.1:0 --metrics-web-config build/minimal/web.yml"; do \
 		build/minimal/giopscope $$cmd >/dev/null 2>build/minimal/refusal.txt; rc=$$?; \
 		lines=$$(wc -l <build/minimal/refusal.txt); \
 		if [ $$rc -ne 2 ] || [ $$lines -ne 1 ]; then \
@@ -193,6 +223,13 @@ check-minimal:
 .PHONY: check-build-config
 check-build-config:
 	BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/build/config_tracking.sh
+
+# The include graph against the data flow (tests/check_layers.py): no import circle, no include
+# from a layer to one above it. Not in make check yet: the engine's stages still include its
+# shared state (analysis/engine_impl.h).
+.PHONY: check-layers
+check-layers:
+	@tests/check_layers.py --quiet
 
 check-unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)
@@ -304,6 +341,23 @@ bench: bench-tools
 
 bench-quick: bench-tools
 	BUILD=$(BUILD) bench/run.sh quick
+
+# read and read --pairs of this build beside an older one, in one run (bench/read_ratio.py:
+# interleaved rounds, ratios to the bare libpcap loop, callgrind instructions a packet):
+#   make bench-read BENCH_OLD=/path/to/old/giopscope
+# on two generated captures (the echo mix, 40k calls; the default mix, 50k calls)
+BENCH_OLD ?=
+BENCH_ROUNDS ?= 7
+.PHONY: bench-read
+$(BENCH_BIN)/echo40k.pcap: $(BENCH_BIN)/giopgen
+	$(BENCH_BIN)/giopgen --calls 40000 --mix echo -q -o $@
+$(BENCH_BIN)/def50k.pcap: $(BENCH_BIN)/giopgen
+	$(BENCH_BIN)/giopgen --calls 50000 -q -o $@
+bench-read: bench-tools $(BENCH_BIN)/echo40k.pcap $(BENCH_BIN)/def50k.pcap
+	@[ -x "$(BENCH_OLD)" ] || { echo "bench-read: BENCH_OLD=PATH, the giopscope to compare with"; exit 2; }
+	bench/read_ratio.py --old $(BENCH_OLD) --new $(BUILD)/giopscope --bare $(BENCH_BIN)/bare_loop \
+		--rounds $(BENCH_ROUNDS) --rotate --callgrind echo40k=$(BENCH_BIN)/echo40k.pcap \
+		echo40k=$(BENCH_BIN)/echo40k.pcap def50k=$(BENCH_BIN)/def50k.pcap
 
 # the generator's captures against tshark's GIOP dissector (under a minute)
 bench-gen-check: bench-tools

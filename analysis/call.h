@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* One GIOP call (a Request or LocateRequest and what answered it): the record
  * every sink writes.  Times are integer nanoseconds since the Unix epoch. */
 #ifndef GS_CALL_H

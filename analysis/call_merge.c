@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Merging ordered call streams (call_merge.h). */
 #include <stdbool.h>
 #include <string.h>

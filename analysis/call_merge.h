@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Merging the ordered call streams of several engines (read --threads) into
  * the order one engine writes them in: t_request_first, then the client as
  * text, then the request id (calls.c's output order; docs/output.md).

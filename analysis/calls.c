@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The call table: a fixed pool of call records, an index of open calls by
  * (connection, direction, request id), a min-heap of open calls by start time
  * (the output watermark) and the ended calls waiting to be written in

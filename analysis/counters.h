@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What the engine saw, dropped and evicted: every counter is shown in the summary. */
 #ifndef GS_COUNTERS_H
 #define GS_COUNTERS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Text form of an endpoint: A.B.C.D:port or [v6]:port (RFC 5952). */
 #ifndef GS_ENDPOINT_H
 #define GS_ENDPOINT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The engine: one context holding every table, fed one frame at a time. */
 #include "engine_impl.h"
 

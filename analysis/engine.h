@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The analysis engine: packets in, calls out.
  *
  * One engine per source.  Packets are fed in capture order; every call that
@@ -13,6 +14,7 @@
 #include "call.h"
 #include "counters.h"
 #include "intern.h"
+#include "problems.h"
 
 struct gs_engine;
 
@@ -59,10 +61,6 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes);
 typedef void (*gs_call_fn)(void *arg, const struct gs_engine *e, const struct gs_call *c);
 
 /* A note about something wrong in the input, for the one-line reasons. */
-struct gs_problem {
-	uint64_t packet;              /* 1-based packet number (across files) */
-	char what[256];
-};
 
 /* Returns 0 or an errno value. */
 int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_fn fn, void *arg);
@@ -98,8 +96,8 @@ void gs_engine_tick(struct gs_engine *e, int64_t now_ns);
  * op, kind, flags, outcome, reply_type, status, gap_fills, fill_wait_ns and the
  * four instants): each call is handed over with just those fields written, the
  * rest 0, and the evidence only the tail analysis reads (queued, Nagle) is not
- * gathered.  `read` without rows or extras (issue 19: assembling the whole
- * record was about a tenth of its own work on the echo mix). */
+ * gathered.  For `read` without rows or extras: assembling the whole record
+ * is work nobody reads (figure: docs/benchmarks.md, "Figures behind the code"). */
 void gs_engine_summary_records(struct gs_engine *e);
 
 const struct gs_counters *gs_engine_counters(const struct gs_engine *e);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Internal state of the engine, shared by its modules (flows, reassembly,
  * framer, pairing, output).  Not for sinks: they see engine.h and call.h. */
 #ifndef GS_ENGINE_IMPL_H
@@ -113,10 +114,9 @@ struct gs_dir {
 	int64_t msg_last_seg_ts; /* time of its latest segment */
 
 	/* line 3: the current message's fills and call, the open calls this way,
-	 * a request's object key: with lines 1-2 all a whole-message packet of
-	 * the echo mix touches this way (a line less than when the fill packets
-	 * and the previous message's fill were written here and on line 5 at
-	 * every message: they are read only when the message has fills) */
+	 * a request's object key: with lines 1-2 all a whole-message packet
+	 * touches this way (the fill packets and the previous message's fill are
+	 * elsewhere: they are read only when the message has fills) */
 	int64_t msg_fill_wait;
 	uint32_t head_len;       /* bytes gathered in head[] */
 	uint32_t head_slot;      /* pool slot, GS_NONE when none */
@@ -132,7 +132,6 @@ struct gs_dir {
 	uint16_t rtx_n;
 	uint8_t msg_half;        /* 0 request side, 1 reply side */
 	bool prev_fill_set;      /* prev_fill_* (below) hold the previous message's last fill */
-	uint32_t last_key;       /* interned object key of the last request */
 
 	/* then (the end of line 3, line 4) the call answered last, written at
 	 * each reply by the queued evidence only (not by a lean engine) */
@@ -194,10 +193,11 @@ _Static_assert(sizeof(struct gs_flow) == 704 && sizeof(struct gs_flow) % 64 == 0
 	       sizeof(struct gs_dir) % 64 == 0, "struct gs_flow: whole 64-byte lines");
 
 /* A call while the engine holds it.  Split so that a call waiting for its
- * reply costs little (issue 19: at most 128 bytes an open call with its index
- * and heap entries): the fields every call needs from its request on are
- * here; the reply's, the evidence for the tail analysis and the endpoints of
- * a call outlived by its connection go to a side record (struct gs_cext),
+ * reply costs little (at most 128 bytes an open call with its index and heap
+ * entries: a capture may hold many calls open at once): the fields every call
+ * needs from its request on are here; the reply's, the evidence for the tail
+ * analysis and the endpoints of a call outlived by its connection go to a side
+ * record (struct gs_cext),
  * taken from a pool the size of the call pool when one of them is first
  * written.  A call that never sees a reply, a retransmission or a stall never
  * takes one.  The record the sinks see (struct gs_call, call.h) is assembled
@@ -235,8 +235,8 @@ struct gs_ocall {
 /* The rest of a call (see struct gs_ocall); zero but for `exception` when taken.
  * Its first 60 bytes are what a queued call is read for when it is written
  * (the drain's linger and settled tests, the summary's fields, the free list):
- * a record then costs one or two cache lines, not three (issue 19, echo1m: the
- * calls wait behind a thousand connections' and are cold when written). */
+ * a record then costs one or two cache lines, not three (calls that wait
+ * behind many connections' are cold when written). */
 struct gs_cext {
 	int64_t t_reply_first, t_reply_last;
 	int64_t t_done;        /* capture time at which the call ended (not kept while finishing) */
@@ -255,8 +255,8 @@ struct gs_cext {
 	/* Evidence, zeroed when first written (gs_cx_ev) and read only when ev_set;
 	 * the endpoints, read only when has_ep.  A record is zeroed up to here
 	 * when taken: 88 bytes, two cache lines or three, where the whole 176 were
-	 * three or four, written for every call (issue 19, echo1m: 2 write misses
-	 * a call), for fields most calls never set. */
+	 * three or four, written for every call, for fields most calls never set
+	 * (each line written is a write miss on a cold record). */
 	int64_t rtx_cost_ns, queued_ns, nagle_ns, zero_window_ns;
 	uint32_t retransmits;
 	uint32_t queued_rid, queued_op;
@@ -352,8 +352,8 @@ struct gs_engine {
 	 * twice the slots) but used from its start, open_mask + 1 entries, doubled
 	 * as it fills past a quarter (calls.c): the blocks its hash spreads request
 	 * ids over then lie in a few pages, not all over 8 MiB (by default), where
-	 * each probe was a TLB miss and each first touch of a page two faults
-	 * (echo1m: 4,000 of its 5,000). */
+	 * each probe would be a TLB miss and each first touch of a page two faults
+	 * (figure: docs/benchmarks.md, "Figures behind the code"). */
 	uint32_t open_mask, open_mask_max;
 	uint32_t open_indexed;      /* entries in the index */
 #define GS_OPEN_INDEX_START 4096
@@ -661,8 +661,5 @@ void gs_call_release(struct gs_engine *e, uint32_t idx);
 void gs_call_discard(struct gs_engine *e, uint32_t idx);
 void gs_call_rekey_time(struct gs_engine *e, uint32_t idx, int64_t t_request_first);
 
-/* problems.c: the first malformed / truncated message, kept for the end */
-void gs_note_problem(struct gs_engine *e, struct gs_problem *p, const struct gs_flow *f, int d,
-		     const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

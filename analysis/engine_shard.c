@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Several engines over one capture: what the merge of their outputs reads
  * (engine_shard.h). */
 #include "engine_impl.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Several engines over one capture (read --threads, probe/read_shards.c).
  *
  * Connections are sharded over engines by their 4-tuple; each shard engine

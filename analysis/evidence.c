@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Evidence for the tail analysis: what the wire shows about why a call was
  * slow.  Each function records facts on the call; the tail sink (tail.c)
  * turns them into tags with their figures. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The hash of a TCP connection: the same for both of its directions.
  *
  * The flow table (flows.c) starts its lookup there, and read --threads

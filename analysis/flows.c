@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The flow table: one entry per TCP connection, both directions.
  *
  * Sized once (--max-flows).  Lookup is open addressing with linear probing and

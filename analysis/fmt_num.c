@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Two digits per division by 100 from a table: half the divisions of the
  * digit-by-digit loop, and no temporary buffer since the length is known first. */
 #include "fmt_num.h"

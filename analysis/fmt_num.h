@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Decimal formatting for the per-call rows, without printf.
  *
  * snprintf parses its format and goes through stdio's string streams for every

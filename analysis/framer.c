@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The GIOP framer: cuts one direction's byte stream into GIOP messages.
  *
  * It sees in-order bytes as (offset, data, captured, length): bytes past
@@ -98,7 +99,7 @@ static void header_lost(struct gs_engine *e, struct gs_flow *f, int d, bool gap)
 		f->dir[d].missing = true;
 	} else {
 		e->cnt.giop_truncated++;
-		gs_note_problem(e, &e->first_truncated, f, d,
+		gs_problem_note(&e->first_truncated, e->packet_no, &f->ep[d], &f->ep[!d],
 				"GIOP header cut by the capture's snapshot length");
 	}
 	lose_framing(e, f, d);
@@ -115,7 +116,7 @@ static inline __attribute__((always_inline)) void head_done(struct gs_engine *e,
 	dr->decoded = true;
 	if (r == GIOP_INVALID) {
 		e->cnt.giop_malformed++;
-		gs_note_problem(e, &e->first_malformed, f, d, "malformed GIOP at stream offset %llu: %s",
+		gs_problem_note(&e->first_malformed, e->packet_no, &f->ep[d], &f->ep[!d], "malformed GIOP at stream offset %llu: %s",
 				(unsigned long long)dr->msg_start, giop_error_name(m->error));
 		/* a body error keeps the extent from a good header: skip the message */
 		dr->msg_call = GS_NONE;
@@ -134,7 +135,7 @@ static inline __attribute__((always_inline)) void head_done(struct gs_engine *e,
 			dr->missing = true;
 		} else {
 			e->cnt.giop_truncated++;
-			gs_note_problem(e, &e->first_truncated, f, d,
+			gs_problem_note(&e->first_truncated, e->packet_no, &f->ep[d], &f->ep[!d],
 					"GIOP %s cut by the capture's snapshot length",
 					giop_type_name(m->type));
 		}
@@ -187,7 +188,7 @@ static bool head(struct gs_engine *e, struct gs_flow *f, int d, uint64_t off, co
 			not_giop(e, f);
 			return false;
 		}
-		gs_note_problem(e, &e->first_malformed, f, d, "malformed GIOP header at stream offset %llu: %s",
+		gs_problem_note(&e->first_malformed, e->packet_no, &f->ep[d], &f->ep[!d], "malformed GIOP header at stream offset %llu: %s",
 				(unsigned long long)dr->msg_start, giop_error_name(m.error));
 		lose_framing(e, f, d);
 		if (dr->msg_start == off + *pos) /* step over the bad magic */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A fixed-memory log-linear histogram of nanosecond latencies (HDR-style).
  *
  * Values below 2^GS_HIST_SUB_BITS are counted exactly; above, each power of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Interned byte strings (operation names, object keys, exception ids).
  *
  * Calls store a 32-bit id instead of the bytes.  The table is sized once and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Percentiles per time window (--interval): where in the capture the tail was.
  * Calls are assigned by t_request_first; a window's figures are computed when
  * it closes and only the figures are kept (a bounded number of rows). */

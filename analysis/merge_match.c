@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Matching two captures' calls: streams, signatures, a clock offset shared by
  * the right pairs, then calls by request id.  See merge_match.h. */
 #include "merge_match.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Two vantage points of the same calls (giopscope merge): the calls a capture
  * on the client's host saw and those a capture on the server's host saw,
  * matched without synchronised clocks and without trusting addresses (NAT may

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "orb_profile.h"
 
 #include <stdio.h>

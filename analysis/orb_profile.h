@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* ORB profiles of `giopscope attach --orb` (docs/attach.md, "ORB profiles"):
  * the ORB's shared library and, per probe, a mangled symbol, the edge of the
  * upcall it marks (start: the servant is next; end: the servant is done) and

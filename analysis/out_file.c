@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* analysis/out_file.c -- see out_file.h */
 #include "out_file.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* analysis/out_file.h -- how giopscope writes every file (-o, -w, --report, --trace).
  *
  * Never through a symbolic link (the probe often runs as root, and a link planted in a

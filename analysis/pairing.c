@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Pairing: GIOP messages of a connection become calls.
  *
  * A Request or LocateRequest sent in direction d opens a call keyed by

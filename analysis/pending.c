@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The pending list: the directions that hold back output (bytes held out of
  * order, a hole, a head still being gathered), linked through their gs_dir,
  * and the earliest time a call not created yet may start at, which bounds

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* TCP reassembly, one direction at a time.
  *
  * Sequence numbers become 64-bit stream offsets (offset 0 = first byte after

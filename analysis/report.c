@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Collecting for the HTML report: fixed-size tables filled call by call. */
 #include "report_impl.h"
 
@@ -6,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sink_pairs.h"
+#include "text_out.h"
 #include "stats.h"
 #include "tail.h"
 

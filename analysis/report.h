@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The HTML report: one self-contained file (inline SVG, no script, nothing
  * fetched) with, per operation, a latency histogram and CDF (log x), latency
  * over time, and a stacked bar per slow call showing where its time went.

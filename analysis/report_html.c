@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Writing the report: the HTML document around the plots (report_plot.c).
  * One file, styles inline, no script and no reference to anything outside
  * it: it opens the same offline, from a mail attachment or a CI artefact. */

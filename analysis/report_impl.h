@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Inside the HTML report: what report.c collects and report_html.c /
  * report_plot.c draw.  Not for other users. */
 #ifndef GS_REPORT_IMPL_H

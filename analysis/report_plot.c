@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The report's plots, as inline SVG written straight to the file: static
  * markup, no script, so that any browser (or a DOM dump) shows them.
  *

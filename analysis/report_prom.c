@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Prometheus text: one pass over the groups, one line per sample. */
 #include "report_prom.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The statistics as Prometheus text exposition (format 0.0.4): per group a
  * histogram of total_us and one of server_us in seconds, counters of calls and
  * errors, and the engine's counters and the source's drops.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Text and numbers as the HTML report writes them, shared by the document
  * (report_html.c) and its plots (report_plot.c). */
 #include "report_impl.h"

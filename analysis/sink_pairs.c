@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Rows are built with hand-rolled number formatting, without printf: printf
  * per field is most of the cost otherwise.  A row goes straight into the
  * stream's own buffer when that is fully buffered and has room for the longest
@@ -102,29 +103,6 @@ static void put_json_string(struct line *l, const char *s, size_t n)
 		}
 	}
 	putc_(l, '"');
-}
-
-const char *gs_call_status(const struct gs_call *c)
-{
-	const char *s;
-	switch (c->outcome) {
-	case GS_OUT_ONEWAY: return "ONEWAY";
-	case GS_OUT_CANCELLED: return "CANCELLED";
-	case GS_OUT_NO_REPLY: return "NO_REPLY";
-	case GS_OUT_REPLY:
-		if (!(c->flags & GS_CF_STATUS_KNOWN))
-			return "";
-		s = c->reply_type == GIOP_LOCATE_REPLY ? giop_locate_status_name(c->status)
-						       : giop_reply_status_name(c->status);
-		return s ? s : "";
-	default:
-		return "NO_REPLY";
-	}
-}
-
-void gs_pairs_header_times(FILE *out, enum gs_pairs_format fmt)
-{
-	gs_pairs_header_times_cols(out, fmt, 0);
 }
 
 void gs_pairs_header_times_cols(FILE *out, enum gs_pairs_format fmt, unsigned cols)
@@ -795,36 +773,6 @@ void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern 
 	gs_pairs_write_times(out, fmt, strings, c, NULL, NULL);
 }
 
-int gs_text_width(const struct gs_text_col *col)
-{
-	int n = (int)strlen(col->name);
-	return col->width > n ? col->width : n;
-}
-
-void gs_text_header(FILE *out, const struct gs_text_col *cols, size_t n)
-{
-	const char *vals[GS_TEXT_COLS_MAX];
-	for (size_t i = 0; i < n && i < GS_TEXT_COLS_MAX; i++)
-		vals[i] = cols[i].name;
-	gs_text_row(out, cols, n < GS_TEXT_COLS_MAX ? n : GS_TEXT_COLS_MAX, vals);
-}
-
-void gs_text_row(FILE *out, const struct gs_text_col *cols, size_t n, const char *const *vals)
-{
-	for (size_t i = 0; i < n; i++) {
-		int w = gs_text_width(&cols[i]);
-		const char *sep = i ? " " : "";
-		/* the last column left-aligned needs no padding after it */
-		if (cols[i].left && i + 1 == n)
-			fprintf(out, "%s%.*s", sep, cols[i].cut ? w : INT32_MAX, vals[i]);
-		else if (cols[i].left)
-			fprintf(out, "%s%-*.*s", sep, w, cols[i].cut ? w : INT32_MAX, vals[i]);
-		else
-			fprintf(out, "%s%*s", sep, w, vals[i]);
-	}
-	fputc('\n', out);
-}
-
 /* `--pairs --format text`: the columns, the header's names and the rows' widths */
 enum { TX_CLIENT, TX_SERVER, TX_REQUEST_ID, TX_KIND, TX_OPERATION, TX_STATUS, TX_TOTAL, TX_SERVER_US, TX__N };
 static const struct gs_text_col text_cols[TX__N] = {
@@ -871,22 +819,4 @@ void gs_pairs_write_text(FILE *out, const struct gs_intern *strings, const struc
 	v[TX_TOTAL] = total;
 	v[TX_SERVER_US] = server;
 	gs_text_row(out, text_cols, TX__N, v);
-}
-
-void gs_json_str(FILE *out, const char *s)
-{
-	static const char hex[] = "0123456789abcdef";
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			fputc('\\', out);
-			fputc(ch, out);
-		} else if (ch < 0x20) {
-			fprintf(out, "\\u00%c%c", hex[ch >> 4], hex[ch & 15]);
-		} else {
-			fputc(ch, out);
-		}
-	}
-	fputc('"', out);
 }

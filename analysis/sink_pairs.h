@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The per-call record (docs/output.md, "The per-call record"), as CSV or JSON lines. */
 #ifndef GS_SINK_PAIRS_H
 #define GS_SINK_PAIRS_H
@@ -8,6 +9,7 @@
 #include "endpoint.h"
 #include "fmt_num.h"
 #include "intern.h"
+#include "text_out.h"
 
 enum gs_pairs_format { GS_PAIRS_CSV, GS_PAIRS_JSONL };
 
@@ -85,8 +87,8 @@ enum { GS_TIMES_COLS_SCHED = 1, GS_TIMES_COLS_ORB = 2 };
 #define GS_PAIRS_HEADER_SCHED \
 	",server_oncpu_us,server_runq_us,server_blocked_us,client_oncpu_us,client_runq_us,client_blocked_us"
 #define GS_PAIRS_HEADER_ORB ",t_upcall_start,t_upcall_end,orb_in_us,servant_us,orb_out_us"
-void gs_pairs_header_times(FILE *out, enum gs_pairs_format fmt);
-/* The same with the optional groups `cols` (GS_TIMES_COLS_*) after the six. */
+/* The header of the rows with the attach columns: the six, then the optional groups `cols`
+ * (GS_TIMES_COLS_*). */
 void gs_pairs_header_times_cols(FILE *out, enum gs_pairs_format fmt, unsigned cols);
 /* One row, written with one fwrite.  cache may be NULL (every endpoint is then
  * formatted); t NULL: no attach columns. */
@@ -96,26 +98,9 @@ void gs_pairs_write_cached(FILE *out, enum gs_pairs_format fmt, const struct gs_
 			   const struct gs_call *c, struct gs_pairs_cache *cache);
 void gs_pairs_write(FILE *out, enum gs_pairs_format fmt, const struct gs_intern *strings,
 		    const struct gs_call *c);
-/* Aligned text columns, for people: the header line and the rows come from the
- * same table, so they line up (a column is as wide as its name at least; a
- * value wider than its column pushes the rest of its row right, unless `cut`). */
-#define GS_TEXT_COLS_MAX 16
-struct gs_text_col {
-	const char *name;
-	int width;
-	bool left;                     /* left-aligned (names), else right (numbers) */
-	bool cut;                      /* a longer value is cut to the width */
-};
-int gs_text_width(const struct gs_text_col *col);
-void gs_text_header(FILE *out, const struct gs_text_col *cols, size_t n);
-void gs_text_row(FILE *out, const struct gs_text_col *cols, size_t n, const char *const *vals);
 /* `--pairs --format text`: the header line (client server request_id kind
  * operation status total_us server_us), then one aligned line per call. */
 void gs_pairs_header_text(FILE *out);
 void gs_pairs_write_text(FILE *out, const struct gs_intern *strings, const struct gs_call *c);
-/* A JSON string, escaped (for the summary's and the tail's JSON lines). */
-void gs_json_str(FILE *out, const char *s);
-/* The status column of a call ("" when a reply was seen but its status was not). */
-const char *gs_call_status(const struct gs_call *c);
 
 #endif

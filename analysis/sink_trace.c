@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Only the tracks are remembered: a connection table and a server table,
  * both fixed-size open addressing, and per connection the end time of the
  * last span of each lane (to keep the spans of a track nested, as the format
@@ -11,7 +12,7 @@
 #include <time.h>
 
 #include "endpoint.h"
-#include "sink_pairs.h"
+#include "text_out.h"
 #include "out_file.h"
 
 struct tr_conn {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Calls as spans in the Chrome trace-event format (JSON), for Perfetto
  * (ui.perfetto.dev) and chrome://tracing.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Latency statistics of calls, grouped (by operation for now).
  *
  * Each group holds two histograms (total_us and server_us).  Groups are
@@ -56,8 +57,8 @@ struct gs_stats {
 	uint64_t other_calls;
 	/* The whole's counters take every call; its histograms, until folded,
 	 * only the latencies of calls without a group: gs_stats_fold adds the
-	 * groups' then, and from then on each call goes to both (issue 19: two
-	 * histogram records and bucket lines a call less).  Whoever reads
+	 * groups' then, and from then on each call goes to both (until then a
+	 * call costs one histogram record and bucket line, not two).  Whoever reads
 	 * all.total or all.server folds first; gs_stats_merge folds the
 	 * destination and takes an unfolded source's groups into the whole. */
 	struct gs_group all;

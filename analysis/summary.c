@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "summary.h"
 
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "sink_pairs.h"
+#include "fmt_num.h"
+#include "text_out.h"
 #include <string.h>
 
 static const double quantiles[] = { 0.50, 0.90, 0.99, 0.999 };

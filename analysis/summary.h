@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The summary: per-group percentiles and the counters, for people (text) or
  * scripts (csv, jsonl). */
 #ifndef GS_SUMMARY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The N slowest calls, with their split and the reasons the wire shows.
  *
  * A bounded min-heap of copies (the fastest kept call is replaced first), so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Per-thread logs for `giopscope attach --sched` and `--orb`: each followed
  * thread's scheduler state changes (on CPU, runnable in the run queue,
  * blocked), the wake-up edges between threads, and the ORB's upcall edges

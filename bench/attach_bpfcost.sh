@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/attach_bpfcost.sh -- the CPU time `giopscope attach`'s eBPF programs spend per call, from
 # the kernel's own accounting (sysctl kernel.bpf_stats_enabled=1: run_time_ns and run_cnt of each
 # program), which a busy machine disturbs far less than round-trip times.

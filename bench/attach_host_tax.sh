@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/attach_host_tax.sh -- what `giopscope attach` costs the processes of the host it does
 # NOT follow (issue 16): a probe that slows every process of a production host will not be
 # allowed to run there.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/attach_overhead.sh -- what each tap (`live`, `attach`, `dpdk`) costs the ORB it watches.
 #
 # omniORB bench_server in one network namespace, bench_client in another, joined by a veth

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/attach_rxstamp_tax.sh -- what holding the host's receive timestamps on costs the
 # host (attach does it by default, session 11: one socket with SO_TIMESTAMPNS open while it
 # runs, so that its ingress instants are the kernel's receive stamp; --no-rx-stamp leaves it

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/attach_sched_cost.sh -- what `attach --sched` (and `--sched --orb omniorb`) add over plain
 # attach (issue 17): the echo round trip, and the kernel time of their programs.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/attach_toggle.sh -- what a tap adds to an omniORB echo round trip, measured by one
 # client in one run while the tap is switched on and off around it.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bare_loop: the floor for any libpcap reader.
  *
  *   bare_loop FILE...   ('-' for stdin)

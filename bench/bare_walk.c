@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bare_walk: the floor for giopscope's own reading of a capture file.
  *
  *   bare_walk FILE...

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """The benchmarks' sections of docs/benchmarks.md: write_section(doc, name, body) replaces
 the text between <!-- NAME:begin --> and <!-- NAME:end --> with body (the section is appended
 when the markers are not there yet), through a temporary file and a rename, and says so on

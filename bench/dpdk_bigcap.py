@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """dpdk_bigcap.py: a large capture for bench/dpdk_replay.sh, made from a real one.
 
   dpdk_bigcap.py SRC.pcap DST.pcap COPIES

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/dpdk_replay.sh -- packets per second through `giopscope dpdk` replaying a capture with
 # DPDK's net_pcap driver, next to `giopscope read` of the same file, in one run.
 #
@@ -38,7 +39,7 @@ while getopts "n:c:Gh" o; do
 	n) RUNS=$OPTARG ;;
 	c) COPIES=$OPTARG ;;
 	G) GRIND=0 ;;
-	*) sed -n '2,28p' "$0"; exit 2 ;;
+	*) sed -n '3,29p' "$0"; exit 2 ;;
 	esac
 done
 [ -x "$G" ] || { echo "dpdk_replay: $G not built" >&2; exit 2; }

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/live_delivery.sh -- how late `giopscope live` writes a call after the call's last packet,
 # for each --batch-ms (0: immediate mode; else TPACKET_V3 blocks handed over at most about MS ms
 # after they were opened): the latency of output that the delivery in blocks costs.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/live_rate.sh -- the highest call rate each tap (`live`, `attach`, `dpdk` on af_packet)
 # follows on a veth with no call lost, in one run, one table.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """offline_bench.py: giopscope's offline figures, measured next to tshark, a bare
 libpcap loop and cat, in one run; the results go to a JSON file that
 offline_report.py turns into docs/benchmarks.md sections and SVG plots.

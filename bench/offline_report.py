@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """offline_report.py: offline_bench.py's results as sections of docs/benchmarks.md,
 plus SVG plots beside it.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/offline_run.sh MODE: the offline part of `make bench` / `make bench-quick`
 # (giopscope read vs tshark, a bare libpcap loop and cat; instructions per packet;
 # memory). Measures (offline_bench.py), then writes its sections of $BENCH_DOC and the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 """offline_svg.py: a log-log line plot as a standalone SVG, with nothing but the
 standard library (no matplotlib on the machines that run `make bench`)."""
 import math

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/open_calls_rss.sh: peak RSS per open call (issue 19: at most 128 bytes; one
 # million unanswered requests under 160 MiB), and what --max-memory does to it.
 #

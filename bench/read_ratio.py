@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """`giopscope read` against the bare libpcap loop, two builds side by side.
 
     bench/read_ratio.py --old OLD_GIOPSCOPE --new NEW_GIOPSCOPE --bare BARE_LOOP \

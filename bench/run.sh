@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/run.sh: the benchmark driver behind `make bench` and `make bench-quick`.
 #
 #   bench/run.sh quick|full        (BUILD=build by default; BENCH_ONLY=offline,live,... to pick)

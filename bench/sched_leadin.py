@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/sched_leadin.py -- how much of a woken thread's wait the kernel charged it (the lead-in),
 # from a GIOPSCOPE_SCHED_RECORDS file and bench_server's -servant-log of the same run
 # (tests/integration/attach_sched.sh with KEEP_DIR and GIOPSCOPE_SCHED_RECORDS set).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/syscall_floor.sh -- what the kernel's syscall hooks cost a round trip before any probe
 # does any work: the floor under `giopscope attach`'s syscall probes on this machine.
 #

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # bench/tap_helpers.sh -- what bench/attach_overhead.sh and bench/attach_toggle.sh share: start
 # and stop a tap on the omniORB bench_server of a tests/lib/netns.sh pair, read its summary, the

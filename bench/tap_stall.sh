@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/tap_stall.sh -- how long `live` and `attach` (their defaults, or LIVE_ARGS/ATTACH_ARGS)
 # ride out their reader being kept from the CPU, under a steady call rate, losing nothing: what
 # the ring sizes of docs/live.md and docs/attach.md buy, measured rather than computed.

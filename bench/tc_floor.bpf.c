@@ -1,5 +1,5 @@
-// SPDX-License-Identifier: GPL-2.0
-/* bench/tc_floor.bpf.c -- a bench-only tc tap (issue 16): the hooks of giop_tap.bpf.c's packet
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/* bench/tc_floor.bpf.c -- a bench-only tc tap: the hooks of giop_tap.bpf.c's packet
  * tap (TCX links, or a clsact qdisc's cls_bpf filter in direct-action mode: bench/tc_floor.c)
  * with as little or as much of the tap's per-packet work as `variant` says, so that what the
  * hook alone, the header reads and a ring record each add to a round trip can be measured
@@ -306,4 +306,4 @@ int tc_floor_egress(struct __sk_buff *skb)
 	return floor_run(skb, true);
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,4 +1,5 @@
-/* bench/tc_floor.c -- a bench-only tc tap (issue 16): loads bench/tc_floor.bpf.c onto one
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* bench/tc_floor.c -- a bench-only tc tap: loads bench/tc_floor.bpf.c onto one
  * interface's ingress and egress the way `giopscope attach` puts its packet tap there (TCX
  * links, probe/attach_bpf.c attach_tcx), or for the variant clsact the empty program through a
  * clsact qdisc and a cls_bpf filter in direct-action mode (what `tc filter add dev IF ingress

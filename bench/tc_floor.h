@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* bench/tc_floor.h -- what bench/tc_floor.bpf.c and bench/tc_floor.c share: the variants of
- * the bench-only empty tap (issue 16: what a tc hook on the server's veth costs a round trip
+ * the bench-only empty tap (what a tc hook on the server's veth costs a round trip
  * before the tap's own work). */
 #ifndef GS_TC_FLOOR_H
 #define GS_TC_FLOOR_H

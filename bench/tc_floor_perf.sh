@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/tc_floor_perf.sh -- issue 16: where the CPU time a tap adds to an omniORB echo call goes,
 # from system-wide samples rather than round-trip times (far less noisy on a shared VM).
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # read --threads against one thread and the bare libpcap loop, side by side.
 #
 #   bench/threads.sh CAPTURE [ROUNDS] [EXTRA READ OPTIONS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The CPU time of each engine thread of read --threads 2, side by side: the critical path of
 # the threaded read, less exposed to other processes taking the CPUs than wall time is.
 #

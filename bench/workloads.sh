@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/workloads.sh -- the seeds' workloads measured from the wire on omniORB (issue 7, item 5):
 # giopscope's per-call figures next to the client's own, showing how much of each call is ORB time.
 #

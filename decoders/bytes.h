@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Bounds-checked reads of wire fields.
  *
  * Every field of a packet or of a GIOP message is read through these getters:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Results shared by the packet decoders. */
 #ifndef GS_DECODE_H
 #define GS_DECODE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "ip.h"
 
 #define IPPROTO_HOPOPTS_ 0

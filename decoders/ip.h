@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* IPv4 (options skipped) and IPv6 (extension headers walked). */
 #ifndef GS_IP_H
 #define GS_IP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "link.h"
 
 #define ETH_P_IPV4 0x0800

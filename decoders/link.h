@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Link layer: finds the IP header in a captured frame. */
 #ifndef GS_LINK_H
 #define GS_LINK_H

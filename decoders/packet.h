@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* One captured frame down to its TCP payload. */
 #ifndef GS_PACKET_H
 #define GS_PACKET_H

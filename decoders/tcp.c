@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "tcp.h"
 
 /* The decoder is gs_tcp_decode_inline in tcp.h: the per-packet path

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* TCP header and the options the analysis uses. */
 #ifndef GS_TCP_H
 #define GS_TCP_H

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # ebpf/ebpf.mk -- the eBPF taps of `giopscope attach`. Included by the top Makefile before
 # its rules.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* GIOP framing in the kernel: the 12-byte header gives every message's extent,
  * so knowing where one message starts finds all the next ones, also when they
  * start mid-segment or several share a segment.  Only the header is checked

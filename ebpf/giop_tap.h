@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* What the kernel side of `giopscope attach` (giop_tap.bpf.c) and its user
  * side (probe/attach_*.c) share: fixed-width records of the ring buffer, the
  * flow key and framing state, the counters.  Every struct is pinned in size:
@@ -52,6 +53,9 @@ enum gs_tap_call {
 	/* the socket-layer hooks (any syscall): tcp:tcp_sendmsg_locked's first
 	 * pass of a call, sock:sock_recv_length */
 	GS_CALL_TCP_SEND, GS_CALL_SOCK_RECV,
+	/* fentry/fexit or kprobes on tcp_sendmsg_locked and tcp_recvmsg (a
+	 * kernel without those tracepoints) */
+	GS_CALL_TCP_SEND_FN, GS_CALL_TCP_RECV_FN,
 };
 
 /* How the syscall probes choose processes. */

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The ORB upcall probes of `giopscope attach --orb PROFILE`.
  *
  * Two programs, attached once per probe of the ORB profile
@@ -73,4 +73,4 @@ int gs_orb_return(struct pt_regs *ctx)
 	return hit(ctx);
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* What the ORB upcall probes of `giopscope attach --orb` (orb_upcall.bpf.c) and
  * their user side (probe/attach_orb.c) share.  Fixed-width, pinned in size. */
 #ifndef GS_ORB_UPCALL_H

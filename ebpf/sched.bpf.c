@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The scheduler probes of `giopscope attach --sched`.
  *
  * BTF tracepoints sched_switch, sched_wakeup and sched_wakeup_new (tp_btf:
@@ -135,4 +135,4 @@ int BPF_PROG(gs_sched_wnew, struct task_struct *p)
 	return woken(p);
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

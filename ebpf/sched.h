@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* What the scheduler probes of `giopscope attach --sched` (sched.bpf.c) and
  * their user side (probe/attach_sched.c) share: the ring record, the counters.
  * Fixed-width and pinned in size: both sides are compiled separately. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The fallback hooks of attach (--syscall-hooks, or a kernel without the
  * socket layer's tracepoints): a send at its syscall's entry, a recv at its
  * return, both from the file descriptor in the task's saved user registers.
@@ -9,11 +10,12 @@
 /* The syscall hooks' send: at the syscall's entry, from its file descriptor. */
 static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
 {
-	struct sock *sk;
-	if (!wanted_task() || !(sk = fd_tcp_sock(fd, &sock_fops)))
+	struct send_src src = { .arg = arg };
+	struct sk_info si;
+	/* si.seq: the sequence number the first byte of this send will get */
+	if (!wanted_task() || !sk_info_core((const struct sock *)fd_sock(fd, &sock_fops), true, netns_ino, &si))
 		return 0;
-	/* the sequence number the first byte of this send will get */
-	return send_event(sk, as_tcp(sk)->write_seq, len, call, arg, NULL);
+	return send_event(&si, len, call, &src);
 }
 
 /* A recv's return (the entry is not traced: the file descriptor and flags are
@@ -21,7 +23,7 @@ static __always_inline int on_send(int fd, __u64 arg, __u64 len, __u32 call)
  * change).  `flags_arg`: which argument holds the MSG_ flags (0: none). */
 static __always_inline int on_recv_exit(struct pt_regs *regs, long ret, __u32 call, int flags_arg)
 {
-	struct sock *sk;
+	struct sk_info si;
 	int fd;
 
 	if (!wanted_task())
@@ -30,9 +32,9 @@ static __always_inline int on_recv_exit(struct pt_regs *regs, long ret, __u32 ca
 	/* peeked bytes are read again later */
 	if ((flags_arg == 3 && (regs->dx & MSG_PEEK)) || (flags_arg == 4 && (regs->r10 & MSG_PEEK)))
 		return 0;
-	if (!(sk = fd_tcp_sock(fd, &sock_fops)))
+	if (!sk_info_core((const struct sock *)fd_sock(fd, &sock_fops), false, netns_ino, &si))
 		return 0;
-	return recv_event(sk, ret, call);
+	return recv_event(&si, ret, call);
 }
 
 /* The fallback (attach --syscall-hooks, or a kernel without the socket layer's

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* The TLS probes of `giopscope attach`: the plaintext boundary of OpenSSL 3
  * in the followed processes (uprobes attached to the libssl each one maps),
  * matched to the TCP connection by thread.
@@ -103,9 +103,8 @@ static __always_inline void enter(__u16 fn, const void *ssl, const void *buf, __
 
 /* The sequence numbers of both directions' first data byte, when the socket
  * holds them steady across the reads (a softirq may move them meanwhile). */
-static __always_inline bool bases(struct sock *sk, __u32 *local, __u32 *remote)
+static __always_inline bool bases(struct tcp_sock *tp, __u32 *local, __u32 *remote)
 {
-	struct tcp_sock *tp = as_tcp(sk);
 	__u32 una = tp->snd_una, nxt = tp->rcv_nxt;
 	__u64 acked = tp->bytes_acked, rcvd = tp->bytes_received;
 	if (tp->snd_una != una || tp->rcv_nxt != nxt)
@@ -175,30 +174,29 @@ static __always_inline void emit(struct call *c, __u32 kind, __u64 ts_call, __u3
 }
 
 /* The socket of a TCP send or receive made inside a TLS call. */
-static __always_inline void take_sock(struct call *c, struct sock *sk, __u32 seq, __u32 first)
+static __always_inline void take_sock(struct call *c, struct sock *sk, struct tcp_sock *tp, __u32 seq, __u32 first)
 {
 	if (!c->have_sock)
 		c->tcp_seq_first = first;
-	sock_flow(sk, &c->flow);
+	sock_flow_btf(sk, &c->flow);
 	c->tcp_seq = seq;
 	c->ts_tcp = bpf_ktime_get_ns();
-	c->has_base = bases(sk, &c->base_local, &c->base_remote);
+	c->has_base = bases(tp, &c->base_local, &c->base_remote);
 	c->have_sock = 1;
 	remember(c);
 }
 
-SEC("tp_btf/tcp_sendmsg_locked")
-int BPF_PROG(tls_tcp_send, const struct sock *csk, const struct msghdr *msg, const struct sk_buff *skb,
-	     int size_goal)
+/* A TCP send entering tcp_sendmsg_locked's loop, of this thread's TLS call
+ * (if any): the first time round nothing is queued yet, write_seq is the
+ * number the first byte gets. */
+static __always_inline int on_tcp_send(struct sock *sk)
 {
 	__u32 tid = tid_of();
 	struct call *c = bpf_map_lookup_elem(&calls, &tid);
-	struct sock *sk = (struct sock *)csk;
-	if (!c || c->have_sock || !tcp_sock_ok(sk))
+	struct tcp_sock *tp;
+	if (!c || c->have_sock || !sk || !tcp_sock_ok(sk) || !(tp = bpf_skc_to_tcp_sock(sk)))
 		return 0;
-	/* the first time round tcp_sendmsg_locked's loop: nothing is queued yet,
-	 * write_seq is the number the first byte gets */
-	take_sock(c, sk, as_tcp(sk)->write_seq, as_tcp(sk)->write_seq);
+	take_sock(c, sk, tp, tp->write_seq, tp->write_seq);
 	if (c->fn == GS_TLS_FN_HANDSHAKE)
 		emit(c, GS_REC_TLS_CONN, c->ts_call, 0);
 	else if (c->fn == GS_TLS_FN_WRITE || c->fn == GS_TLS_FN_WRITE_EX)
@@ -206,20 +204,48 @@ int BPF_PROG(tls_tcp_send, const struct sock *csk, const struct msghdr *msg, con
 	return 0;
 }
 
-SEC("tp_btf/sock_recv_length")
-int BPF_PROG(tls_tcp_recv, struct sock *sk, int ret, int flags)
+/* A TCP receive of this thread's TLS call that returned `ret` bytes. */
+static __always_inline int on_tcp_recv(struct sock *sk, int ret, int flags)
 {
 	__u32 tid = tid_of();
 	struct call *c = bpf_map_lookup_elem(&calls, &tid);
+	struct tcp_sock *tp;
 	bool first;
-	if (!c || ret <= 0 || (flags & MSG_PEEK) || !sk || !tcp_sock_ok(sk))
+	if (!c || ret <= 0 || (flags & MSG_PEEK) || !sk || !tcp_sock_ok(sk) || !(tp = bpf_skc_to_tcp_sock(sk)))
 		return 0;
 	first = !c->have_sock;
 	/* copied_seq has moved past what this receive returned */
-	take_sock(c, sk, as_tcp(sk)->copied_seq, as_tcp(sk)->copied_seq - (__u32)ret);
+	take_sock(c, sk, tp, tp->copied_seq, tp->copied_seq - (__u32)ret);
 	if (first && c->fn == GS_TLS_FN_HANDSHAKE)
 		emit(c, GS_REC_TLS_CONN, c->ts_call, 0);
 	return 0;
+}
+
+/* The socket layer's tracepoints where the kernel has them (6.6+, 6.3+),
+ * else fentry/fexit on the TCP functions (probe/attach_tls.c loads one pair) */
+SEC("tp_btf/tcp_sendmsg_locked")
+int BPF_PROG(tls_tcp_send, struct sock *sk, const struct msghdr *msg, const struct sk_buff *skb, int size_goal)
+{
+	return on_tcp_send(sk);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(tls_tcp_recv, struct sock *sk, int ret, int flags)
+{
+	return on_tcp_recv(sk, ret, flags);
+}
+
+SEC("fentry/tcp_sendmsg_locked")
+int BPF_PROG(tls_tcp_send_fentry, struct sock *sk, struct msghdr *msg, size_t size)
+{
+	return on_tcp_send(sk);
+}
+
+/* tcp_recvmsg(sk, msg, len, flags, addr_len) since 5.19 */
+SEC("fexit/tcp_recvmsg")
+int BPF_PROG(tls_tcp_recv_fexit, struct sock *sk, struct msghdr *msg, size_t len, int flags, int *addr_len, int ret)
+{
+	return on_tcp_recv(sk, ret, flags);
 }
 
 SEC("uprobe")
@@ -331,4 +357,4 @@ int BPF_KRETPROBE(gs_ssl_read_ex_ret, int ret)
 	return 0;
 }
 
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

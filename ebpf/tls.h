@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /* What the TLS probes of `giopscope attach` (tls.bpf.c) and their user side
  * (probe/attach_tls.c) share.  Fixed-width records, pinned in size: the two
  * sides are compiled apart (clang -target bpf / cc) and must agree.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "attach_bpf.h"
 
 #include <errno.h>
@@ -51,16 +52,24 @@ int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b)
 	return -1;
 }
 
-const char *gs_attach_hooks_name(enum gs_attach_hooks h)
+void gs_attach_bpf_paths(const struct gs_attach_bpf *b, char *buf, size_t len)
 {
-	(void)h;
+	(void)b;
+	snprintf(buf, len, "none");
+}
+
+const char *gs_attach_bpf_tc(const struct gs_attach_bpf *b)
+{
+	(void)b;
 	return "none";
 }
 
-enum gs_attach_hooks gs_attach_bpf_hooks(const struct gs_attach_bpf *b)
+int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, void *arg)
 {
-	(void)b;
-	return GS_HOOKS_NONE;
+	(void)cfg;
+	(void)fn;
+	(void)arg;
+	return 1;
 }
 
 #else
@@ -80,21 +89,18 @@ enum gs_attach_hooks gs_attach_bpf_hooks(const struct gs_attach_bpf *b)
 
 #include "attach_rxstamp.h"
 
-#define MAX_LINKS 512
-/* enum bpf_attach_type values of kernel 6.6 (UAPI, fixed); the distribution's
- * headers may be older than the kernel */
-#define GS_BPF_TCX_INGRESS 46
-#define GS_BPF_TCX_EGRESS 47
+#define MAX_HOOK_LINKS 8
 
 struct gs_attach_bpf {
 	struct giop_tap_bpf *skel;
 	struct ring_buffer *rb;
 	gs_attach_record_fn fn;
 	void *arg;
-	int links[MAX_LINKS];     /* TCX link fds */
-	uint32_t n_links;
+	struct gs_tc tc;          /* the packet tap on the interfaces */
+	struct bpf_link *hook_links[MAX_HOOK_LINKS];
+	uint32_t n_hook_links;
 	bool syscalls;            /* send/recv hooks loaded: watch_tab can hold sends and recvs */
-	enum gs_attach_hooks hooks;
+	const struct gs_hook_path *path[2]; /* the send and recv paths taken (NULL: packets only) */
 };
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -116,8 +122,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* While a way of hooking sends and recvs is only tried (another follows if the
- * kernel refuses it), libbpf's warnings are not shown. */
+/* While programs are only tried (another path follows if the kernel refuses
+ * one; a refusal is said in our own words), libbpf's warnings are not shown. */
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	(void)level;
@@ -141,9 +147,8 @@ static uint32_t iface_value(const struct gs_attach_iface *f)
 	return (f->l2_len + 1) | (f->loopback ? GS_TAP_IF_CLAIM_IN : 0);
 }
 
-static void set_rodata(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *cfg)
+static void set_rodata(struct giop_tap_bpf__rodata *ro, const struct gs_attach_bpf_cfg *cfg)
 {
-	struct giop_tap_bpf__rodata *ro = skel->rodata;
 	ro->max_message = cfg->max_message;
 	ro->filter_mode = (uint32_t)cfg->filter;
 	memcpy(ro->filter_comm, cfg->comm, sizeof ro->filter_comm);
@@ -190,29 +195,15 @@ static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *
 	return 0;
 }
 
-/* TCX (kernel 6.6+): a link per hook, owned by its fd, in front of whatever
- * else is attached there; nothing of it is left once the fd is closed.
- * libbpf 1.1 predates bpf_program__attach_tcx; the link is created directly. */
-static int attach_tcx(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cfg, char *err, size_t errlen)
+static int attach_tap(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cfg, char *err, size_t errlen)
 {
-	int in = bpf_program__fd(b->skel->progs.giop_tap_ingress);
-	int eg = bpf_program__fd(b->skel->progs.giop_tap_egress);
-	for (uint32_t i = 0; i < cfg->n_ifaces; i++) {
-		const struct gs_attach_iface *f = &cfg->ifaces[i];
-		for (int k = 0; k < 2; k++) {
-			int fd;
-			if (k == 1 && f->loopback)
-				break; /* loopback: what leaves comes back in; once is enough */
-			if (b->n_links >= MAX_LINKS)
-				return fail(err, errlen, "too many interfaces (at most %d hooks)", MAX_LINKS);
-			fd = bpf_link_create(k == 0 ? in : eg, f->ifindex, (enum bpf_attach_type)(k == 0 ? GS_BPF_TCX_INGRESS : GS_BPF_TCX_EGRESS), NULL);
-			if (fd < 0)
-				return fail(err, errlen, "cannot attach to %s %s (TCX, kernel 6.6 or later): %s", f->name,
-					    k == 0 ? "ingress" : "egress", strerror(-fd));
-			b->links[b->n_links++] = fd;
-		}
-	}
-	return 0;
+	struct gs_tc_iface ifs[GS_TC_MAX];
+	uint32_t n = cfg->n_ifaces < GS_TC_MAX ? cfg->n_ifaces : GS_TC_MAX;
+	for (uint32_t i = 0; i < n; i++)
+		/* loopback: what leaves comes back in; once is enough */
+		ifs[i] = (struct gs_tc_iface){ cfg->ifaces[i].name, cfg->ifaces[i].ifindex, cfg->ifaces[i].loopback };
+	return gs_tc_attach(&b->tc, cfg->tc, ifs, n, bpf_program__fd(b->skel->progs.giop_tap_ingress),
+			    bpf_program__fd(b->skel->progs.giop_tap_egress), err, errlen);
 }
 
 bool gs_attach_bpf_built(char *err, size_t errlen)
@@ -222,115 +213,229 @@ bool gs_attach_bpf_built(char *err, size_t errlen)
 	return true;
 }
 
-const char *gs_attach_hooks_name(enum gs_attach_hooks h)
+/* ---- which programs --------------------------------------------------------- */
+
+static bool path_has(const struct gs_hook_path *p, const char *name)
 {
-	switch (h) {
-	case GS_HOOKS_SOCK_BTF: return "tcp_sendmsg_locked + sock_recv_length (tp_btf)";
-	case GS_HOOKS_SOCK_RAW: return "tcp_sendmsg_locked + sock_recv_length (raw_tp)";
-	case GS_HOOKS_SYSCALLS: return "syscalls (fallback)";
-	case GS_HOOKS_NONE: break;
+	return p && ((p->prog[0] && strcmp(p->prog[0], name) == 0) || (p->prog[1] && strcmp(p->prog[1], name) == 0));
+}
+
+static bool path_in_object(struct bpf_object *o, const struct gs_hook_path *p)
+{
+	for (int k = 0; k < 2; k++)
+		if (p->prog[k] && !bpf_object__find_program_by_name(o, p->prog[k]))
+			return false;
+	return true;
+}
+
+static bool is_tap(const struct bpf_program *p)
+{
+	return bpf_program__type(p) == BPF_PROG_TYPE_SCHED_CLS;
+}
+
+/* The object as attach loads it, configured by cfg, nothing loaded yet: for
+ * --check and the saved verifier logs (the skeleton's own bytes). */
+static struct bpf_object *open_object(const void *arg)
+{
+	const struct gs_attach_bpf_cfg *cfg = arg;
+	struct giop_tap_bpf__rodata rod;
+	size_t sz, ro_sz;
+	const void *bytes = giop_tap_bpf__elf_bytes(&sz);
+	struct bpf_object *o = gs_load_open_mem(bytes, sz, "giop_tap_bpf", &rod, sizeof rod, &ro_sz);
+	struct bpf_map *m;
+	if (!o)
+		return NULL;
+	set_rodata(&rod, cfg);
+	gs_load_set_rodata(o, &rod, ro_sz);
+	if ((m = bpf_object__find_map_by_name(o, "events")))
+		bpf_map__set_max_entries(m, cfg->ring_bytes);
+	if ((m = bpf_object__find_map_by_name(o, "flows")))
+		bpf_map__set_max_entries(m, cfg->max_flows);
+	return o;
+}
+
+/* Why a side has no path, kept for the error. */
+struct side_why {
+	char reason[400];
+	char prog[64];           /* a program the kernel refused ("": none loaded) */
+};
+
+/* The next path of `side` from index `from` that --hooks allows, that the
+ * object has and whose hook the kernel has; -1: none (why in w). */
+static int next_path(const struct gs_attach_bpf_cfg *cfg, const struct gs_hook_env *env, struct bpf_object *o,
+		     enum gs_hook_side side, int from, struct side_why *w)
+{
+	const struct gs_hook_path *paths = gs_hook_paths(side);
+	for (int i = from; i < GS_HOOK_PATHS; i++) {
+		char why[300];
+		if (!gs_hooks_mode_takes(cfg->hooks, paths[i].kind) || !path_in_object(o, &paths[i]))
+			continue;
+		if (gs_hook_probe(env, &paths[i], why, sizeof why))
+			return i;
+		snprintf(w->reason, sizeof w->reason, "%s", why);
+		w->prog[0] = '\0';
 	}
-	return "none (packets only)";
+	if (!w->reason[0])
+		snprintf(w->reason, sizeof w->reason, "this build's object has no %s program for the %s side",
+			 cfg->hooks == GS_HOOKS_AUTO ? "" : gs_hooks_mode_name(cfg->hooks),
+			 side == GS_SIDE_SEND ? "send" : "recv");
+	return -1;
 }
 
-/* The programs of one way of hooking sends and recvs, by name. */
-static bool prog_of(const struct bpf_program *prog, enum gs_attach_hooks h)
+/* Opens and loads the object with the tap and the programs of paths `send`
+ * and `recv` (NULL: none), and attaches those.  0; or a negative errno value
+ * with the skeleton gone and, when the kernel refused a program, *bad and
+ * its verdict in v. */
+static int load_with(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cfg, const struct gs_hook_path *send,
+		     const struct gs_hook_path *recv, const char **bad, struct gs_prog_verdict *v)
 {
-	static const char *const names[][2] = {
-		[GS_HOOKS_SOCK_BTF] = { "tcp_send_btf", "sock_recv_btf" },
-		[GS_HOOKS_SOCK_RAW] = { "tcp_send_raw", "sock_recv_raw" },
-		[GS_HOOKS_SYSCALLS] = { "sys_enter", "sys_exit" },
-	};
-	const char *n = bpf_program__name(prog);
-	if (h == GS_HOOKS_NONE)
-		return false;
-	return strcmp(n, names[h][0]) == 0 || strcmp(n, names[h][1]) == 0;
-}
-
-/* The kernel has both socket-layer tracepoints (their BTF typedefs: what
- * tp_btf attaches by, and there for every tracepoint of a kernel with BTF). */
-static bool sock_tracepoints(void)
-{
-	struct btf *vm = btf__load_vmlinux_btf();
-	bool ok;
-	if (!vm)
-		return false;
-	ok = btf__find_by_name_kind(vm, "btf_trace_tcp_sendmsg_locked", BTF_KIND_TYPEDEF) > 0 &&
-	     btf__find_by_name_kind(vm, "btf_trace_sock_recv_length", BTF_KIND_TYPEDEF) > 0;
-	btf__free(vm);
-	return ok;
-}
-
-/* Opens and loads the object with the send/recv programs of `h` only.  0, or
- * a negative errno value with the skeleton gone. */
-static int load_with(struct gs_attach_bpf *b, const struct gs_attach_bpf_cfg *cfg, enum gs_attach_hooks h)
-{
-	struct bpf_program *prog;
+	struct gs_load_logs logs;
+	struct bpf_program *prog, *refused = NULL;
 	int r;
+	*bad = NULL;
 	b->skel = giop_tap_bpf__open();
 	if (!b->skel)
 		return -errno;
-	set_rodata(b->skel, cfg);
+	set_rodata(b->skel->rodata, cfg);
 	bpf_map__set_max_entries(b->skel->maps.events, cfg->ring_bytes);
 	bpf_map__set_max_entries(b->skel->maps.flows, cfg->max_flows);
-	bpf_object__for_each_program(prog, b->skel->obj)
-		if (bpf_program__type(prog) != BPF_PROG_TYPE_SCHED_CLS)
-			bpf_program__set_autoload(prog, prog_of(prog, h));
-	if ((r = giop_tap_bpf__load(b->skel)) == 0 && h != GS_HOOKS_NONE)
-		r = giop_tap_bpf__attach(b->skel);
+	bpf_object__for_each_program(prog, b->skel->obj) {
+		const char *n = bpf_program__name(prog);
+		bpf_program__set_autoload(prog, is_tap(prog) || path_has(send, n) || path_has(recv, n));
+	}
+	r = gs_load_logs_set(&logs, b->skel->obj);
+	if (r == 0) {
+		gs_load_warnings_begin();
+		r = giop_tap_bpf__load(b->skel);
+		libbpf_set_print(libbpf_print);
+		if (r)
+			refused = gs_load_logs_refused(&logs, r, v);
+	}
+	gs_load_logs_free(&logs);
+	if (refused) {
+		/* the name outlives the object: the caller's verdict holds it */
+		*bad = v->program;
+		snprintf(v->hook, sizeof v->hook, "%s", is_tap(refused) ? "tc" : "");
+	}
+	/* the hooks, one by one: a hook the kernel refuses is that side's failure */
+	for (int s = 0; s < 2 && r == 0; s++) {
+		const struct gs_hook_path *p = s == 0 ? send : recv;
+		for (int k = 0; p && k < 2 && p->prog[k] && r == 0; k++) {
+			struct bpf_link *l;
+			prog = bpf_object__find_program_by_name(b->skel->obj, p->prog[k]);
+			libbpf_set_print(libbpf_quiet);
+			l = bpf_program__attach(prog);
+			libbpf_set_print(libbpf_print);
+			if (!l) {
+				r = -errno;
+				*bad = v->program;
+				snprintf(v->program, sizeof v->program, "%s", p->prog[k]);
+				snprintf(v->reason, sizeof v->reason, "the kernel refused to attach %s to %s: %s", p->prog[k],
+					 p->hook[k], strerror(errno));
+				v->insns = -1;
+				break;
+			}
+			b->hook_links[b->n_hook_links++] = l;
+		}
+	}
 	if (r) {
+		for (uint32_t i = 0; i < b->n_hook_links; i++)
+			bpf_link__destroy(b->hook_links[i]);
+		b->n_hook_links = 0;
 		giop_tap_bpf__destroy(b->skel);
 		b->skel = NULL;
 	}
 	return r;
 }
 
+#define WORKS_TAP "what works without attach: `giopscope live -i IFACE` and `giopscope read` of a capture"
+#define WORKS_HOOKS "`giopscope attach --check` shows what loads here; `attach --packets-only`, `live -i IFACE` " \
+		    "and `read` of a capture work without the send/recv hooks"
+
 int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cfg *cfg,
 		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen)
 {
 	struct gs_attach_bpf *b;
-	int r;
+	struct gs_hook_env env;
+	struct bpf_object *names;
+	struct side_why why[2];
+	struct gs_load_notice note;
+	int idx[2] = { -1, -1 }, r = 0;
 
 	*out = NULL;
 	libbpf_set_print(libbpf_print);
 	b = calloc(1, sizeof *b);
 	if (!b)
 		return fail(err, errlen, "out of memory");
+	gs_tc_init(&b->tc);
 	b->fn = fn;
 	b->syscalls = cfg->syscalls;
 	b->arg = arg;
-	/* sends and recvs: at the socket layer (tp_btf, where the verifier takes
-	 * it, else raw_tp), the syscall hooks only on a kernel without those
-	 * tracepoints or when asked for */
-	if (!cfg->syscalls) {
-		b->hooks = GS_HOOKS_NONE;
-		r = load_with(b, cfg, GS_HOOKS_NONE);
-	} else if (cfg->syscall_hooks || !sock_tracepoints()) {
-		b->hooks = GS_HOOKS_SYSCALLS;
-		r = load_with(b, cfg, GS_HOOKS_SYSCALLS);
-	} else {
-		libbpf_set_print(libbpf_quiet);
-		b->hooks = GS_HOOKS_SOCK_BTF;
-		r = load_with(b, cfg, GS_HOOKS_SOCK_BTF);
-		libbpf_set_print(libbpf_print);
-		if (r) {
-			b->hooks = GS_HOOKS_SOCK_RAW;
-			r = load_with(b, cfg, GS_HOOKS_SOCK_RAW);
-		}
-	}
-	if (r) {
-		if (b->hooks == GS_HOOKS_SOCK_RAW)
-			fail(err, errlen, "cannot load or attach the eBPF programs (send/recv instants: "
-			     "tcp_sendmsg_locked + sock_recv_length; --syscall-hooks for the syscalls): %s",
-			     strerror(-r));
-		else
-			fail(err, errlen, "cannot load or attach the eBPF programs (send/recv instants: %s): %s",
-			     gs_attach_hooks_name(b->hooks), strerror(-r));
+	memset(why, 0, sizeof why);
+	/* each side's best path that the kernel has, decided from its BTF and
+	 * sysfs: a whole-object load re-verifies the tap (seconds under QEMU) */
+	gs_hook_env_open(&env);
+	names = open_object(cfg);
+	if (!names) {
+		gs_hook_env_close(&env);
+		fail(err, errlen, "cannot open the eBPF object: %s", strerror(errno));
 		goto bad;
 	}
+	for (int s = 0; s < 2 && cfg->syscalls; s++)
+		idx[s] = next_path(cfg, &env, names, (enum gs_hook_side)s, 0, &why[s]);
+	gs_load_notice_start(&note, "giopscope attach: loading the eBPF programs (the kernel's verifier is slow "
+			     "here)...\n");
+	for (;;) {
+		struct gs_prog_verdict v;
+		const char *badp;
+		int s;
+		if (cfg->syscalls && (idx[0] < 0 || idx[1] < 0)) {
+			struct gs_prog_verdict w;
+			s = idx[0] < 0 ? 0 : 1;
+			memset(&w, 0, sizeof w);
+			snprintf(w.program, sizeof w.program, "%s", why[s].prog);
+			snprintf(w.reason, sizeof w.reason, "%s", why[s].reason);
+			gs_load_notice_stop(&note);
+			{
+				char what[128];
+				snprintf(what, sizeof what, "no way to take the %s instants%s%s: ", s == 0 ? "send" : "recv",
+					 cfg->hooks == GS_HOOKS_AUTO ? "" : " with --hooks ",
+					 cfg->hooks == GS_HOOKS_AUTO ? "" : gs_hooks_mode_name(cfg->hooks));
+				gs_load_refusal(&w, -1, open_object, cfg, what, WORKS_HOOKS, err, errlen);
+			}
+			r = -1;
+			break;
+		}
+		b->path[0] = cfg->syscalls ? &gs_hook_paths(GS_SIDE_SEND)[idx[0]] : NULL;
+		b->path[1] = cfg->syscalls ? &gs_hook_paths(GS_SIDE_RECV)[idx[1]] : NULL;
+		memset(&v, 0, sizeof v);
+		r = load_with(b, cfg, b->path[0], b->path[1], &badp, &v);
+		if (r == 0)
+			break;
+		s = path_has(b->path[0], badp ? badp : "") ? 0 : path_has(b->path[1], badp ? badp : "") ? 1 : -1;
+		if (s < 0) {
+			gs_load_notice_stop(&note);
+			gs_load_refusal(badp ? &v : NULL, r, open_object, cfg, "", WORKS_TAP, err, errlen);
+			break;
+		}
+		/* that side's next path (a reload: the kernel said no only now) */
+		snprintf(why[s].reason, sizeof why[s].reason, "%s", v.reason);
+		snprintf(why[s].prog, sizeof why[s].prog, "%s", v.insns >= 0 || v.err ? badp : "");
+		idx[s] = next_path(cfg, &env, names, (enum gs_hook_side)s, idx[s] + 1, &why[s]);
+		if (idx[s] < 0) {
+			/* what the last refused path said, not "none left" */
+			snprintf(why[s].reason, sizeof why[s].reason, "%s", v.reason);
+			snprintf(why[s].prog, sizeof why[s].prog, "%s", badp);
+		}
+	}
+	gs_load_notice_stop(&note);
+	bpf_object__close(names);
+	gs_hook_env_close(&env);
+	if (r)
+		goto bad;
 	/* before the first packet: ingress receive stamps convert with it */
 	b->skel->bss->tai_off = gs_rxstamp_tai_off();
-	if (fill_maps(b->skel, cfg, err, errlen) || attach_tcx(b, cfg, err, errlen))
+	if (fill_maps(b->skel, cfg, err, errlen) || attach_tap(b, cfg, err, errlen))
 		goto bad;
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_record, b, NULL);
 	if (!b->rb) {
@@ -344,9 +449,126 @@ bad:
 	return 2;
 }
 
-enum gs_attach_hooks gs_attach_bpf_hooks(const struct gs_attach_bpf *b)
+void gs_attach_bpf_paths(const struct gs_attach_bpf *b, char *buf, size_t len)
 {
-	return b->hooks;
+	const struct gs_hook_path *s = b->path[0], *r = b->path[1];
+	if (!s || !r)
+		snprintf(buf, len, "none (packets only)");
+	else if (s->kind == GS_HK_SYSCALLS && r->kind == GS_HK_SYSCALLS)
+		snprintf(buf, len, "syscalls (fallback)");
+	else if (s->kind == r->kind)
+		snprintf(buf, len, "%s + %s (%s)", s->target, r->target, gs_hook_kind_name(s->kind));
+	else
+		snprintf(buf, len, "%s + %s (%s + %s)", s->target, r->target, gs_hook_kind_name(s->kind),
+			 gs_hook_kind_name(r->kind));
+}
+
+const char *gs_attach_bpf_tc(const struct gs_attach_bpf *b)
+{
+	return gs_tc_mode_name(b->tc.used);
+}
+
+/* ---- attach --check ---------------------------------------------------------- */
+
+static void check_one(const struct gs_attach_bpf_cfg *cfg, const char *name, const char *hook, bool used,
+		      struct gs_prog_verdict *v)
+{
+	memset(v, 0, sizeof *v);
+	snprintf(v->program, sizeof v->program, "%s", name);
+	snprintf(v->hook, sizeof v->hook, "%s", hook);
+	v->used = used;
+	if (!gs_load_alone(open_object, cfg, name, v)) {
+		v->insns = -1;
+		snprintf(v->reason, sizeof v->reason, "not in this build's object");
+	}
+}
+
+int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, void *arg)
+{
+	static const char *const taps[2] = { "giop_tap_ingress", "giop_tap_egress" };
+	struct gs_hook_env env;
+	struct bpf_object *names;
+	struct gs_load_notice note;
+	struct gs_prog_verdict v;
+	enum gs_tc_mode tc;
+	int bad = 0;
+	libbpf_set_print(libbpf_quiet);
+	names = open_object(cfg);
+	if (!names) {
+		memset(&v, 0, sizeof v);
+		snprintf(v.program, sizeof v.program, "giop_tap");
+		snprintf(v.reason, sizeof v.reason, "cannot open the eBPF object: %s", strerror(errno));
+		v.used = true;
+		v.insns = -1;
+		fn(arg, &v);
+		return 1;
+	}
+	gs_hook_env_open(&env);
+	gs_load_notice_start(&note, "giopscope attach: loading each eBPF program on its own (a load of each "
+			     "candidate: seconds)...\n");
+	tc = cfg->tc != GS_TC_AUTO ? cfg->tc : gs_tc_have_tcx() ? GS_TC_TCX : GS_TC_CLSACT;
+	for (int k = 0; k < 2; k++) {
+		char hook[64];
+		snprintf(hook, sizeof hook, "tc %s (%s)", k ? "egress" : "ingress", gs_tc_mode_name(tc));
+		check_one(cfg, taps[k], hook, true, &v);
+		bad += !v.loaded;
+		fn(arg, &v);
+	}
+	/* each side: every candidate --hooks allows, in attach's order; the
+	 * first that loads and whose hook the kernel has is attach's */
+	for (int s = 0; s < 2 && cfg->syscalls; s++) {
+		const struct gs_hook_path *paths = gs_hook_paths((enum gs_hook_side)s);
+		/* a side's rows, written once it is known which path attach takes */
+		struct gs_prog_verdict pv[2 * GS_HOOK_PATHS];
+		bool chosen = false;
+		int tried = 0, n = 0;
+		for (int i = 0; i < GS_HOOK_PATHS; i++) {
+			char why[300];
+			bool have, ok = true;
+			int first = n;
+			if (!gs_hooks_mode_takes(cfg->hooks, paths[i].kind) || !path_in_object(names, &paths[i]))
+				continue;
+			tried++;
+			have = gs_hook_probe(&env, &paths[i], why, sizeof why);
+			for (int k = 0; k < 2 && paths[i].prog[k]; k++, n++) {
+				check_one(cfg, paths[i].prog[k], paths[i].hook[k], false, &pv[n]);
+				if (pv[n].loaded && !have) {
+					/* it loads, but the kernel has nothing to attach it to */
+					pv[n].loaded = false;
+					snprintf(pv[n].reason, sizeof pv[n].reason, "%s", why);
+				}
+				ok = ok && pv[n].loaded;
+			}
+			for (int k = first; k < n; k++)
+				pv[k].used = ok && !chosen;
+			chosen = chosen || ok;
+		}
+		/* no path loads: attach would try each of them, and fail */
+		for (int k = 0; k < n; k++) {
+			if (!chosen)
+				pv[k].used = true;
+			fn(arg, &pv[k]);
+		}
+		if (!chosen) {
+			bad++;
+			memset(&v, 0, sizeof v);
+			snprintf(v.program, sizeof v.program, "(%s side)", s ? "recv" : "send");
+			snprintf(v.hook, sizeof v.hook, "--hooks %s", gs_hooks_mode_name(cfg->hooks));
+			v.used = true;
+			v.insns = -1;
+			if (tried)
+				snprintf(v.reason, sizeof v.reason, "no %s path loads here", s ? "recv" : "send");
+			else
+				snprintf(v.reason, sizeof v.reason, "this build's object has no %s program for the %s side",
+					 gs_hooks_mode_name(cfg->hooks), s ? "recv" : "send");
+			fn(arg, &v);
+		}
+	}
+	gs_load_notice_stop(&note);
+	gs_hook_env_close(&env);
+	bpf_object__close(names);
+	libbpf_set_print(libbpf_print);
+	return bad;
 }
 
 /* The syscalls still waiting in the kernel's watch_tab for a segment to
@@ -425,8 +647,10 @@ void gs_attach_bpf_close(struct gs_attach_bpf *b)
 	if (!b)
 		return;
 	ring_buffer__free(b->rb);
-	for (uint32_t i = 0; i < b->n_links; i++)
-		close(b->links[i]);
+	/* the tap first: clsact filters are not taken away by the kernel */
+	gs_tc_detach(&b->tc);
+	for (uint32_t i = 0; i < b->n_hook_links; i++)
+		bpf_link__destroy(b->hook_links[i]);
 	if (b->skel)
 		giop_tap_bpf__destroy(b->skel);
 	free(b);

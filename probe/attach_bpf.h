@@ -1,11 +1,14 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Loading and attaching the eBPF taps of `giopscope attach` (ebpf/giop_tap.bpf.c)
  * and reading their ring buffer.  The only file that sees libbpf and the
  * skeleton; without them (a build with no eBPF) gs_attach_bpf_open says so.
  *
- * Everything attached is owned by a file descriptor of this process: TCX
- * links on the interfaces, raw tracepoint links for the send/recv hooks, no pinned
- * maps, no tc qdisc.  When the process ends, however it ends, the kernel
- * detaches it all. */
+ * The send/recv hooks are chosen per side by probing the kernel, best first
+ * (attach_hooks.h); the packet tap goes on TCX links or, before 6.6, tc
+ * clsact filters (attach_tc.h).  Everything but clsact filters is owned by a
+ * file descriptor of this process (links, maps, nothing pinned): the kernel
+ * detaches it however the process ends; the filters are taken away by
+ * gs_attach_bpf_close, and a later start removes those a SIGKILL left. */
 #ifndef GS_ATTACH_BPF_H
 #define GS_ATTACH_BPF_H
 
@@ -15,16 +18,11 @@
 #include <stdint.h>
 
 #include "../ebpf/giop_tap.h"
+#include "attach_hooks.h"
+#include "attach_load.h"
+#include "attach_tc.h"
 
 struct gs_attach_bpf;
-
-/* Where the send and recv instants come from. */
-enum gs_attach_hooks {
-	GS_HOOKS_SOCK_BTF,        /* tcp:tcp_sendmsg_locked + sock:sock_recv_length, tp_btf */
-	GS_HOOKS_SOCK_RAW,        /* the same as raw_tp (where tp_btf is refused) */
-	GS_HOOKS_SYSCALLS,        /* raw_syscalls:sys_enter/sys_exit (fallback) */
-	GS_HOOKS_NONE,            /* --packets-only */
-};
 
 struct gs_attach_iface {
 	char name[IF_NAMESIZE];
@@ -47,8 +45,8 @@ struct gs_attach_bpf_cfg {
 	const struct gs_attach_iface *ifaces;
 	uint32_t n_ifaces;
 	bool syscalls;            /* the send/recv hooks too (else the packet tap only) */
-	bool syscall_hooks;       /* ... on raw_syscalls:sys_enter/sys_exit even where the
-				   * socket-layer tracepoints are there (--syscall-hooks) */
+	enum gs_hooks_mode hooks; /* --hooks (--syscall-hooks: syscalls) */
+	enum gs_tc_mode tc;       /* --tc-attach */
 	uint32_t ring_bytes;      /* a power of two, at least a page */
 	uint32_t max_flows;       /* framing states (directions) kept */
 	uint32_t fcache_slots;    /* ... of them direct-mapped first: 0 or a power of two <= GS_TAP_FCACHE_SLOTS */
@@ -73,9 +71,16 @@ void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__
 /* The ring buffer's map, for other eBPF objects to write into (the TLS
  * probes: one ring, one order).  -1 in a build without eBPF. */
 int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b);
-/* Which send/recv hooks gs_attach_bpf_open loaded, and their name. */
-enum gs_attach_hooks gs_attach_bpf_hooks(const struct gs_attach_bpf *b);
-const char *gs_attach_hooks_name(enum gs_attach_hooks h);
+/* Where the send/recv instants come from ("tcp_sendmsg_locked +
+ * sock_recv_length (tp_btf)", "syscalls (fallback)", "none (packets only)")
+ * and how the tap is attached ("tcx", "clsact"), for attach's first line. */
+void gs_attach_bpf_paths(const struct gs_attach_bpf *b, char *buf, size_t len);
+const char *gs_attach_bpf_tc(const struct gs_attach_bpf *b);
+/* attach --check: loads each program attach would use with `cfg` (and each
+ * candidate of the send/recv sides) alone, attaching nothing; a row each.
+ * Returns how many of the programs attach would use were refused (a side
+ * with no path that loads counts one). */
+int gs_attach_bpf_check(const struct gs_attach_bpf_cfg *cfg, gs_verdict_fn fn, void *arg);
 /* Detaches and frees everything. */
 void gs_attach_bpf_close(struct gs_attach_bpf *b);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* capget directly: no libcap for three bits. */
 #include "attach_caps.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The capabilities `giopscope attach` needs to load and attach its eBPF taps
  * (giving them up once that is done: privdrop.h, shared with -Z). */
 #ifndef GS_ATTACH_CAPS_H

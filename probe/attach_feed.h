@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* From the ring buffer of the eBPF taps to the session: segment records
  * become gs_engine_segment() calls (metadata and message heads, the engine
  * frames and pairs as for a capture), syscall records are kept by sequence

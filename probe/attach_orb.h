@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* `giopscope attach --orb PROFILE`: uprobes on an ORB's upcall boundary
  * (ebpf/orb_upcall.bpf.c), read into a thread log (analysis/thread_log.h).
  *
@@ -14,6 +15,7 @@
 
 #include "../analysis/orb_profile.h"
 #include "../analysis/thread_log.h"
+#include "attach_load.h"
 
 /* A compiled-in profile by name, or (with a '/') a profile file.  0, or 1
  * with a one-line reason (unknown name, bad line) in `err`. */
@@ -37,5 +39,8 @@ void gs_orb_probe_drain(struct gs_orb_probe *p);
 int64_t gs_orb_probe_complete(const struct gs_orb_probe *p, uint64_t *stalls);
 void gs_orb_probe_counts(const struct gs_orb_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost);
 void gs_orb_probe_close(struct gs_orb_probe *p);
+/* attach --check: the upcall programs loaded alone as gs_orb_probe_open
+ * would, nothing attached, a row each; returns how many were refused. */
+int gs_orb_probe_check(const uint32_t *tgids, uint32_t n, gs_verdict_fn fn, void *arg);
 
 #endif

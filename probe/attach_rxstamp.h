@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The kernel's receive stamp for `giopscope attach`'s ingress instants
  * (ebpf/giop_tap.bpf.c, seg_time): keeping host-wide rx timestamping on while
  * attach runs (--rx-stamp; not by default, it costs every receiving process of
@@ -9,7 +10,7 @@
 
 /* A socket with SO_TIMESTAMPNS: while it is open the kernel stamps every
  * received packet of the host at netif_rx / netif_receive_skb (a
- * ktime_get_real() each; docs/benchmarks.md, session 11: what that costs).
+ * ktime_get_real() each; docs/benchmarks.md says what that costs).
  * Its descriptor, or -errno. */
 int gs_rxstamp_hold(void);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "attach_sched.h"
 
 #include <errno.h>
@@ -46,6 +47,15 @@ void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, ui
 void gs_sched_probe_close(struct gs_sched_probe *p)
 {
 	(void)p;
+}
+
+int gs_sched_probe_check(const uint32_t *tgids, uint32_t n, gs_verdict_fn fn, void *arg)
+{
+	(void)tgids;
+	(void)n;
+	(void)fn;
+	(void)arg;
+	return 1;
 }
 
 #else
@@ -108,6 +118,40 @@ static int on_record(void *ctx, void *data, size_t len)
 	return 0;
 }
 
+struct check_arg {
+	const uint32_t *tgids;
+	uint32_t n;
+};
+
+static struct bpf_object *open_object(const void *arg);
+
+/* The skeleton's load with a verifier log per program: a refusal is said
+ * in words (the program, why, the kernel, the saved log).  0 or 2. */
+static int load(struct sched_bpf *skel, const uint32_t *tgids, uint32_t n, char *err, size_t errlen)
+{
+	struct check_arg c = { tgids, n };
+	struct gs_load_logs logs;
+	struct gs_prog_verdict v;
+	libbpf_print_fn_t was;
+	bool prog;
+	int r;
+	if (gs_load_logs_set(&logs, skel->obj) != 0) {
+		gs_load_logs_free(&logs);
+		snprintf(err, errlen, "out of memory");
+		return 2;
+	}
+	was = gs_load_warnings_begin();
+	r = sched_bpf__load(skel);
+	libbpf_set_print(was);
+	memset(&v, 0, sizeof v);
+	prog = r && gs_load_logs_refused(&logs, r, &v) != NULL;
+	gs_load_logs_free(&logs);
+	if (!r)
+		return 0;
+	return gs_load_refusal(prog ? &v : NULL, r, open_object, &c, "--sched: ",
+			       "attach without --sched works", err, errlen);
+}
+
 int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint32_t n, struct gs_tlog *log,
 			char *err, size_t errlen)
 {
@@ -141,10 +185,8 @@ int gs_sched_probe_open(struct gs_sched_probe **out, const uint32_t *tgids, uint
 		p->skel->rodata->tgids[i] = tgids[i];
 	/* wake the reader when a quarter of the ring waits */
 	p->skel->rodata->wake_bytes = bpf_map__max_entries(p->skel->maps.sched_events) / 4;
-	if ((r = sched_bpf__load(p->skel)) != 0) {
-		snprintf(err, errlen, "--sched: cannot load the scheduler probes: %s", strerror(-r));
+	if ((r = load(p->skel, tgids, n, err, errlen)) != 0)
 		goto fail;
-	}
 	if ((r = sched_bpf__attach(p->skel)) != 0) {
 		snprintf(err, errlen, "--sched: cannot attach to sched_switch/sched_wakeup (tp_btf): %s", strerror(-r));
 		goto fail;
@@ -201,6 +243,35 @@ void gs_sched_probe_close(struct gs_sched_probe *p)
 	if (p->dump)
 		fclose(p->dump);
 	free(p);
+}
+
+
+/* the object as gs_sched_probe_open configures it, from the skeleton's bytes */
+static struct bpf_object *open_object(const void *arg)
+{
+	const struct check_arg *c = arg;
+	struct sched_bpf__rodata rod;
+	size_t sz, ro_sz;
+	const void *bytes = sched_bpf__elf_bytes(&sz);
+	struct bpf_object *o = gs_load_open_mem(bytes, sz, "sched_bpf", &rod, sizeof rod, &ro_sz);
+	struct bpf_map *ev = o ? bpf_object__find_map_by_name(o, "sched_events") : NULL;
+	if (!ev) {
+		bpf_object__close(o);
+		errno = ENOENT;
+		return NULL;
+	}
+	rod.n_tgids = c->n;
+	for (uint32_t i = 0; i < c->n; i++)
+		rod.tgids[i] = c->tgids[i];
+	rod.wake_bytes = bpf_map__max_entries(ev) / 4;
+	gs_load_set_rodata(o, &rod, ro_sz);
+	return o;
+}
+
+int gs_sched_probe_check(const uint32_t *tgids, uint32_t n, gs_verdict_fn fn, void *arg)
+{
+	struct check_arg c = { tgids, n < GS_SCHED_TGIDS ? n : GS_SCHED_TGIDS };
+	return gs_load_check_all(open_object, &c, fn, arg);
 }
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* `giopscope attach --sched`: the scheduler probes (ebpf/sched.bpf.c) of the
  * followed thread groups, read into a thread log (analysis/thread_log.h).
  * The only file that sees the sched skeleton; a build without eBPF gets a
@@ -9,6 +10,7 @@
 #include <stdint.h>
 
 #include "../analysis/thread_log.h"
+#include "attach_load.h"
 
 struct gs_sched_probe;
 
@@ -29,5 +31,8 @@ uint64_t gs_sched_probe_written(const struct gs_sched_probe *p);
  * the last loss in *last_lost (0: none). */
 void gs_sched_probe_counts(const struct gs_sched_probe *p, uint64_t *records, uint64_t *lost, int64_t *last_lost);
 void gs_sched_probe_close(struct gs_sched_probe *p);
+/* attach --check: each program loaded alone as gs_sched_probe_open would,
+ * nothing attached, a row each; returns how many were refused. */
+int gs_sched_probe_check(const uint32_t *tgids, uint32_t n, gs_verdict_fn fn, void *arg);
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What `giopscope attach` follows, found in /proc and the network stack:
  * processes by pid or by name, the ports they listen on, the network
  * namespace they live in, the interfaces to tap. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The syscall instants of `giopscope attach`, kept per direction of each
  * connection until the calls they belong to end: sends (entry time, first
  * sequence number, the message the buffer starts with) and recvs (return time, sequence range returned).  A call

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "attach_tls.h"
 
 #include <errno.h>
@@ -574,9 +575,16 @@ void gs_tls_probes_close(struct gs_tls_probes *p)
 	(void)p;
 }
 
+int gs_tls_probes_check(const uint32_t *pids, uint32_t n_pids, gs_verdict_fn fn, void *arg)
+{
+	(void)pids, (void)n_pids, (void)fn, (void)arg;
+	return -1;
+}
+
 #else
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 /* the generated skeleton casts const away */
@@ -584,6 +592,41 @@ void gs_tls_probes_close(struct gs_tls_probes *p)
 #pragma GCC diagnostic ignored "-Wcast-qual"
 #include "tls.skel.h"
 #pragma GCC diagnostic pop
+
+/* The kernel has this tracepoint (its BTF typedef: what tp_btf attaches by). */
+static bool has_tracepoint(const char *name)
+{
+	char t[128];
+	struct btf *vm = btf__load_vmlinux_btf();
+	bool ok;
+	if (!vm)
+		return false;
+	snprintf(t, sizeof t, "btf_trace_%s", name);
+	ok = btf__find_by_name_kind(vm, t, BTF_KIND_TYPEDEF) > 0;
+	btf__free(vm);
+	return ok;
+}
+
+/* The TCP send and recv hooks of the TLS probes: the socket layer's
+ * tracepoints where the kernel has them, else fentry/fexit on
+ * tcp_sendmsg_locked and tcp_recvmsg (Debian 12's 6.1 has neither
+ * tracepoint, 6.12 no tcp_sendmsg_locked); only the chosen ones are loaded. */
+static void pick_tcp_hooks(struct bpf_object *o)
+{
+	bool send_tp = has_tracepoint("tcp_sendmsg_locked"), recv_tp = has_tracepoint("sock_recv_length");
+	bpf_program__set_autoload(bpf_object__find_program_by_name(o, "tls_tcp_send"), send_tp);
+	bpf_program__set_autoload(bpf_object__find_program_by_name(o, "tls_tcp_send_fentry"), !send_tp);
+	bpf_program__set_autoload(bpf_object__find_program_by_name(o, "tls_tcp_recv"), recv_tp);
+	bpf_program__set_autoload(bpf_object__find_program_by_name(o, "tls_tcp_recv_fexit"), !recv_tp);
+}
+
+static struct bpf_program *tcp_hook(struct tls_bpf *skel, bool send)
+{
+	if (send)
+		return bpf_program__autoload(skel->progs.tls_tcp_send) ? skel->progs.tls_tcp_send
+								       : skel->progs.tls_tcp_send_fentry;
+	return bpf_program__autoload(skel->progs.tls_tcp_recv) ? skel->progs.tls_tcp_recv : skel->progs.tls_tcp_recv_fexit;
+}
 
 #define MAX_LINKS (GS_TLS_MAX_LIBS * 10 + 2)
 
@@ -620,6 +663,33 @@ static int uprobe(struct gs_tls_probes *p, struct bpf_program *prog, uint32_t pi
 	return 0;
 }
 
+static struct bpf_object *open_object(const void *arg);
+
+/* The skeleton's load with a verifier log per program: a refusal is said
+ * in words (the program, why, the kernel, the saved log).  0 or 2. */
+static int load(struct tls_bpf *skel, char *err, size_t errlen)
+{
+	struct gs_load_logs logs;
+	struct gs_prog_verdict v;
+	libbpf_print_fn_t was;
+	bool prog;
+	int r;
+	if (gs_load_logs_set(&logs, skel->obj) != 0) {
+		gs_load_logs_free(&logs);
+		return fail(err, errlen, "out of memory");
+	}
+	was = gs_load_warnings_begin();
+	r = tls_bpf__load(skel);
+	libbpf_set_print(was);
+	memset(&v, 0, sizeof v);
+	prog = r && gs_load_logs_refused(&logs, r, &v) != NULL;
+	gs_load_logs_free(&logs);
+	if (!r)
+		return 0;
+	return gs_load_refusal(prog ? &v : NULL, r, open_object, NULL, "the TLS probes: ",
+			       "attach of processes that do not map libssl, `live` and `read` work", err, errlen);
+}
+
 int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_t n_pids, int ring_fd,
 		       struct gs_tls_lib *libs, uint32_t *n_libs, char *err, size_t errlen)
 {
@@ -647,19 +717,20 @@ int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_
 		fail(err, errlen, "cannot share the ring buffer with the TLS probes: %s", strerror(-r));
 		goto bad;
 	}
-	if ((r = tls_bpf__load(p->skel)) != 0) {
-		fail(err, errlen, "cannot load the TLS eBPF programs: %s", strerror(-r));
+	pick_tcp_hooks(p->skel->obj);
+	if ((r = load(p->skel, err, errlen)) != 0)
 		goto bad;
-	}
-	l = bpf_program__attach(p->skel->progs.tls_tcp_send);
+	l = bpf_program__attach(tcp_hook(p->skel, true));
 	if (!l) {
-		fail(err, errlen, "cannot attach to the tracepoint tcp:tcp_sendmsg_locked: %s", strerror(errno));
+		fail(err, errlen, "cannot attach the TLS probes to %s: %s", bpf_program__section_name(tcp_hook(p->skel, true)),
+		     strerror(errno));
 		goto bad;
 	}
 	p->links[p->n_links++] = l;
-	l = bpf_program__attach(p->skel->progs.tls_tcp_recv);
+	l = bpf_program__attach(tcp_hook(p->skel, false));
 	if (!l) {
-		fail(err, errlen, "cannot attach to the tracepoint sock:sock_recv_length: %s", strerror(errno));
+		fail(err, errlen, "cannot attach the TLS probes to %s: %s", bpf_program__section_name(tcp_hook(p->skel, false)),
+		     strerror(errno));
 		goto bad;
 	}
 	p->links[p->n_links++] = l;
@@ -697,6 +768,32 @@ void gs_tls_probes_close(struct gs_tls_probes *p)
 		bpf_link__destroy(p->links[i]);
 	tls_bpf__destroy(p->skel);
 	free(p);
+}
+
+/* the object as gs_tls_probes_open loads it (its ring its own here: the
+ * verifier sees the same map type), from the skeleton's bytes, the TCP
+ * hooks it would take picked (autoload on) */
+static struct bpf_object *open_object(const void *arg)
+{
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .object_name = "tls_bpf");
+	size_t sz;
+	const void *bytes = tls_bpf__elf_bytes(&sz);
+	struct bpf_object *o = bpf_object__open_mem(bytes, sz, &oo);
+	(void)arg;
+	if (o)
+		pick_tcp_hooks(o);
+	return o;
+}
+
+int gs_tls_probes_check(const uint32_t *pids, uint32_t n_pids, gs_verdict_fn fn, void *arg)
+{
+	char path[512];
+	bool any = false;
+	for (uint32_t i = 0; i < n_pids && !any; i++)
+		any = gs_tls_find_libssl(pids[i], path, sizeof path);
+	if (!any)
+		return -1;
+	return gs_load_check_all(open_object, NULL, fn, arg);
 }
 
 #endif

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* IIOP over TLS for `giopscope attach`: uprobes on the plaintext boundary of
  * the OpenSSL 3 library a followed process maps (ebpf/tls.bpf.c), and the
  * turning of their records into what the packet tap would have shipped had
@@ -19,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "attach_load.h"
 
 #include "../ebpf/tls.h"
 #include "attach_feed.h"
@@ -109,6 +112,10 @@ struct gs_tls_lib {
 int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_t n_pids, int ring_fd,
 		       struct gs_tls_lib *libs, uint32_t *n_libs, char *err, size_t errlen);
 void gs_tls_probes_close(struct gs_tls_probes *p);
+/* attach --check: when one of `pids` maps libssl (the probes would load),
+ * each TLS program loaded alone, nothing attached, a row each; returns how
+ * many were refused (-1: no process maps libssl, nothing loaded). */
+int gs_tls_probes_check(const uint32_t *pids, uint32_t n_pids, gs_verdict_fn fn, void *arg);
 /* Where `pid` maps libssl.so.3 (through /proc/PID/root); false: it does not. */
 bool gs_tls_find_libssl(uint32_t pid, char *path, size_t len);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope attach: eBPF taps on running ORB processes.  A packet tap on the
  * interfaces (GIOP framed in the kernel, only message heads shipped) feeds the
  * same engine as `read` and `live`; syscall probes of the processes followed
@@ -13,6 +14,7 @@
 
 #include "attach_bpf.h"
 #include "attach_caps.h"
+#include "attach_check.h"
 #include "attach_feed.h"
 #include "attach_tls.h"
 #include "attach_orb.h"
@@ -44,7 +46,11 @@ struct attach_opts {
 	const char *ifaces[GS_TARGET_MAX_IFACES];
 	uint32_t n_ifaces;
 	bool packets_only;
-	bool syscall_hooks;
+	enum gs_hooks_mode hooks;    /* --hooks, --syscall-hooks */
+	const char *hooks_opt;       /* which of the two said it (NULL: neither) */
+	enum gs_tc_mode tc;          /* --tc-attach */
+	bool check;                  /* --check */
+	bool check_all;              /* --check-all */
 	uint64_t ring_bytes;
 	uint64_t map_flows;
 	uint64_t map_fcache;
@@ -106,7 +112,7 @@ static void usage(FILE *f)
 			 "servant_us,orb_out_us.\n"
 			 "Needs CAP_BPF, CAP_PERFMON and CAP_NET_ADMIN (root); gives them all up once attached.\n"
 			 "exit: 0 stopped (SIGINT/SIGTERM/SIGHUP, --duration, --count, every --pid process exited),\n"
-			 "      1 a bad --orb profile file,\n"
+			 "      1 a bad --orb profile file; --check: a program attach would use is refused,\n"
 			 "      2 usage or environment error (also: a tapped interface went away, docs/attach.md)\n");
 }
 
@@ -166,7 +172,25 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 			a->orb = optarg;
 			break;
 		case GS_O_SYSCALL_HOOKS:
-			a->syscall_hooks = true;
+		case GS_O_HOOKS: {
+			enum gs_hooks_mode m = GS_HOOKS_SYSCALLS;
+			if (opt == GS_O_HOOKS && gs_hooks_mode_parse(optarg, &m) != 0)
+				return bad("--hooks wants auto, tracepoint, fentry, kprobe or syscalls");
+			if (a->hooks_opt && m != a->hooks)
+				return bad("--hooks and --syscall-hooks disagree: give one");
+			a->hooks = m;
+			a->hooks_opt = opt == GS_O_HOOKS ? "--hooks" : "--syscall-hooks";
+			break;
+		}
+		case GS_O_TC_ATTACH:
+			if (gs_tc_mode_parse(optarg, &a->tc) != 0)
+				return bad("--tc-attach wants auto, tcx or clsact");
+			break;
+		case GS_O_CHECK:
+			a->check = true;
+			break;
+		case GS_O_CHECK_ALL:
+			a->check = a->check_all = true;
 			break;
 		case GS_O_IDLE_READER:
 			a->idle_reader = true;
@@ -219,8 +243,10 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		return bad("--sched and --orb split the syscall instants: not with --packets-only");
 	if ((a->sched || a->orb) && !a->n_pids && !a->comm)
 		return bad("--sched and --orb follow the processes given by --pid or --comm");
-	if (a->packets_only && a->syscall_hooks)
-		return bad("--packets-only and --syscall-hooks do not go together");
+	if (a->packets_only && a->hooks_opt && a->hooks != GS_HOOKS_AUTO) {
+		fprintf(stderr, "giopscope attach: --packets-only and %s do not go together\n", a->hooks_opt);
+		return 2;
+	}
 	return 0;
 }
 
@@ -296,7 +322,8 @@ static int resolve(struct attach_ctx *x, struct attach_opts *a, struct gs_attach
 	cfg->ifaces = x->ifaces;
 	cfg->n_ifaces = x->n_ifaces;
 	cfg->syscalls = !a->packets_only;
-	cfg->syscall_hooks = a->syscall_hooks;
+	cfg->hooks = a->hooks;
+	cfg->tc = a->tc;
 	cfg->ring_bytes = (uint32_t)a->ring_bytes;
 	cfg->max_flows = (uint32_t)a->map_flows;
 	cfg->fcache_slots = (uint32_t)a->map_fcache;
@@ -339,9 +366,50 @@ static void describe(const struct attach_ctx *x, const struct attach_opts *a, co
 	for (uint32_t i = 0; i < x->n_libs; i++)
 		fprintf(stderr, "%s%u %s", i ? ", " : "; TLS (uprobes on libssl): pid ", x->libs[i].pid,
 			x->libs[i].path);
-	if (!a->packets_only)
-		fprintf(stderr, "; send/recv instants: %s", gs_attach_hooks_name(gs_attach_bpf_hooks(x->bpf)));
-	fprintf(stderr, "\n");
+	if (!a->packets_only) {
+		char paths[160];
+		gs_attach_bpf_paths(x->bpf, paths, sizeof paths);
+		fprintf(stderr, "; send/recv instants: %s", paths);
+	}
+	fprintf(stderr, "; tc attach: %s\n", gs_attach_bpf_tc(x->bpf));
+}
+
+/* ---- --check ------------------------------------------------------------ */
+
+/* Every program this attach would load, each alone, attached nowhere: a row
+ * each on stdout.  0 when attach would load them all, 1 if not, 2 usage. */
+static int run_check(struct attach_ctx *x, const struct attach_opts *a, const struct gs_attach_bpf_cfg *cfg,
+		     const struct gs_session_opts *so)
+{
+	struct gs_check_out o = { stdout, false, a->check_all, 0 };
+	char err[512];
+	int refused;
+	if (so->format && strcmp(so->format, "text") != 0 && strcmp(so->format, "jsonl") != 0)
+		return bad("--check writes --format text or jsonl");
+	o.jsonl = so->format && strcmp(so->format, "jsonl") == 0;
+	if (so->output && strcmp(so->output, "-") != 0 && !(o.f = fopen(so->output, "w"))) {
+		fprintf(stderr, "giopscope attach: cannot write %s: %s\n", so->output, strerror(errno));
+		return 2;
+	}
+	refused = gs_attach_bpf_check(cfg, gs_check_row, &o);
+	if (a->sched)
+		refused += gs_sched_probe_check(x->tgids, x->n_tgids, gs_check_row, &o);
+	if (a->orb) {
+		if (!a->n_pids && gs_orb_profile_load(&x->prof, a->orb, err, sizeof err) != 0) {
+			fprintf(stderr, "giopscope attach: %s\n", err);
+			return strchr(a->orb, '/') ? 1 : 2;
+		}
+		refused += gs_orb_probe_check(x->tgids, x->n_tgids, gs_check_row, &o);
+	}
+	if (a->n_pids && !a->packets_only) {
+		int t = gs_tls_probes_check(a->pids, a->n_pids, gs_check_row, &o);
+		refused += t > 0 ? t : 0;
+	}
+	if (o.f != stdout ? fclose(o.f) != 0 : fflush(stdout) != 0) {
+		fprintf(stderr, "giopscope attach: writing the rows failed\n");
+		return 2;
+	}
+	return refused ? 1 : 0;
 }
 
 /* ---- --sched, --orb ------------------------------------------------------ */
@@ -789,6 +857,10 @@ int gs_cmd_attach(int argc, char **argv)
 	}
 	cfg.pid_start = gs_target_watch_starts(x->watch, &cfg.start_tick_ns);
 	cfg.max_message = so.cfg.max_message_size;
+	if (a->check) {
+		rc = run_check(x, a, &cfg, &so);
+		goto out;
+	}
 	/* the tap ships message heads only: the bytes between are not loss */
 	so.cfg.heads_only = true;
 	/* a call is written once the peer acknowledged its last bytes (3 s at

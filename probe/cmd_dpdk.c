@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope dpdk: kernel-bypass capture from DPDK ports (probe/dpdk/).  This
  * file only dispatches, so that a build without DPDK still has the command
  * and says why it cannot run. */

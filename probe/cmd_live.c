@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope live: capture on an interface, each call written as it ends. */
 #include <getopt.h>
 #include <pcap/pcap.h>
@@ -7,6 +8,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "opt_refuse.h"
 #include "opts.h"
 #include "privdrop.h"
 #include "session.h"
@@ -223,20 +225,14 @@ int gs_cmd_live(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		case ':':
-			fprintf(stderr, "giopscope live: %s needs a value (giopscope live --help)\n", argv[optind - 1]);
-			return 2;
 		case '?':
-			fprintf(stderr, "giopscope live: unknown option '%s' (giopscope live --help)\n", argv[optind - 1]);
-			return 2;
+			return gs_opt_refuse(stderr, "live", opt, argv[optind - 1], NULL);
 		default:
 			rc = gs_session_option(&so, "live", opt, optarg);
 			if (rc == 2)
 				return 2;
-			if (rc == 1) {
-				fprintf(stderr, "giopscope live: unknown option '%s' (giopscope live --help)\n",
-					argv[optind - 1]);
-				return 2;
-			}
+			if (rc == 1)
+				return gs_opt_refuse(stderr, "live", '?', argv[optind - 1], NULL);
 		}
 	}
 	if (!lo.iface) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope merge CLIENT.pcap SERVER.pcap: the same calls from both hosts.
  * Each capture goes through its own engine into the merge's bounded call
  * lists (analysis/merge_match.c matches them); then the client side's
@@ -17,6 +18,7 @@
 #include "commands.h"
 #include "merge_out.h"
 #include "options.h"
+#include "opt_refuse.h"
 #include "opts.h"
 #include "tap_pcap.h"
 #include "../analysis/out_file.h"
@@ -205,12 +207,8 @@ int gs_cmd_merge(int argc, char **argv)
 			mcfg.max_calls = (uint32_t)v;
 			break;
 		case 'h': usage(stdout); return 0;
-		case ':':
-			fprintf(stderr, "giopscope merge: %s needs a value (giopscope merge --help)\n", argv[optind - 1]);
-			return 2;
 		default:
-			fprintf(stderr, "giopscope merge: unknown option '%s' (giopscope merge --help)\n", argv[optind - 1]);
-			return 2;
+			return gs_opt_refuse(stderr, "merge", opt, argv[optind - 1], NULL);
 		}
 	}
 	if (argc - optind != 2) {

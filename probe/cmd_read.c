@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope read: captures offline. */
 #include <getopt.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "../analysis/engine.h"
 #include "commands.h"
+#include "opt_refuse.h"
 #include "opts.h"
 #include "read_shards.h"
 #include "session.h"
@@ -130,11 +132,8 @@ int gs_cmd_read(int argc, char **argv)
 			break;
 		case 'h': usage(stdout); return 0;
 		case ':':
-			fprintf(stderr, "giopscope read: %s needs a value (giopscope read --help)\n", argv[optind - 1]);
-			return 2;
 		case '?':
-			fprintf(stderr, "giopscope read: unknown option '%s' (giopscope read --help)\n", argv[optind - 1]);
-			return 2;
+			return gs_opt_refuse(stderr, "read", opt, argv[optind - 1], NULL);
 		default:
 			/* read's other options, handled as by live, attach and dpdk */
 			if (gs_session_option(&o, "read", opt, optarg) != 0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The subcommands of giopscope; each returns the process exit code. */
 #ifndef GS_COMMANDS_H
 #define GS_COMMANDS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope: CORBA GIOP/IIOP latency from the wire. */
 #include <signal.h>
 #include <stdio.h>

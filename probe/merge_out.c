@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Records reuse the pairs sink (sink_pairs.c) for the client side's columns
  * and append the merged ones; percentiles in the summary are exact (merge
  * holds every call anyway), so negative network times stay negative. */

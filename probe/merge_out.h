@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What giopscope merge writes: the client side's pairs records with the
  * server side's figures appended, and the summary (per operation: total,
  * server and network percentiles; the clock offset; what matched). */

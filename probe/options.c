@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "options.h"
 
 #include <string.h>
@@ -48,11 +49,24 @@ const struct gs_option gs_options[] = {
 	  { { L, "FILE", "also save every captured packet (pcapng, nanosecond time stamps)", 25 } } },
 	{ "packets-only", 0, no_argument, GS_O_PACKETS_ONLY, A,
 	  { { A, NULL, "no send/recv hooks: the packet tap alone (like live)", 23 } } },
+	{ "hooks", 0, required_argument, GS_O_HOOKS, A,
+	  { { A, "KIND", "where the send/recv instants come from: auto (default: per side the\n"
+			 "best the kernel loads: tracepoint, fentry, kprobe, then syscalls),\n"
+			 "tracepoint (tcp:tcp_sendmsg_locked, sock:sock_recv_length), fentry\n"
+			 "(fentry/fexit), kprobe, syscalls (raw_syscalls:sys_enter/sys_exit: every\n"
+			 "syscall of the host pays)", 23 } } },
 	{ "syscall-hooks", 0, no_argument, GS_O_SYSCALL_HOOKS, A,
-	  { { A, NULL, "send/recv instants from the syscall hooks (raw_syscalls:sys_enter/\n"
-		       "sys_exit, on every syscall of the host) instead of the socket layer's\n"
-		       "tcp:tcp_sendmsg_locked + sock:sock_recv_length (the fallback taken by\n"
-		       "itself on kernels without those)", 23 } } },
+	  { { A, NULL, "the same as --hooks syscalls", 23 } } },
+	{ "tc-attach", 0, required_argument, GS_O_TC_ATTACH, A,
+	  { { A, "MODE", "how the packet tap goes on the interfaces: auto (default), tcx\n"
+			 "(links, kernel 6.6+), clsact (tc filters, removed at exit)", 23 } } },
+	{ "check", 0, no_argument, GS_O_CHECK, A,
+	  { { A, NULL, "load every program this attach would use one by one, attach\n"
+		       "nothing; one line each: loaded or the kernel's reason, verified\n"
+		       "instructions (--format jsonl); exit 0 when attach would load, 1 if not", 23 } } },
+	{ "check-all", 0, no_argument, GS_O_CHECK_ALL, A,
+	  { { A, NULL, "--check, and a line for every send/recv path the kernel could\n"
+		       "be asked for (--hooks), used or not", 23 } } },
 	{ "sched", 0, no_argument, GS_O_SCHED, A,
 	  { { A, NULL, "split each call's server (client) time into on-CPU, run queue and\n"
 		       "blocked (sched_switch/sched_wakeup; --pid or --comm, 16 processes)", 23 } } },
@@ -160,6 +174,9 @@ const struct gs_option gs_options[] = {
 	  { { R, "B", "out-of-order bytes held per direction (default 1M)", 0 } } },
 	{ "metrics", 0, required_argument, GS_O_METRICS, S,
 	  { { S, "ADDR:PORT", "Prometheus metrics on http://ADDR:PORT/metrics (numeric address)", 0 } } },
+	{ "metrics-web-config", 0, required_argument, GS_O_METRICS_WEB_CONFIG, S,
+	  { { S, "FILE", "TLS and basic auth for --metrics: exporter-toolkit's web configuration\n"
+			 "(tls_server_config, basic_auth_users; docs/metrics.md)", 0 } } },
 	{ "max-memory", 0, required_argument, GS_O_MAX_MEMORY, R | S,
 	  { { R, "SIZE", "size every table bound from SIZE bytes (k/m/g; 16m at least):\n"
 			 "connections, open calls, order window, held out-of-order\n"

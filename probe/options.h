@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Every command's options in one table (options.c): each option written once,
  * with its long name, short form, argument kind, the commands that take it and
  * its help text.  A command's getopt_long table and short-option string, and
@@ -27,14 +28,14 @@ enum {
 	GS_O_PAIRS = 256, GS_O_FORMAT, GS_O_SUMMARY, GS_O_PORTS, GS_O_DURATION, GS_O_COUNT,
 	GS_O_REPLY_TIMEOUT, GS_O_MAX_FLOWS, GS_O_MAX_CALLS, GS_O_MAX_MSG, GS_O_MAX_OOO, GS_O_TAIL,
 	GS_O_BY, GS_O_INTERVAL, GS_O_REPORT, GS_O_TRACE, GS_O_METRICS, GS_O_MAX_MEMORY,
-	GS_O_ORDER_WINDOW,
+	GS_O_ORDER_WINDOW, GS_O_METRICS_WEB_CONFIG,
 	/* one command's own */
 	GS_O_THREADS,                                                   /* read */
 	GS_O_SNAPLEN, GS_O_BUFFER, GS_O_TSTAMP_TYPE, GS_O_LIST_TSTAMP,  /* live */
 	GS_O_PROMISC, GS_O_BATCH,
 	GS_O_PORT, GS_O_PACKETS_ONLY, GS_O_SYSCALL_HOOKS, GS_O_RING,    /* attach */
 	GS_O_MAP_FLOWS, GS_O_MAP_FCACHE, GS_O_SCHED, GS_O_ORB, GS_O_IDLE_READER,
-	GS_O_RX_STAMP,
+	GS_O_RX_STAMP, GS_O_HOOKS, GS_O_TC_ATTACH, GS_O_CHECK, GS_O_CHECK_ALL,
 	GS_O_EAL, GS_O_RXQ, GS_O_RXD, GS_O_BURST, GS_O_MBUFS,           /* dpdk */
 	GS_O_MBUF_SIZE,
 	GS_O_TOLERANCE, GS_O_MERGE_CALLS,                               /* merge */

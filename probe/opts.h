@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Number and list parsing for the command line: end pointer and range checked. */
 #ifndef GS_OPTS_H
 #define GS_OPTS_H

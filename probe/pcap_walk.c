@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A capture file's records read in place (pcap_walk.h). */
 #include "pcap_walk.h"
 

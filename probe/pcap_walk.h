@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A capture file's records read in place (read, probe/tap_pcap.c; read
  * --threads, probe/read_shards.c).
  *
@@ -103,12 +104,11 @@ void gs_walk_give_back(const struct gs_walk *w, size_t from, size_t to);
 
 /* How far ahead of a walk every cache line of the file is prefetched.  The
  * walk is a chain of dependent loads (each record's length says where the
- * next starts), one miss to memory a record when nothing is ahead of it:
- * def1m's bare walk 0.29 s, against 0.09 s to touch every line in order and
- * 0.04 s to walk a list of the offsets made beforehand (2026-12-02, session
- * 10, docs/benchmarks.md "the walk prefetches the file's lines ahead").
- * Prefetching each line a few KiB ahead, in order, turns the chain's misses
- * into hits (0.13 s); the engine's reads of the packet then hit too.  (A
+ * next starts), one miss to memory a record when nothing is ahead of it, and
+ * touching the lines in order costs a fraction of that (docs/benchmarks.md,
+ * "the walk prefetches the file's lines ahead").  Prefetching each line a few
+ * KiB ahead, in order, turns the chain's misses into hits; the engine's reads
+ * of the packet then hit too.  (A
  * prefetch of a page not mapped yet is dropped, not a fault: past the
  * mapped pages the walk's own fault maps the next ones.) */
 #define GS_WALK_AHEAD ((size_t)3 << 10)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A capture file mapped for the walker (pcap_walk.h): libpcap's opening, the
  * mapping and the pages given back behind a walk.  Apart from pcap_walk.c,
  * which needs only libc (the unit tests link it without libpcap). */

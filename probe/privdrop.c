@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* capget/capset and prctl directly: no libcap for emptying every set. */
 #include "privdrop.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Giving up privileges once a tap is open: -Z USER (tcpdump's
  * --relinquish-privileges) for `live` and `attach`, and the capability drop
  * `attach` does after loading its eBPF programs even without -Z.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A classic pcap file read once into shared buffers, each walked once, for
  * read --threads' engines (read_chunks.h). */
 #include "read_chunks.h"

@@ -1,13 +1,14 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* read --threads: a classic pcap file read once into a few shared buffers,
  * each walked once, by every engine thread in turn (probe/read_shards.c).
  *
- * Why: with the file mapped, each engine walked every page of it, and the
- * kernel mapped each page by a fault and gave it back by madvise, flushing
- * the other CPU's TLB by an interrupt (session 10: ~16% of read --threads 2's
- * CPU time on def1m); and each engine walked and picked every record, its
- * own and the others' (~24% of its time), taking a branch it could not
- * foretell on each.  Here the file is read by pread, in chunks of
- * GS_CHUNK_BYTES into GS_CHUNK_SLOTS fixed buffers: whichever engine first
+ * Why: with the file mapped, each engine would walk every page of it, and the
+ * kernel would map each page by a fault and give it back by madvise, flushing
+ * the other CPU's TLB by an interrupt; and each engine would walk and pick
+ * every record, its own and the others', taking a branch it cannot foretell
+ * on each (what both cost: docs/benchmarks.md, "Figures behind the code").
+ * Here the file is read by pread, in chunks of GS_CHUNK_BYTES into
+ * GS_CHUNK_SLOTS fixed buffers: whichever engine first
  * needs chunk k reads it and walks it once, noting each engine's records (an
  * index: offset, place, the capture's clock before it) and the places of the
  * steps (every STEP records: read_shards.c); every engine then reads only its

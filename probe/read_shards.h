@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* read --threads N: one reader, N engines (docs/output.md, "Threads").
  *
  * The reader (the caller's thread) hands every frame to gs_shards_frame: it

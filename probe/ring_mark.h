@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* How far a probe's BPF ring buffer has been read, for `attach --sched` and
  * `--orb` (only with eBPF: include after libbpf).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "session.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include "../analysis/endpoint.h"
 #include "../analysis/summary.h"
 #include "metrics.h"
+#include "metrics_web.h"
 #include "opts.h"
 #include "read_shards.h"
 #include "../analysis/out_file.h"
@@ -98,6 +100,18 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 	case GS_O_REPORT: o->report = arg; return 0;
 	case GS_O_TRACE: o->trace = arg; return 0;
 	case GS_O_METRICS: o->metrics = arg; return 0; /* checked when opened */
+	case GS_O_METRICS_WEB_CONFIG: {
+		char werr[1024]; /* a path, a line, OpenSSL's reason */
+		/* read now, while the options are: before -Z drops the right to read the keys */
+		if (o->metrics_web_config)
+			return bad(cmd, "--metrics-web-config given twice");
+		if (gs_metrics_web_load(&o->metrics_web, arg, werr, sizeof werr) != 0) {
+			fprintf(stderr, "giopscope %s: --metrics-web-config %s\n", cmd, werr);
+			return 2;
+		}
+		o->metrics_web_config = arg;
+		return 0;
+	}
 	case GS_O_INTERVAL:
 		if (!gs_parse_seconds(arg, 86400LL * 1000000000, &o->interval_ns) || o->interval_ns < 1000)
 			return bad(cmd, "--interval wants seconds (e.g. 1 or 0.1)");
@@ -340,8 +354,16 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		fprintf(stderr, "giopscope %s: %s\n", cmd, gs_out_why(why, sizeof why, o->trace, err));
 		goto fail;
 	}
+	if (o->metrics_web_config && !o->metrics) {
+		fprintf(stderr, "giopscope %s: --metrics-web-config is for the endpoint --metrics ADDR:PORT opens: "
+			"add --metrics\n", cmd);
+		goto fail;
+	}
 	if (o->metrics) {
-		if (gs_metrics_open(&s->metrics, o->metrics, why, sizeof why) != 0) {
+		/* the web configuration goes with it (freed there, also on failure) */
+		int rc = gs_metrics_open(&s->metrics, o->metrics, o->metrics_web, why, sizeof why);
+		s->opt.metrics_web = NULL;
+		if (rc != 0) {
 			fprintf(stderr, "giopscope %s: %s\n", cmd, why);
 			goto fail;
 		}
@@ -372,6 +394,7 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 fail:
 	/* what was set up goes again (each step leaves zeroed or freeable state) */
 	gs_metrics_close(s->metrics);
+	gs_metrics_web_free(s->opt.metrics_web); /* not handed to gs_metrics_open yet */
 	gs_trace_discard(s->trace);
 	gs_report_free(s->report);
 	if (s->shards)

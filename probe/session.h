@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What every continuous source (live, attach, dpdk) shares: the options that
  * shape the output, the engine fed frame by frame, calls written the moment
  * they end (line-buffered, also into a pipe), a progress line on a terminal,
@@ -17,9 +18,10 @@
 #include "../analysis/report.h"
 #include "../analysis/sink_trace.h"
 #include "../analysis/out_file.h"
+#include "drops.h"
 #include "options.h"
 
-struct gs_metrics; /* metrics.h (which needs struct gs_drops from here) */
+struct gs_metrics; /* metrics.h */
 
 struct gs_session_opts {
 	bool pairs, summary_too, quiet;
@@ -30,6 +32,8 @@ struct gs_session_opts {
 	int by;                   /* enum gs_group_by */
 	int64_t interval_ns;      /* --interval */
 	const char *report, *trace, *metrics;  /* --report, --trace, --metrics; NULL without */
+	const char *metrics_web_config;          /* --metrics-web-config FILE, NULL without */
+	struct gs_metrics_web *metrics_web;      /* that file, loaded while the options are read (before -Z) */
 	uint64_t count;           /* 0: no limit */
 	bool syscall_times;       /* attach: its syscall columns follow `retransmits` */
 	uint8_t times_cols;       /* attach --sched/--orb: GS_TIMES_COLS_* after them */
@@ -42,14 +46,6 @@ struct gs_session_opts {
 	bool commit_at_end;       /* -o and --trace under their names when the run ends, not once set up */
 	unsigned threads;         /* read --threads: engines on threads (read_shards.h); 0 or 1: one engine */
 	uint8_t ports[8192];
-};
-
-/* Loss the source reports, shown in the progress line and the summary. */
-struct gs_drops {
-	uint64_t kernel;          /* dropped by the kernel (pcap_stats ps_drop, ring buffer) */
-	uint64_t iface;           /* dropped by the interface / NIC (ps_ifdrop, imissed) */
-	uint64_t other;           /* e.g. rx_nombuf, map full */
-	const char *other_name;
 };
 
 struct gs_session {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A bounded single-producer/single-consumer ring of pointers and a doorbell,
  * for read --threads (probe/read_shards.c).  pthreads and C11 atomics only.
  *

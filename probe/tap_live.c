@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "tap_live.h"
 #include "pcapng_write.h"
 
@@ -115,8 +116,8 @@ int gs_live_save(struct gs_live *l, const char *path, char *err, size_t errlen)
 	}
 	/* pcapng with nanosecond time stamps, by our own writer: libpcap 1.10
 	 * writes classic pcap only */
-	if (gs_pcapng_begin(l->dump_fp, l->dlt, (uint32_t)l->snaplen, iface) != 0) {
-		int e = errno;
+	int e = gs_pcapng_begin(l->dump_fp, l->dlt, (uint32_t)l->snaplen, iface);
+	if (e != 0) {
 		gs_out_close(&l->dump_out, false);
 		l->dump_fp = NULL;
 		return fail(err, errlen, "cannot write %s: %s", path, strerror(e));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The pcap tap, live: libpcap on an interface (pcap_create/pcap_activate) in
  * immediate mode with nanosecond time stamps, a kernel BPF filter, and
  * optionally a copy of every captured packet in a file.  The handle is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "tap_pcap.h"
 
 #include <errno.h>
@@ -67,9 +68,10 @@ struct sink {
 	void *arg;
 };
 
-/* Inlined into each reading loop: called out of line with its twelve
- * arguments, its frame and the saved registers were about 40 instructions a
- * packet (callgrind, echo40k), a twelfth of the bare libpcap loop's whole. */
+/* Inlined into each reading loop: called out of line, its twelve arguments,
+ * its frame and the saved registers cost a packet more than a small fraction
+ * of the bare libpcap loop's whole (figure: docs/benchmarks.md, "Figures
+ * behind the code"). */
 static inline __attribute__((always_inline)) void feed(const struct sink *k, struct gs_read_progress *prog,
 							const char *path, int dlt, int64_t ts, const uint8_t *data,
 							uint32_t caplen, uint32_t len, uint64_t n, off_t pos, FILE *fp,
@@ -279,8 +281,8 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	 * read --threads' reader (k->fn) gets only what its engines did not walk.
 	 * Walked: pcapng only; a classic file goes faster through the pread
 	 * reader below (its kernel copy streams the file into a buffer that stays
-	 * in the cache, where the walk meets each page cold: def1m 1.20 against
-	 * 1.31 s, docs/benchmarks.md "one-thread read walks the mapped file") */
+	 * in the cache, where the walk meets each page cold; docs/benchmarks.md
+	 * "one-thread read walks the mapped file") */
 	walk = size > 0 && start == 0 && !k->fn && is_pcapng(fp) &&
 	       gs_walk_map_fd(&w, fileno(fp), dlt, pcap_snapshot(p));
 	if (walk) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The pcap tap, offline: pcap and pcapng files (or stdin) through libpcap with
  * nanosecond time stamps, fed frame by frame to an engine. */
 #ifndef GS_TAP_PCAP_H

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Install what giopscope needs to build and test, on Debian 12, idempotently.
 # Only packages that are missing are installed; nothing is done when all are there.
 #   scripts/install-deps.sh [build|deb|check|kernels|all]    (default: all)
@@ -18,13 +19,14 @@
 # all:   check and kernels.
 set -eu
 
-set_build="build-essential pkg-config libpcap-dev"
+# libssl-dev, libcrypt-dev: --metrics-web-config's TLS and bcrypt (optional to the build, linked when found)
+set_build="build-essential pkg-config libpcap-dev libssl-dev libcrypt-dev"
 set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld
   tshark tcpdump wireshark-common iproute2 python3 procps psmisc curl strace
   omniorb omniidl libomniorb4-dev omniorb-nameserver tcl tcl-combat
   libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev ethtool
   dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium prometheus
-  groff-base man-db mandoc debhelper dpkg-dev fakeroot lintian"
+  groff-base man-db mandoc debhelper dpkg-dev fakeroot lintian openssl"
 set_kernels="$set_check qemu-system-x86 busybox-static cpio xz-utils zstd
   linux-image-cloud-amd64 linux-image-rt-amd64 linux-image-6.12-cloud-amd64"
 set_deb="$set_build debhelper dpkg-dev fakeroot lintian clang llvm

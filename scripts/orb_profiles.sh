@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # scripts/orb_profiles.sh PROFILE.txt... -- the ORB profiles of probe/orb_profiles/ as a C
 # table compiled into giopscope (`attach --orb NAME`): { "NAME", "the file's text" }, NAME
 # the file's name without .txt.  Written to stdout.

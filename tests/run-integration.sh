@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Runs every integration test script (tests/integration/*.sh, tests/bad/run.sh), then the
 # scripts of tests/integration/after/ (they check what the others left: the captures kept
 # with tests/lib/keep_capture.sh into GIOPSCOPE_KEEP_CAPTURES, a fresh directory made here

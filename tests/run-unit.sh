@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Runs cmocka test binaries: tests/run-unit.sh BIN...
 #
 # Prints one line per binary (and, for a failing one, the failed cases and what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* noop_load OBJ PREFIX: load OBJ's programs whose section starts with PREFIX
  * ("tracepoint/" or "raw_tp/"), attach them, print "attached", hold them until
  * SIGINT/SIGTERM (the links go with the process). bench/syscall_floor.sh. */

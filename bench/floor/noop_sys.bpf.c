@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /* Empty programs on the syscall hooks `giopscope attach` uses (syscalls:sys_enter_* /
  * sys_exit_* of the send and recv families, as perf-event tracepoints) and on the raw
  * tracepoints an alternative would use (raw_syscalls sys_enter / sys_exit): what enabling

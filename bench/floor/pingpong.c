@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* pingpong N: two processes pinned to CPUs 0 and 1 bounce 32 bytes over a Unix
  * stream socket N times (send + recv on each side: four send/recv syscalls and two
  * wake-ups per round trip, the shape of an ORB echo without the ORB); prints the

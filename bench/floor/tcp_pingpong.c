@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tcp_pingpong N [CPU]: a client and a server thread, both pinned to CPU (default 0),
  * bounce 32 bytes over a TCP loopback connection N times (TCP_NODELAY: one data segment
  * received each way per round trip, the ACK carried by the answer); prints the mean

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A growable byte buffer and a CDR writer over it (CORBA 3.x, 9.3 CDR). */
 #ifndef GEN_BUF_H
 #define GEN_BUF_H

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/gen/check.sh: is the benchmark capture generator right? Each sample capture
 # is decoded by Wireshark's GIOP dissector (tests/oracle/tshark_pairs.py) and by
 # giopscope; tests/oracle/compare_pairs.py must find them identical, call for call,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The ORBs' side of a simulated connection: which call the client makes next and
  * when (up to `mux` outstanding, think times), when the server answers (service
  * times, so replies come back out of order), GIOP fragments written one by one,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* One TCP connection between a client ORB and a server ORB, simulated as a
  * sequence of timed events: handshake, requests and replies (possibly in GIOP
  * fragments, several outstanding, answered out of order), segments of at most one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What conn.c (the ORBs' side) and conn_tcp.c (the TCP side) share. */
 #ifndef GEN_CONN_IMPL_H
 #define GEN_CONN_IMPL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The TCP side of a simulated connection: segments of at most one MSS with the
  * right sequence and acknowledgement numbers, delayed and immediate ACKs, a lost
  * segment seen as a retransmission (the receiver repeats its ACK until then), and

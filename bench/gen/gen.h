@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* State shared by the whole capture: the clock, the output, the mode, the counts. */
 #ifndef GEN_GEN_H
 #define GEN_GEN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* GIOP 1.0-1.2 messages as ORBs put them on the wire: the layouts of CORBA 3.x
  * chapter 15 (RequestHeader_1_0/1_1/1_2, ReplyHeader, LocateRequest/Reply,
  * CancelRequest, CloseConnection, Fragment), CDR aligned from the message start,

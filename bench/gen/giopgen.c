@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopgen: large, realistic GIOP/IIOP captures for benchmarks.
  *
  *   giopgen --calls N [--connections N] [--concurrent N] [--seed S] [--open-all]

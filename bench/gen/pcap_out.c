@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "pcap_out.h"
 
 #include <errno.h>

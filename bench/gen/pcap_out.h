@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Classic pcap with nanosecond time stamps (magic a1b23c4d), Ethernet frames
  * carrying IPv4 or IPv6 and TCP with correct checksums. */
 #ifndef GEN_PCAP_OUT_H

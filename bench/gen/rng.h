@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Deterministic random numbers for the capture generator: the same seed gives the
  * same capture byte for byte, so a benchmark figure can name the file it came from. */
 #ifndef GEN_RNG_H

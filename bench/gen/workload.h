@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* What the simulated ORBs say: operations with their argument and result sizes,
  * outcomes (exceptions, forwards), service times, and per-connection ORB traits
  * (GIOP version, byte orders, multiplexing, fragment size). */

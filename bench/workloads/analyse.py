@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """bench/workloads/analyse.py WORKDIR [--doc docs/benchmarks.md]: the tables of bench/workloads.sh.
 
 WORKDIR holds what bench/workloads.sh left there:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // work_client: omniORB client for the workloads IDL (bench/workloads/work.idl), the client side
 // of bench/workloads.sh; it logs its own view of every call next to what the wire shows.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // work_server: omniORB servant for the workloads IDL (bench/workloads/work.idl), the server side
 // of bench/workloads.sh.
 //

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # bench/workloads/workloads.mk -- the omniORB programs of bench/workloads.sh (the seeds'
 # workloads: structs of primitives, aligned and unaligned records, an Any; N deferred servers).
 #

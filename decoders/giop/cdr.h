@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A CDR reader over the captured head of one GIOP message.
  *
  * Offsets are counted from the first byte of the GIOP header, which is how CDR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* GIOP message headers, as laid out by CORBA 3.x chapter 15 (GIOP 1.0 - 1.3). */
 #include "giop.h"
 

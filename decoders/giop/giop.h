@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* GIOP 1.0 - 1.3 message decoder.
  *
  * Pure and allocation-free: it reads the captured head of one message and fills a

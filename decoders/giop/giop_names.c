@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Names of GIOP values, as the pairs CSV (docs/output.md) and the CORBA specification spell them. */
 #include "giop.h"
 

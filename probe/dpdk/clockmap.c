@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 #include "clockmap.h"
 
 void gs_clockmap_init(struct gs_clockmap *m, uint64_t tick, int64_t wall_ns, double ticks_per_sec)

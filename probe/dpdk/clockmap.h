@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* A free-running counter (the TSC, or a NIC's time stamp clock) mapped onto
  * CLOCK_REALTIME nanoseconds.
  *

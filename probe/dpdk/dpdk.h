@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The DPDK tap's state, one context passed to every part of it:
  *   dpdk_main.c  the command line and the order of things
  *   eal.c        EAL arguments, initialisation, DPDK's log

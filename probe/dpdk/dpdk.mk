@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # probe/dpdk/dpdk.mk -- the DPDK tap (`giopscope dpdk`), built only where pkg-config finds
 # libdpdk (Debian: dpdk-dev/libdpdk-dev 22.11). Included by the top Makefile before its rules.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope dpdk: the command line and the order of things.
  *
  *   giopscope dpdk [EAL options] -- [options]     DPDK's usual split
@@ -21,6 +22,7 @@
 
 #include "../../decoders/link.h"
 #include "../commands.h"
+#include "../opt_refuse.h"
 #include "../opts.h"
 #include "dpdk.h"
 #include "dpdk_main.h"
@@ -160,23 +162,18 @@ static int parse(struct gs_dpdk *d, struct cmdline *c, int argc, char **argv)
 			usage(stdout);
 			return -1;
 		case ':':
-			fprintf(stderr, "giopscope dpdk: %s needs a value (giopscope dpdk --help)\n", argv[optind - 1]);
-			return 2;
+			return gs_opt_refuse(stderr, "dpdk", opt, argv[optind - 1], NULL);
 		case '?':
-			fprintf(stderr, "giopscope dpdk: unknown option '%s' (giopscope dpdk --help; other EAL "
-				"options go before -- or in --eal)\n", argv[optind - 1]);
-			return 2;
+			return gs_opt_refuse(stderr, "dpdk", opt, argv[optind - 1],
+					     "; other EAL options go before -- or in --eal");
 		default:
 			if (opt == GS_O_REPLY_TIMEOUT)
 				c->reply_timeout_given = true;
 			rc = gs_session_option(&d->opt.session, "dpdk", opt, optarg);
 			if (rc == 2)
 				return 2;
-			if (rc == 1) {
-				fprintf(stderr, "giopscope dpdk: unknown option '%s' (giopscope dpdk --help)\n",
-					argv[optind - 1]);
-				return 2;
-			}
+			if (rc == 1)
+				return gs_opt_refuse(stderr, "dpdk", '?', argv[optind - 1], NULL);
 		}
 	}
 	if (optind < argc) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* DPDK's Environment Abstraction Layer, kept behind giopscope's own command
  * line: the EAL arguments a probe needs are added here (no huge pages when
  * none are set up, no shared files, no telemetry socket, two lcores, PCI left

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Ports and RX queues: which ports, how many queues, the link type and the
  * time stamp source of each, set-up and start, and the counters. */
 #include <errno.h>

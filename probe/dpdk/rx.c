@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The receive loop: one lcore polls every RX queue of every port and feeds
  * the one engine (it is single-threaded: nothing else touches it until this
  * loop has returned).  Bursts are handed back to the pool in bulk. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """make_bad.py: hostile and broken captures for giopscope's bad-input tests.
 
 usage: make_bad.py OUTDIR [--source CAPTURE.pcap] [--list]

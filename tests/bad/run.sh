@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/bad/run.sh: giopscope against hostile and broken input (tests/bad/cases.txt).
 #
 #   GIOPSCOPE=build/giopscope tests/bad/run.sh [CASE...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/bad/table_bytes.c: the bytes of the tables giopscope sizes from its limits.
  *
  *   table_bytes MAX_FLOWS MAX_OPEN_CALLS     prints: flows_bytes calls_bytes

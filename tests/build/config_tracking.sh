@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck disable=SC2015  # A && ok || fail: ok only echoes
 # tests/build/config_tracking.sh -- the build configuration is tracked ($BUILD/config.mk):
 # what `make demo` then `make check` does to one build folder.

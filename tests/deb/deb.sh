@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck disable=SC2015  # A && ok || fail: ok only echoes
 # tests/deb/deb.sh -- `make deb`: the Debian package built from debian/, checked.
 #
 #   - make deb writes $BUILD/giopscope_VERSION_ARCH.deb (VERSION from debian/changelog) and
 #     nothing next to the worktree;
 #   - dpkg-deb -I: package giopscope, that version, Depends lists libpcap (and libbpf / DPDK's
-#     librte-* when the package's build found eBPF / DPDK: its build/deb/config.mk);
+#     librte-* / libssl3 when the package's build found eBPF / DPDK / OpenSSL: its
+#     build/deb/config.mk);
 #   - dpkg-deb -c: /usr/bin/giopscope executable, the man page in /usr/share/man/man1,
 #     the copyright file;
 #   - dpkg-deb -x into a temporary folder: its giopscope says that version, its man page is
@@ -63,6 +65,7 @@ stray=$(find "$parent" -maxdepth 1 -name 'giopscope*' -newer "$T/start" | tr '\n
 CFG=$BUILD/deb-src/giopscope/build/deb/config.mk
 dpdk_found=$(sed -n 's/^DPDK_FOUND = //p' "$CFG" 2>/dev/null)
 ebpf_found=$(sed -n 's/^EBPF_FOUND = //p' "$CFG" 2>/dev/null)
+openssl_found=$(sed -n 's/^OPENSSL_FOUND = //p' "$CFG" 2>/dev/null)
 [ -n "$dpdk_found" ] && [ -n "$ebpf_found" ] || fail "no configuration record $CFG"
 
 # control fields
@@ -84,6 +87,7 @@ check_part() { # NAME FOUND DEP-REGEX
 }
 check_part eBPF "$ebpf_found" 'libbpf'
 check_part DPDK "$dpdk_found" 'librte-eal'
+check_part OpenSSL "$openssl_found" 'libssl3'
 
 # contents
 dpkg-deb -c "$DEB" >"$T/contents" || fail "dpkg-deb -c $DEB"

@@ -1,12 +1,13 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/fuzz/fuzz.mk -- libFuzzer harnesses (clang, ASan + UBSan).
 #
 # Included by the top-level Makefile (which defines BUILD ?= build, DECODERS and
 # ANALYSIS); standalone:   make -f Makefile fuzz-short
 #
-#   make fuzz-build        $(BUILD)/fuzz/fuzz_{packet,giop,engine,pcap} and the seed corpora
+#   make fuzz-build        $(BUILD)/fuzz/fuzz_{packet,giop,engine,pcap,web} and the seed corpora
 #   make fuzz              each harness for FUZZ_SECONDS (default 60) on its seeds and what
 #                          it found before ($(BUILD)/fuzz/corpus/NAME); fails on a crash
-#   make fuzz-short        each harness for FUZZ_SHORT_SECONDS (default 25: 100 s in all) on
+#   make fuzz-short        each harness for FUZZ_SHORT_SECONDS (default 25: 125 s in all) on
 #                          its seeds and what this run finds; fails on a crash
 #   make fuzz-regress      each harness once over tests/fuzz/crashes/NAME/ (the saved
 #                          reproducers); fails while any of them still crashes
@@ -26,7 +27,7 @@ FUZZ_OUT           := $(BUILD)/fuzz
 FUZZ_SAN           ?= -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS        ?= -g -O1 -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Wno-unused-parameter
 FUZZ_LIBPCAP       := $(shell pkg-config --libs libpcap 2>/dev/null || echo -lpcap)
-FUZZ_NAMES         := packet giop engine pcap
+FUZZ_NAMES         := packet giop engine pcap web
 FUZZ_BINS          := $(FUZZ_NAMES:%=$(FUZZ_OUT)/fuzz_%)
 FUZZ_LIB_SRCS      := $(DECODERS) $(ANALYSIS)
 FUZZ_LIB_OBJS      := $(FUZZ_LIB_SRCS:%.c=$(FUZZ_OUT)/obj/%.o)
@@ -44,6 +45,10 @@ FUZZ_MAXLEN_packet := 4096
 FUZZ_MAXLEN_giop   := 8192
 FUZZ_MAXLEN_engine := 16384
 FUZZ_MAXLEN_pcap   := 65536
+FUZZ_MAXLEN_web    := 8192
+# fuzz_web: the /metrics endpoint's readers (the web configuration, a request head)
+FUZZ_WEB_SRCS      := probe/web_config.c probe/metrics_http.c
+FUZZ_WEB_OBJS      := $(FUZZ_WEB_SRCS:%.c=$(FUZZ_OUT)/obj/%.o)
 
 .PHONY: fuzz-build fuzz fuzz-short fuzz-regress fuzz-cov fuzz-clean
 
@@ -55,6 +60,9 @@ $(FUZZ_OUT)/obj/%.o: %.c
 
 $(FUZZ_OUT)/fuzz_pcap: tests/fuzz/fuzz_pcap.c $(FUZZ_LIB_OBJS) $(FUZZ_TAP_OBJ)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS) $(FUZZ_TAP_OBJ) $(FUZZ_LIBPCAP)
+
+$(FUZZ_OUT)/fuzz_web: tests/fuzz/fuzz_web.c $(FUZZ_WEB_OBJS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_WEB_OBJS)
 
 $(FUZZ_OUT)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_LIB_OBJS)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB_OBJS)
@@ -70,7 +78,8 @@ define FUZZ_RUN
 	for n in $(FUZZ_NAMES); do \
 		mkdir -p $(2)/$$n; \
 		case $$n in packet) ml=$(FUZZ_MAXLEN_packet);; giop) ml=$(FUZZ_MAXLEN_giop);; \
-		            engine) ml=$(FUZZ_MAXLEN_engine);; *) ml=$(FUZZ_MAXLEN_pcap);; esac; \
+		            engine) ml=$(FUZZ_MAXLEN_engine);; web) ml=$(FUZZ_MAXLEN_web);; \
+		            *) ml=$(FUZZ_MAXLEN_pcap);; esac; \
 		echo "== fuzz_$$n for $(1) s"; \
 		if $(FUZZ_OUT)/fuzz_$$n -max_total_time=$(1) -timeout=$(FUZZ_TIMEOUT) \
 			-rss_limit_mb=$(FUZZ_RSS_MB) -max_len=$$ml -print_final_stats=1 \
@@ -125,6 +134,7 @@ fuzz-cov: $(FUZZ_SEEDS)
 	@mkdir -p $(FUZZ_COV_OUT)
 	@for n in $(FUZZ_NAMES); do \
 		extra=""; [ $$n = pcap ] && extra="$(FUZZ_TAP_SRCS) $(FUZZ_LIBPCAP)"; \
+		[ $$n = web ] && extra="$(FUZZ_WEB_SRCS)"; \
 		$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_COV_FLAGS) -fsanitize=fuzzer -o $(FUZZ_COV_OUT)/fuzz_$$n \
 			tests/fuzz/fuzz_$$n.c $(FUZZ_LIB_SRCS) $$extra || exit 1; \
 		mkdir -p $(FUZZ_OUT)/corpus/$$n; rm -rf $(FUZZ_COV_OUT)/raw-$$n; mkdir -p $(FUZZ_COV_OUT)/raw-$$n; \
@@ -135,7 +145,7 @@ fuzz-cov: $(FUZZ_SEEDS)
 		$(FUZZ_LLVM_PROFDATA) merge -sparse $(FUZZ_COV_OUT)/raw-$$n/*.profraw -o $(FUZZ_COV_OUT)/$$n.profdata || exit 1; \
 		echo "== fuzz_$$n: line coverage of the library by its corpus"; \
 		$(FUZZ_LLVM_COV) report $(FUZZ_COV_OUT)/fuzz_$$n -instr-profile=$(FUZZ_COV_OUT)/$$n.profdata \
-			$(FUZZ_LIB_SRCS) $$( [ $$n = pcap ] && echo $(FUZZ_TAP_SRCS) ); \
+			$(FUZZ_LIB_SRCS) $$( [ $$n = pcap ] && echo $(FUZZ_TAP_SRCS) ) $$( [ $$n = web ] && echo $(FUZZ_WEB_SRCS) ); \
 	done
 
 fuzz-clean:

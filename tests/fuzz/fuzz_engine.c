@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* libFuzzer harness: the analysis engine (flows, reassembly, framer, pairing,
  * call table, sinks) fed synthetic TCP segments.
  *

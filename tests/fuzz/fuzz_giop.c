@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* libFuzzer harness: giop_decode on one GIOP message head.
  *
  * The input is decoded whole and with a few shorter heads (every prefix up to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* libFuzzer harness: gs_packet_decode (link, IPv4/IPv6, TCP) over every link type.
  *
  * Input: byte 0 picks the link type (and a wire length beyond the captured

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* libFuzzer harness: a whole capture file (pcap or pcapng) through the real
  * offline tap, probe/tap_pcap.c (libpcap pcap_fopen_offline with nanosecond
  * time stamps, link type check, time stamp conversion), into the engine and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """make_seeds.py: seed corpora for the libFuzzer harnesses, from real captures.
 
 usage: make_seeds.py OUTDIR CAPTURE.pcap...
@@ -250,14 +251,39 @@ DICT = [
 ]
 
 
+HASH = b"$2b$10$GQs5zQSqtInA.cW2R0yBhOgt8arBGsRkA.bP3ZIrUW1OV8DhRFttS"
+
+
+def web_seeds(S):
+    """fuzz_web: web configuration files (first byte even) and request heads (odd)"""
+    files = [
+        b"tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n",
+        b"---\n# c\ntls_server_config:\n  cert_file: \"/a b/c.crt\"\n  key_file: 'k''s.key'  # k\n"
+        b"  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\n  min_version: TLS12\n"
+        b"  max_version: TLS13\r\nbasic_auth_users:\n    prometheus: " + HASH + b"\n    'u 2': \"" + HASH + b"\"\n",
+        b"basic_auth_users:\n  u: " + HASH,
+        b"tls_server_config:\n  cipher_suites:\n    - TLS_AES_128_GCM_SHA256\nhttp_server_config:\n  http2: true\n",
+    ]
+    heads = [
+        b"GET /metrics HTTP/1.1\r\nHost: a\r\nAuthorization: Basic cHJvbTpzM2NyZXQ=\r\n\r\n",
+        b"HEAD /?x HTTP/1.0\n\n",
+        b"POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
+    ]
+    for f in files:
+        S.add("web", b"\x00" + f, 1 << 20)
+    for h in heads:
+        S.add("web", b"\x01" + h, 1 << 20)
+
+
 def main(argv):
     if len(argv) < 3:
         sys.stderr.write("usage: make_seeds.py OUTDIR CAPTURE.pcap...\n")
         return 2
     out = argv[1]
     S = Seeds(out)
-    for kind in ("packet", "giop", "engine", "pcap"):
+    for kind in ("packet", "giop", "engine", "pcap", "web"):
         os.makedirs(os.path.join(out, kind), exist_ok=True)
+    web_seeds(S)
     for path in sorted(argv[2:]):
         got = read_pcap(path)
         if not got or got[0] != 1:

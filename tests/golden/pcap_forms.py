@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Rewrite a classic pcap (either byte order, us or ns) into another form of the
 same packets, to check that giopscope's own reader of pcap files
 (probe/tap_pcap.c) reads every form as libpcap does:

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run by `make check-golden`: what people read, on the shipped capture.
 #  - The HTML report's time axis covers every call whatever the order the captures are
 #    given in: tests/data/omniorb_demo.pcap is cut in two at a time between connections

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run by `make check-golden`: giopscope reads a classic pcap file itself (large
 # preads parsed in place, probe/tap_pcap.c) and hands everything else to libpcap:
 # stdin, pcapng, and, from that record on, any record it does not vouch for

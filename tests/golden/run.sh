@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Golden tests as data: each line of tests/golden/cases.txt is
 #   capture | options | expected | exit code
 # A capture written as -FILE is fed on stdin ('giopscope read -'); several captures

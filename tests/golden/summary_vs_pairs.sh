@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Run by `make check-golden` after tests/golden/run.sh.
 #
 # 1. Summary vs pairs: on every capture of tests/data/corpus and on one generated capture

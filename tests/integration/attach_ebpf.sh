@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_ebpf.sh -- `giopscope attach` (eBPF packet tap + syscall probes) on
 # real omniORB processes.
 #
@@ -39,6 +40,9 @@
 #             are all seen; exit 0. `--ring-size 4k` is refused.
 #   iface_gone  the veth deleted under `attach -i VETH` (one line, exit 2, what it saw written)
 #             and under `attach` on every interface (one line, goes on with lo).
+#   clsact_stale `attach --tc-attach clsact` (whatever TC_ATTACH says) and its guard both killed
+#             with SIGKILL leave its filter on lo (checked: the test can see it); the next
+#             attach says it removed it, and after its SIGINT no filter of ours is on lo.
 #   drop_user `attach -Z nobody`: an unknown user is exit 2, one line; -o where only root may
 #             write is refused (opened after the switch) and nothing stays attached; while it
 #             runs /proc/PID/status shows nobody's ids and no capability, every call of a client
@@ -47,15 +51,15 @@
 # Every scenario runs on either path of the send/recv instants: the default (the socket
 # layer's tracepoints; while attach runs, `bpftool perf` must show no program of it on a
 # syscall tracepoint) or, with HOOKS=syscalls, the fallback (`attach --syscall-hooks`);
-# attach's first line must name the path. On a kernel whose BTF lacks either socket-layer
-# tracepoint (btf_trace_tcp_sendmsg_locked, btf_trace_sock_recv_length: Debian's 6.1 has
-# neither, its 6.12 no tcp_sendmsg_locked) the default path is the fallback, taken by attach
-# itself: the checks then want the fallback's line and programs, and the script says so.
+# attach's first line must name the path. With TC_ATTACH=clsact (or tcx) every attach gets
+# `--tc-attach TC_ATTACH` and its first line must say `tc attach: TC_ATTACH`: the same calls
+# and checks on tc clsact filters as on TCX links (cleanup: no filter, no clsact qdisc left).
 #
 # usage: tests/integration/attach_ebpf.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), BOUND_US (1000), TOL_NS (1000000), GAP_SWAP_US (20),
 #   GAP_SWAP_MAX (1), FCACHE (unset: attach's default direct-mapped framing table),
-#   HOOKS (socket, the default, or syscalls),
+#   HOOKS (socket, the default, syscalls, or any: the path attach picks on this kernel, e.g.
+#   fentry on 6.1, only its first line checked), TC_ATTACH (unset: attach's choice; tcx, clsact),
 #   KEEP_DIR (keep every scenario's files there), FAIL_DIR (default /tmp/gs-failing)
 # Prints "PASS name" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a failure,
 # 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
@@ -94,43 +98,30 @@ FC_ARGS=()
 if [ -n "${FCACHE:-}" ]; then
     FC_ARGS=(--map-fcache "$FCACHE")
 fi
-ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user"
+ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user clsact_stale"
 HOOKS=${HOOKS:-socket}
 case "$HOOKS" in
     socket) HOOK_ARGS=() HOOK_LINE="send/recv instants: tcp_sendmsg_locked + sock_recv_length" ;;
     syscalls) HOOK_ARGS=(--syscall-hooks) HOOK_LINE="send/recv instants: syscalls (fallback)" ;;
-    *) echo "attach_ebpf: HOOKS is socket or syscalls, not $HOOKS" >&2; exit 2 ;;
+    # whatever attach chooses on this kernel (fentry on 6.1, ...): its line, no bpftool perf check
+    any) HOOK_ARGS=() HOOK_LINE="send/recv instants: " ;;
+    *) echo "attach_ebpf: HOOKS is socket, syscalls or any, not $HOOKS" >&2; exit 2 ;;
+esac
+TC_ATTACH=${TC_ATTACH:-}
+case "$TC_ATTACH" in
+    "") ;;
+    tcx|clsact) HOOK_ARGS+=(--tc-attach "$TC_ATTACH") ;;
+    *) echo "attach_ebpf: TC_ATTACH is tcx or clsact, not $TC_ATTACH" >&2; exit 2 ;;
 esac
 
+. tests/lib/common.sh
 . tests/lib/scenario.sh
 sc_want attach_ebpf "$ALL" "$@"
 
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
 
-skip() { echo "SKIP: $*"; exit 77; }
-
-[ "$(id -u)" = 0 ] || skip "not root (eBPF and namespaces need it)"
-for tool in tcpdump tshark python3 timeout bpftool tc; do
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
-done
-[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-# HOOK_PATH: the path attach must take (socket or syscalls). The default is the socket layer
-# only where the kernel has both tracepoints (what attach probes: their BTF typedefs)
-HOOK_PATH=$HOOKS
-if [ "$HOOKS" = socket ]; then
-    tps=$(bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null |
-          grep -oE "TYPEDEF 'btf_trace_(tcp_sendmsg_locked|sock_recv_length)'" | sort -u | wc -l)
-    if [ "$tps" != 2 ]; then
-        HOOK_PATH=syscalls HOOK_LINE="send/recv instants: syscalls (fallback)"
-        echo "attach_ebpf: $(uname -r) lacks tcp_sendmsg_locked or sock_recv_length: attach's default path must be the fallback (syscalls)"
-    fi
-fi
-[ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"
-# the stub of a build without eBPF carries this text; the real loader does not
-if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
-    skip "$GIOPSCOPE was built without eBPF"
-fi
+attach_require tcpdump tshark python3 timeout bpftool tc
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
 fi
@@ -138,13 +129,8 @@ ns_require
 
 WORK=$(mktemp -d /tmp/gs-attach.XXXXXX) || exit 2
 ATT_PID=""
-work_cleanup() {
-    if [ -n "$ATT_PID" ]; then
-        kill -KILL "$ATT_PID" 2>/dev/null
-        wait "$ATT_PID" 2>/dev/null
-    fi
-    rm -rf "$WORK"
-}
+# shellcheck disable=SC2034  # read by work_cleanup (tests/lib/common.sh)
+WORK_PID_VARS="ATT_PID"
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 # a private copy: a rebuild while the test runs must not swap the binary under it
@@ -177,7 +163,7 @@ start_attach() {
         shift 2
     fi
     local -a hk=("${HOOK_ARGS[@]}")
-    case " $* " in *" --packets-only "*) hk=() ;; esac
+    case " $* " in *" --packets-only "*) hk=(); [ -n "$TC_ATTACH" ] && hk=(--tc-attach "$TC_ATTACH") ;; esac
     echo "# attach:$(printf ' %q' "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@")" >>"$SC_DIR/commands.log"
     "${pre[@]}" "$GIOPSCOPE" attach "${hk[@]}" "$@" 2>"$log" &
     ATT_PID=$!
@@ -200,11 +186,16 @@ start_attach() {
 check_hooks() {
     local line out
     line=$(grep -m1 "^giopscope attach: following" "$1")
+    if [ -n "$TC_ATTACH" ] && [[ "$line" != *"tc attach: $TC_ATTACH"* ]]; then
+        err "attach's first line does not say \"tc attach: $TC_ATTACH\"" "$line"
+        return 1
+    fi
     case "$line" in
         *"(packets only)"*) return 0 ;;
         *"$HOOK_LINE"*) ;;
         *) err "attach's first line does not say \"$HOOK_LINE\"" "$line"; return 1 ;;
     esac
+    [ "$HOOKS" = any ] && return 0
     if ! out=$(bpftool -j perf 2>&1 | python3 -c '
 import json, sys
 pid, mode = int(sys.argv[1]), sys.argv[2]
@@ -215,11 +206,11 @@ if mode == "socket":
     ok = hooks == ["sock_recv_length", "tcp_sendmsg_locked"]
 else:
     ok = hooks == ["sys_enter", "sys_exit"]
-sys.exit(0 if ok else 1)' "$ATT_PID" "$HOOK_PATH"); then
-        if [ "$HOOK_PATH" = socket ]; then
+sys.exit(0 if ok else 1)' "$ATT_PID" "$HOOKS"); then
+        if [ "$HOOKS" = socket ]; then
             err "attach's programs on tracepoints: $out (want sock_recv_length tcp_sendmsg_locked, no syscall tracepoint)"
         else
-            err "attach's fallback programs on tracepoints: $out (want sys_enter sys_exit)"
+            err "attach --syscall-hooks's programs on tracepoints: $out (want sys_enter sys_exit)"
         fi
         return 1
     fi
@@ -525,6 +516,52 @@ scenario_cleanup() {
         ns_stop "$SRV_PID" TERM 20
         SC_NOTE="SIGINT, SIGTERM, SIGHUP, SIGKILL: no program, link or tc filter left"
     fi
+    sc_end
+}
+
+# ------------------------------------------------------------------ clsact_stale
+# our_filters NS DEV: giopscope's clsact filter lines on DEV's ingress (handle 0x6773, pref 49573)
+our_filters() {
+    ip netns exec "$1" tc filter show dev "$2" ingress 2>/dev/null | grep "pref 49573 .*handle 0x67[78].*giop_tap"
+}
+
+scenario_clsact_stale() {
+    sc_begin clsact_stale
+    local guard left tc_was=$TC_ATTACH
+    local -a hooks_was=("${HOOK_ARGS[@]}")
+    # clsact whatever TC_ATTACH says: the scenario is about its filters
+    if [ "$TC_ATTACH" != clsact ]; then
+        TC_ATTACH=clsact
+        HOOK_ARGS+=(--tc-attach clsact)
+    fi
+    if start_server "$NS_SRV" "$NS_SRV_IP4" &&
+            start_attach "$SC_DIR/attach_1.log" --in "$NS_SRV" --port "$PORT" -i lo -q \
+                -o "$SC_DIR/out_1.txt"; then
+        [ -n "$(our_filters "$NS_SRV" lo)" ] || err "no clsact filter of attach on lo while it ran"
+        # attach and its guard (the child that removes the filters when attach dies) both gone:
+        # what a kill -9 of the process group leaves
+        guard=$(pgrep -P "$ATT_PID" -f giopscope | head -1)
+        [ -n "$guard" ] || err "attach --tc-attach clsact has no guard child"
+        [ -n "$guard" ] && kill -KILL "$guard" 2>/dev/null
+        stop_attach KILL
+        sleep 0.3
+        left=$(our_filters "$NS_SRV" lo)
+        [ -n "$left" ] || err "attach and its guard SIGKILLed left no filter: the next start has nothing to remove"
+        if start_attach "$SC_DIR/attach_2.log" --in "$NS_SRV" --port "$PORT" -i lo -q -o "$SC_DIR/out_2.txt"; then
+            grep -q "removed the tc filter a killed giopscope left on lo ingress" "$SC_DIR/attach_2.log" ||
+                err "the next attach did not say it removed the stale filter" "$(head -3 "$SC_DIR/attach_2.log")"
+            [ "$(our_filters "$NS_SRV" lo | grep -c .)" = 1 ] || err "not exactly one filter of ours on lo" \
+                "$(ip netns exec "$NS_SRV" tc filter show dev lo ingress)"
+            stop_attach INT
+            [ "$ATT_RC" = 0 ] || err "attach after SIGINT: exit $ATT_RC"
+            sleep 0.2
+            left=$(ip netns exec "$NS_SRV" tc filter show dev lo ingress 2>/dev/null)
+            [ -z "$left" ] || err "a filter is left on lo after SIGINT" "$left"
+            SC_NOTE="a filter a SIGKILLed attach+guard left was removed by the next start; none after its SIGINT"
+        fi
+    fi
+    ns_stop "$SRV_PID" TERM 20
+    TC_ATTACH=$tc_was HOOK_ARGS=("${hooks_was[@]}")
     sc_end
 }
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_ebpf_syscalls.sh -- attach_ebpf.sh's scenarios that depend on where
 # the send/recv instants come from, on attach's fallback path (`attach --syscall-hooks`:
 # raw_syscalls sys_enter/sys_exit), so that both paths stay tested: netns (the server's

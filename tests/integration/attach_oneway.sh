@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_oneway.sh -- `giopscope attach` under a oneway flood (issue 19: the
 # taps lose no call at saturation; event-channel-style floods are a common CORBA load).
 #
@@ -41,22 +42,13 @@ SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="flood"
 
+. tests/lib/common.sh
 . tests/lib/scenario.sh
 sc_want attach_oneway "$ALL" "$@"
 
 . tests/lib/netns.sh
 
-skip() { echo "SKIP: $*"; exit 77; }
-
-[ "$(id -u)" = 0 ] || skip "not root (eBPF and namespaces need it)"
-for tool in tcpdump tshark python3 timeout; do
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
-done
-[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-[ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"
-if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
-    skip "$GIOPSCOPE was built without eBPF"
-fi
+attach_require tcpdump tshark python3 timeout
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
 fi
@@ -64,14 +56,8 @@ ns_require
 
 WORK=$(mktemp -d /tmp/gs-oneway.XXXXXX) || exit 2
 ATT_PID="" DUMP_PID=""
-work_cleanup() {
-    local p
-    for p in $ATT_PID $DUMP_PID; do
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$WORK"
-}
+# shellcheck disable=SC2034  # read by work_cleanup (tests/lib/common.sh)
+WORK_PID_VARS="ATT_PID DUMP_PID"
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 # a private copy: a rebuild while the test runs must not swap the binary under it

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # attach's ingress instants at the kernel's receive stamp (session 11, issue 16): the netns
 # scenario of tests/integration/attach_ebpf.sh with packets as a NIC hands them over -- a tc
 # program on the client's veth (tests/lib/clear_edt.bpf.c) clears the sender's delivery time

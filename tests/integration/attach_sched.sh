@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_sched.sh -- `giopscope attach --sched --orb omniorb` against what the
 # omniORB server's own servant measured (bench_server -servant-log: CLOCK_REALTIME at the servant
 # method's entry and exit) and against what the servant was made to do.
@@ -90,6 +91,7 @@ SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="quiet hog not_orb"
 
+. tests/lib/common.sh
 . tests/lib/scenario.sh
 sc_want attach_sched "$ALL" "$@"
 for v in PORT N N_ECHO SLOW_US SPIN_US; do
@@ -101,17 +103,7 @@ done
 NS_TAG=${NS_TAG:-sch}
 . tests/lib/netns.sh
 
-skip() { echo "SKIP: $*"; exit 77; }
-
-[ "$(id -u)" = 0 ] || skip "not root (eBPF and namespaces need it)"
-for tool in python3 timeout taskset nproc; do
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
-done
-[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-[ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"
-if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
-    skip "$GIOPSCOPE was built without eBPF"
-fi
+attach_require python3 timeout taskset nproc
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
 fi
@@ -123,14 +115,8 @@ CLI_CPU=0
 WORK=$(mktemp -d /tmp/gs-sched.XXXXXX) || exit 2
 ATT_PID=""
 HOG_PID=""
-work_cleanup() {
-    local p
-    for p in $ATT_PID $HOG_PID; do
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$WORK"
-}
+# shellcheck disable=SC2034  # read by work_cleanup (tests/lib/common.sh)
+WORK_PID_VARS="ATT_PID HOG_PID"
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope

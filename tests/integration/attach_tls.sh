@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_tls.sh -- `giopscope attach` on omniORB processes speaking IIOP over
 # TLS (SSLIOP: omniORB's libomnisslTP4 preloaded, OpenSSL 3): the uprobes on libssl's
 # SSL_write/SSL_read give every call as on plain IIOP.
@@ -47,21 +48,12 @@ SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 NS_TAG=tla
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
 . tests/lib/tls_rig.sh
 
-skip() { echo "SKIP: $*"; exit 77; }
-
-[ "$(id -u)" = 0 ] || skip "not root (eBPF and namespaces need it)"
-for tool in tcpdump openssl python3 timeout mkfifo; do
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
-done
-[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-[ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"
-if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
-    skip "$GIOPSCOPE was built without eBPF"
-fi
+attach_require tcpdump openssl python3 timeout mkfifo
 tls_transport
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
@@ -70,14 +62,8 @@ ns_require
 
 WORK=$(mktemp -d /tmp/gs-attach-tls.XXXXXX) || exit 2
 ATT_PIDS=""
-work_cleanup() {
-    local p
-    for p in $ATT_PIDS; do
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$WORK"
-}
+# shellcheck disable=SC2034  # read by work_cleanup (tests/lib/common.sh)
+WORK_PID_VARS="ATT_PIDS"
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope

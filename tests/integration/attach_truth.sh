@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_truth.sh -- `giopscope attach`'s syscall instants set against ground
 # truth that giopscope did not produce: what the unmodified omniORB processes did, recorded
 # from inside them.
@@ -67,6 +68,7 @@ CLIENT=$BUILD/orb/bench_client
 TRUTH_SO=$BUILD/orb/libgs_truth.so
 ALL="quiet hog loopback"
 
+. tests/lib/common.sh
 . tests/lib/scenario.sh
 sc_want attach_truth "$ALL" "$@"
 for v in PORT TOL_NS N_SMALL N_LARGE N_SLOW SLOW_US; do
@@ -78,17 +80,7 @@ done
 NS_TAG=tru
 . tests/lib/netns.sh
 
-skip() { echo "SKIP: $*"; exit 77; }
-
-[ "$(id -u)" = 0 ] || skip "not root (eBPF and namespaces need it)"
-for tool in python3 timeout taskset nproc; do
-    command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
-done
-[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-[ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"
-if grep -q "this build has no eBPF support" "$GIOPSCOPE"; then
-    skip "$GIOPSCOPE was built without eBPF"
-fi
+attach_require python3 timeout taskset nproc
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ] || [ ! -f "$TRUTH_SO" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
 fi
@@ -97,14 +89,8 @@ ns_require
 WORK=$(mktemp -d /tmp/gs-truth.XXXXXX) || exit 2
 ATT_PIDS=""
 HOG_PIDS=""
-work_cleanup() {
-    local p
-    for p in $ATT_PIDS $HOG_PIDS; do
-        kill -KILL "$p" 2>/dev/null
-        wait "$p" 2>/dev/null
-    done
-    rm -rf "$WORK"
-}
+# shellcheck disable=SC2034  # read by work_cleanup (tests/lib/common.sh)
+WORK_PID_VARS="ATT_PIDS HOG_PIDS"
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 # private copies: a rebuild while the test runs must not swap a binary under it

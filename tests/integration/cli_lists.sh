@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Comma lists on the command line are parsed one way (probe/opts.c, gs_parse_list): --ports of
 # read/merge/live/attach's --port and --pid all refuse an empty item (a comma at the start, at
 # the end, two in a row) and a bad item, with one line on stderr and exit 2. `attach --pid`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/dpdk_clockmap.sh -- probe/dpdk/clockmap.c, the counter-to-wall-clock map
 # behind the TSC and NIC time stamps of `giopscope dpdk`, on simulated clocks (no DPDK needed:
 # the file is pure C, compiled here with the project's warnings).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/dpdk_counters.sh -- `giopscope dpdk`: the port counters are read, printed and
 # counted as loss when DPDK really loses packets, and --metrics serves the same calls as the pairs
 # output of the same run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/dpdk_env.sh -- `giopscope dpdk` in a bad environment: no port, the EAL
 # refusing to start, a port that will not start, bad options. Every case must end (under a
 # timeout: no hang) with exit code 2, exactly one line on stderr saying why, nothing on stdout,
@@ -16,7 +17,7 @@ cd "$(dirname "$0")/../.." || exit 2
 G=${GIOPSCOPE:-build/giopscope}
 TMO=${DPDK_TIMEOUT:-30}
 
-skip() { echo "SKIP: $*"; exit 77; }
+. tests/lib/common.sh
 [ -x "$G" ] || skip "$G not built"
 "$G" dpdk --help >/dev/null 2>&1 || skip "giopscope built without DPDK"
 [ "$(id -u)" = 0 ] || skip "not root (the DPDK EAL wants /var/run/dpdk and locked memory)"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/dpdk_live.sh -- `giopscope dpdk` on live omniORB traffic between two network
 # namespaces must give the same calls as tcpdump + `giopscope read` on the same veth.
 #
@@ -45,7 +46,7 @@ TIMECOLS=t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,serv
 
 WANT="${*:-af_packet af_xdp}"
 
-skip() { echo "SKIP: $*"; exit 77; }
+. tests/lib/common.sh
 [ -x "$G" ] || skip "$G not built"
 "$G" dpdk --help >/dev/null 2>&1 || skip "giopscope built without DPDK"
 for tool in tcpdump python3 timeout tc; do
@@ -62,7 +63,6 @@ fi
 ns_require
 
 WORK=$(mktemp -d /tmp/gs-dpdk-live.XXXXXX) || exit 2
-work_cleanup() { rm -rf "$WORK"; }
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 # frames as a NIC carries them: no 64 KB GSO super-frames (see above)
@@ -80,27 +80,17 @@ read -r CPU_FIRST CPU_LAST <<<"$(python3 -c 'import os; c = sorted(os.sched_geta
 PIN=()
 [ "$CPU_FIRST" != "$CPU_LAST" ] && command -v taskset >/dev/null && PIN=(taskset -c "$CPU_FIRST")
 
-pass=0 fail=0
 start=$(date +%s)
-SC="" SC_DIR="" SC_ERR="" SC_DETAIL="" SRV_PID="" TD_PID="" GS_PID="" CN=0
-
-err() {
-	[ -n "$SC_ERR" ] || SC_ERR=$1
-	shift
-	local d
-	for d in "$@"; do SC_DETAIL="$SC_DETAIL$d"$'\n'; done
-}
-
-sc_begin() {
-	SC=$1 SC_ERR="" SC_DETAIL="" SRV_PID="" TD_PID="" GS_PID="" CN=0
-	SC_DIR=$WORK/$SC
-	mkdir -p "$SC_DIR"
-}
+# the scenario bookkeeping (err, sc_begin, sc_end) is tests/lib/scenario.sh's
+. tests/lib/scenario.sh
+SC_FAIL_PREFIX=dpdk_ SC_CP_OPTS=-a
+SRV_PID="" TD_PID="" GS_PID="" CN=0
+sc_reset() { SRV_PID="" TD_PID="" GS_PID="" CN=0; }
 
 # A scenario whose port reported lost frames while the poller was kept off its CPU for over
 # 100 ms (the machine was overloaded: other work on both vCPUs) is run once more instead of
 # failing: giopscope said what it lost, the calls cannot match. Twice is a failure.
-RETRY_OK=1 SC_RETRY=0
+RETRY_OK=1
 overloaded() {
 	local gap
 	grep -Eq "imissed [1-9]|rx_nombuf [1-9]" "$SC_DIR/dpdk.log" 2>/dev/null || return 1
@@ -108,28 +98,16 @@ overloaded() {
 	[ "${gap:-0}" -gt 100 ]
 }
 
-sc_end() {
+sc_stop() {
 	[ -n "$GS_PID" ] && ns_stop "$GS_PID" INT 10
 	[ -n "$TD_PID" ] && ns_stop "$TD_PID" INT 10
 	[ -n "$SRV_PID" ] && ns_stop "$SRV_PID" TERM 10
 	GS_PID="" TD_PID="" SRV_PID=""
-	SC_RETRY=0
-	if [ -n "$SC_ERR" ] && [ "$RETRY_OK" = 1 ] && overloaded; then
-		echo "RETRY $SC: $(grep -o 'ipackets.*' "$SC_DIR/dpdk.log" | head -1), $(grep -o 'longest poll gap [0-9.]* ms' "$SC_DIR/dpdk.log")"
-		SC_RETRY=1
-		return 0
-	fi
-	if [ -z "$SC_ERR" ]; then
-		echo "PASS $SC: $(cat "$SC_DIR/summary.txt" 2>/dev/null)"
-		pass=$((pass + 1))
-	else
-		echo "FAIL $SC: $SC_ERR"
-		printf '%s' "$SC_DETAIL" | grep -v '^$' | head -20 | sed 's/^/    /'
-		fail=$((fail + 1))
-		rm -rf "${FAIL_DIR:?}/dpdk_$SC"
-		mkdir -p "$FAIL_DIR/dpdk_$SC" && cp -a "$SC_DIR"/. "$FAIL_DIR/dpdk_$SC/" &&
-			echo "    (files kept in $FAIL_DIR/dpdk_$SC)"
-	fi
+	SC_NOTE=$(cat "$SC_DIR/summary.txt" 2>/dev/null)
+}
+sc_retry() {
+	[ "$RETRY_OK" = 1 ] && overloaded || return 1
+	echo "    $(grep -o 'ipackets.*' "$SC_DIR/dpdk.log" | head -1), $(grep -o 'longest poll gap [0-9.]* ms' "$SC_DIR/dpdk.log")"
 }
 
 start_server() {
@@ -313,7 +291,7 @@ for sc in $WANT; do
 		"scenario_$sc"
 	fi
 done
-echo "$pass passed, $fail failed ($(($(date +%s) - start)) s)"
-[ "$fail" -gt 0 ] && exit 1
-[ "$pass" -eq 0 ] && exit 77
+echo "$PASSED passed, $FAILED failed ($(($(date +%s) - start)) s)"
+[ "$FAILED" -gt 0 ] && exit 1
+[ "$PASSED" -eq 0 ] && exit 77
 exit 0

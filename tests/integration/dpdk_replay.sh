@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/dpdk_replay.sh -- `giopscope dpdk` replaying captures through DPDK's net_pcap
 # driver (--vdev net_pcap0,rx_pcap=FILE, --no-huge when no huge pages are set up) must give the
 # same calls as `giopscope read FILE`.

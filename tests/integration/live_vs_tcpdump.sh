@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/live_vs_tcpdump.sh -- `giopscope live` on a veth, against tcpdump on the same
 # interface at the same time, against the clients' own logs, and in a bad environment.
 #
@@ -80,24 +81,14 @@ CLIENT_TIMEOUT=${CLIENT_TIMEOUT:-120}
 
 ALL_SCENARIOS="client_side server_ipv6 reply_timeout stops small_snaplen drop_user bad_start iface_down iface_deleted"
 
-WANT=""
-for a in "$@"; do
-    case "$a" in
-        --list) echo "$ALL_SCENARIOS" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,/^$/p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-        -*) echo "live_vs_tcpdump: unknown option $a" >&2; exit 2 ;;
-        *) case " $ALL_SCENARIOS " in
-               *" $a "*) WANT="$WANT $a" ;;
-               *) echo "live_vs_tcpdump: unknown scenario $a (--list)" >&2; exit 2 ;;
-           esac ;;
-    esac
-done
-[ -n "$WANT" ] || WANT=$ALL_SCENARIOS
+# the scenario bookkeeping (err, sc_begin, sc_end, the scenarios asked for) is tests/lib/scenario.sh's
+. tests/lib/scenario.sh
+sc_want live_vs_tcpdump "$ALL_SCENARIOS" "$@"
+SC_ANNOUNCE=1 SC_RM_DIR=1 SC_CP_OPTS=-a
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
-
-skip() { echo "SKIP: $*"; exit 77; }
 
 for tool in tcpdump python3 timeout; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
@@ -116,40 +107,24 @@ ns_require
 T_START=$(date +%s.%N)
 WORK=$(mktemp -d /tmp/gs-live.XXXXXX) || exit 2
 chmod 755 "$WORK"
-work_cleanup() { rm -rf "$WORK"; }
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 [ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
 
-PASSED=0
-FAILED=0
-
 # ---------------------------------------------------------------- per-scenario state and helpers
-SC="" SC_DIR="" SC_ERR="" SC_DETAIL=""
 SRV_PID="" TD_PID="" LIVE_PID="" CAT_PID=""
 LATS=()        # latency CSVs of this scenario's clients
 CLIENT_N=0
-
-err() {        # err REASON [DETAIL...]: record a failure (the first reason is the one reported)
-    [ -n "$SC_ERR" ] || SC_ERR=$1
-    shift
-    local d
-    for d in "$@"; do SC_DETAIL="$SC_DETAIL$d"$'\n'; done
-}
 
 note() { echo "$*" >>"$SC_DIR/notes.txt"; echo "    $*"; }
 
 SC_TRY=1       # a scenario that failed because a capture dropped packets runs once more
 SC_DROPS=0
-SC_RETRY=0
 
-sc_begin() {
-    SC=$1 SC_ERR="" SC_DETAIL="" SRV_PID="" TD_PID="" LIVE_PID="" CAT_PID="" CLIENT_N=0 SC_DROPS=0
+sc_reset() {
+    SRV_PID="" TD_PID="" LIVE_PID="" CAT_PID="" CLIENT_N=0 SC_DROPS=0
     LATS=()
-    SC_DIR=$WORK/$SC
-    mkdir -p "$SC_DIR"
     chmod 755 "$SC_DIR"
-    echo "--- $SC"
 }
 
 # bg NS OUT ERR CMD...: CMD in NS in the background (stdout to OUT, stderr to ERR); pid in BG_PID
@@ -531,38 +506,16 @@ rows_while_running() {
     note "pipe: $got rows while live still ran (the clients made $n calls)"
 }
 
-sc_end() {
+sc_stop() {
     [ -n "$LIVE_PID" ] && ns_stop "$LIVE_PID" KILL 5
     [ -n "$TD_PID" ] && ns_stop "$TD_PID" INT 10
     [ -n "$CAT_PID" ] && ns_stop "$CAT_PID" TERM 5
     [ -n "$SRV_PID" ] && ns_stop "$SRV_PID" TERM 10
     LIVE_PID="" TD_PID="" CAT_PID="" SRV_PID=""
-    if [ -n "$KEEP_DIR" ]; then
-        rm -rf "${KEEP_DIR:?}/$SC"
-        mkdir -p "$KEEP_DIR/$SC" && cp -a "$SC_DIR"/. "$KEEP_DIR/$SC/"
-    fi
-    SC_RETRY=0
-    if [ -n "$SC_ERR" ] && [ "$SC_DROPS" = 1 ] && [ "$SC_TRY" = 1 ]; then
-        # the kernel dropped packets because a capture did not get the CPU in time (other
-        # work on the machine): not what this test is about, so once more
-        echo "RETRY $SC: $SC_ERR"
-        SC_RETRY=1
-        rm -rf "$SC_DIR"
-        return
-    fi
-    if [ -z "$SC_ERR" ]; then
-        echo "PASS $SC"
-        PASSED=$((PASSED + 1))
-    else
-        echo "FAIL $SC: $SC_ERR"
-        printf '%s' "$SC_DETAIL" | grep -v '^$' | head -20 | sed 's/^/    /'
-        FAILED=$((FAILED + 1))
-        rm -rf "${FAIL_DIR:?}/$SC"
-        mkdir -p "$FAIL_DIR/$SC" && cp -a "$SC_DIR"/. "$FAIL_DIR/$SC/" &&
-            echo "    (files kept in $FAIL_DIR/$SC)"
-    fi
-    rm -rf "$SC_DIR"
 }
+# the kernel dropped packets because a capture did not get the CPU in time (other work on the
+# machine): not what this test is about, so once more
+sc_retry() { [ "$SC_DROPS" = 1 ] && [ "$SC_TRY" = 1 ]; }
 
 # check_capture SIDE: the common checks of a capture scenario, after live and tcpdump stopped;
 # SIDE (client or server) is the veth end both captured on, which says which stamps are taken

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/loss_tbf.sh -- the split stays true when segments are lost before the tap.
 #
 # Two namespaces joined by a veth pair, TSO/GSO/GRO off (one TCP segment a frame). A tc tbf

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The man page (docs/giopscope.1) against the binary and the usual layout:
 #  - groff (-ww) and mandoc -Tlint (warnings and worse) find nothing to say; lexgrog reads
 #    its NAME line (what mandb/apropos index);

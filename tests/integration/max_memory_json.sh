@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/max_memory_json.sh: `--max-memory` says which bound was hit in the JSON
 # summary too (docs/output.md), end to end through the command line.
 #

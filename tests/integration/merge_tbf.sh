@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/merge_tbf.sh -- `giopscope merge` on real omniORB traffic captured on both hosts.
 #
 # Topology: client namespace -- router namespace -- server namespace, one veth pair per hop.

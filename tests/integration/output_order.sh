@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The summary alone is computed from calls written as soon as they settle, not in
 # t_request_first order (probe/cmd_read.c: the histograms and counters do not depend on the
 # order; the queue stays short). This checks that claim: for the reference captures, copies

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/outputs_tty.sh -- what `giopscope live` does to the user's files and
 # terminal, with a real omniORB server and client (tests/orb) in two network namespaces
 # joined by a veth (tests/lib/netns.sh); live captures on the server's end.
@@ -37,14 +38,14 @@ PORT=${PORT:-2813}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 ALL="setup_fail sigint sigkill tty_rows"
-WANT=${*:-$ALL}
-for s in $WANT; do
-    case " $ALL " in *" $s "*) ;; *) echo "outputs_tty: unknown scenario $s ($ALL)" >&2; exit 2 ;; esac
-done
+FAIL_DIR=${FAIL_DIR:-/tmp/gs-failing}
+# the scenario bookkeeping (err, sc_begin, sc_end, the scenarios asked for) is tests/lib/scenario.sh's
+. tests/lib/scenario.sh
+sc_want outputs_tty "$ALL" "$@"
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 
-skip() { echo "SKIP: $*"; exit 77; }
 for tool in python3 timeout script cmp; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed"
 done
@@ -56,33 +57,19 @@ fi
 ns_require
 
 WORK=$(mktemp -d /tmp/gs-out-tty.XXXXXX) || exit 2
-work_cleanup() { rm -rf "$WORK"; }
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 
-PASSED=0 FAILED=0
-SC="" SC_DIR="" WHY=() SRV_PID="" LIVE_PID=""
-
-err() { WHY+=("$*"); }
-
-sc_begin() {
-    SC=$1 WHY=() SRV_PID="" LIVE_PID=""
-    SC_DIR=$WORK/$SC
+SC_ANNOUNCE=1 SC_FAIL_PREFIX=outputs_tty_
+SRV_PID="" LIVE_PID=""
+sc_reset() {
+    SRV_PID="" LIVE_PID=""
     mkdir -p "$SC_DIR/out"
-    echo "--- $SC"
 }
-
-sc_end() {
+sc_stop() {
     [ -n "$LIVE_PID" ] && ns_stop "$LIVE_PID" KILL 5
     [ -n "$SRV_PID" ] && ns_stop "$SRV_PID" TERM 10
-    if [ ${#WHY[@]} -eq 0 ]; then
-        echo "PASS $SC"
-        PASSED=$((PASSED + 1))
-    else
-        echo "FAIL $SC: ${WHY[0]}"
-        printf '    %s\n' "${WHY[@]:1}"
-        FAILED=$((FAILED + 1))
-    fi
+    return 0
 }
 
 start_server() {
@@ -267,8 +254,4 @@ EOF
     sc_end
 }
 
-for s in $WANT; do
-    "scenario_$s"
-done
-echo "$PASSED passed, $FAILED failed"
-[ "$FAILED" = 0 ]
+sc_run_all

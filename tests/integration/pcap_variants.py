@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Derive variants of a real capture (classic pcap, Ethernet, IPv4) to exercise the
 decoders and the TCP reassembly on real traffic:
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """Rewrite a classic pcap into a pcapng form of the same packets, to check that
 read --threads' own walker of capture files (probe/pcap_walk.c) reads every
 form as libpcap does (read_threads.sh compares --threads 1, libpcap's reading,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/prometheus.sh -- a real Prometheus server (Debian's `prometheus` package,
 # run here as a plain process, never as its service) scraping two `giopscope live --metrics`
 # probes, as it would scrape many hosts: what Prometheus stores and computes is compared with
@@ -7,10 +8,14 @@
 # One network namespace of its own (gsprm-PID; process helpers and cleanup of tests/lib/netns.sh);
 # everything runs on its loopback:
 #   hosta, hostb  two omniORB bench_servers (127.0.0.1:2809 and :2810), each watched by its own
-#                 `giopscope live -i lo --ports P --pairs --summary --metrics 127.0.0.1:946x`
+#                 `giopscope live -i lo --ports P --pairs --summary --metrics 127.0.0.1:946x`;
+#                 hostb's with --metrics-web-config: TLS (a CA and a certificate for 127.0.0.1
+#                 made here, tests/lib/metrics_web.sh) and basic auth (a bcrypt hash)
 #   prometheus    127.0.0.1:9090, a temporary --storage.tsdb.path, a generated prometheus.yml
 #                 (scrape_interval and evaluation_interval 1s, the targets labelled
-#                 instance="hosta"/"hostb") loading the rule file of docs/metrics.md
+#                 instance="hosta"/"hostb"; hostb's job scrapes with scheme https, tls_config
+#                 ca_file and basic_auth password_file, as docs/metrics.md shows) loading the
+#                 rule file of docs/metrics.md
 # Traffic (bench_client): first one echoString and one slow(0) per host, and a wait until
 # Prometheus has scraped them; then 300 echoString and 100 slow calls on hosta, 200 and 80 on
 # hostb (counts that tell the hosts apart), the slow calls sleeping 19 x 300 us then 12 ms on
@@ -22,7 +27,10 @@
 #                tests/lib/prom_rules_test.yml (the alert fires for an operation whose p99,
 #                summed over two hosts, crosses its threshold, and not for another) passes
 #                `promtool test rules`
-#   targets      both targets are up in /api/v1/targets
+#   targets      both targets are up in /api/v1/targets (hostb's over TLS with basic auth)
+#   web          hostb's endpoint with curl: the password and the CA 200; a wrong password and
+#                none 401 with WWW-Authenticate; plain HTTP refused (400, no metrics); the
+#                docs/metrics.md TLS scrape configuration passes `promtool check config`
 #   counts       after the traffic, Prometheus's giopscope_calls_total and
 #                giopscope_call_duration_seconds_count per instance and operation (polled,
 #                bounded, until they equal what giopscope's /metrics says at the end) equal
@@ -57,7 +65,9 @@ PROMTOOL=${PROMTOOL:-promtool}
 PROM=127.0.0.1:9090
 CHECK=tests/lib/prom_api_check.py
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
+. tests/lib/metrics_web.sh
 
 [ -x "$GIOPSCOPE" ] || ns_skip "$GIOPSCOPE not built"
 for tool in "$PROMETHEUS" "$PROMTOOL" curl python3 timeout; do
@@ -70,7 +80,6 @@ ns_require
 
 WORK=$(mktemp -d /tmp/gs-prm.XXXXXX) || exit 2
 # shellcheck disable=SC2317,SC2034  # called by ns_cleanup through NS_CLEANUP_HOOK
-work_cleanup() { rm -rf "$WORK"; }
 # shellcheck disable=SC2034
 NS_CLEANUP_HOOK=work_cleanup
 # one namespace (no veth: its loopback carries everything), cleaned up by ns_cleanup as
@@ -80,7 +89,8 @@ trap 'ns_cleanup' EXIT
 trap 'ns_cleanup; trap - EXIT; exit 130' INT
 trap 'ns_cleanup; trap - EXIT; exit 143' TERM
 ip netns add "$NS" || { echo "FAIL setup: cannot create the network namespace $NS"; exit 1; }
-NS_LIST=$NS   # shellcheck disable=SC2034  # read by ns_cleanup
+# shellcheck disable=SC2034  # read by ns_cleanup
+NS_LIST=$NS
 ip -n "$NS" link set lo up || { echo "FAIL setup: lo down in $NS"; exit 1; }
 
 PASSED=0
@@ -105,6 +115,32 @@ doc_block() {
 doc_block "# giopscope.rules.yml" >"$WORK/giopscope.rules.yml"
 doc_block "# prometheus.yml" >"$WORK/doc_scrape.yml"
 doc_block "# the global prometheus.yml" >"$WORK/doc_federate.yml"
+doc_block "# prometheus.yml: TLS and basic auth" >"$WORK/doc_scrape_tls.yml"
+# hostb over TLS with basic auth (skipped, and said, in a build without OpenSSL)
+WEB_B=0
+HOSTB_JOB="
+      - targets: ['127.0.0.1:9465']
+        labels: {instance: hostb}"
+if metrics_web_have; then
+    why=$(metrics_web_certs "$WORK") || { echo "FAIL setup: certificates: $why"; exit 1; }
+    printf 'tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prometheus: %s\n' \
+        "$(metrics_web_hash 'scrape me')" >"$WORK/web_b.yml"
+    printf 'scrape me\n' >"$WORK/password_b"
+    WEB_B=1
+    HOSTB_JOB="
+  - job_name: giopscope-tls
+    scheme: https
+    tls_config:
+      ca_file: $WORK/ca.crt
+    basic_auth:
+      username: prometheus
+      password_file: $WORK/password_b
+    static_configs:
+      - targets: ['127.0.0.1:9465']
+        labels: {instance: hostb}"
+else
+    echo "SKIP web: $GIOPSCOPE has no TLS for --metrics (built without OpenSSL): hostb is scraped over plain HTTP"
+fi
 cp tests/lib/prom_rules_test.yml "$WORK/"
 cat >"$WORK/prometheus.yml" <<EOF
 global:
@@ -116,22 +152,20 @@ scrape_configs:
   - job_name: giopscope
     static_configs:
       - targets: ['127.0.0.1:9464']
-        labels: {instance: hosta}
-      - targets: ['127.0.0.1:9465']
-        labels: {instance: hostb}
+        labels: {instance: hosta}$HOSTB_JOB
 EOF
 why=""
-for f in giopscope.rules.yml doc_scrape.yml doc_federate.yml; do
+for f in giopscope.rules.yml doc_scrape.yml doc_federate.yml doc_scrape_tls.yml; do
     [ -s "$WORK/$f" ] || why="$why a yaml block of docs/metrics.md is missing ($f)"
 done
-for f in doc_scrape.yml doc_federate.yml; do
+for f in doc_scrape.yml doc_federate.yml doc_scrape_tls.yml; do
     [ -z "$why" ] && ! "$PROMTOOL" check config "$WORK/$f" >"$WORK/promtool.txt" 2>&1 && why="docs/metrics.md $f: $(tr '\n' ' ' <"$WORK/promtool.txt")"
 done
 [ -z "$why" ] && ! "$PROMTOOL" check rules "$WORK/giopscope.rules.yml" >"$WORK/promtool.txt" 2>&1 && why="check rules: $(tr '\n' ' ' <"$WORK/promtool.txt")"
 [ -z "$why" ] && ! "$PROMTOOL" check config "$WORK/prometheus.yml" >"$WORK/promtool.txt" 2>&1 && why="check config: $(tr '\n' ' ' <"$WORK/promtool.txt")"
 [ -z "$why" ] && ! (cd "$WORK" && "$PROMTOOL" test rules prom_rules_test.yml) >"$WORK/promtool.txt" 2>&1 && why="test rules: $(tr '\n' ' ' <"$WORK/promtool.txt")"
 if [ -z "$why" ]; then
-    pass promtool "$(grep -c 'record:\|alert:' "$WORK/giopscope.rules.yml") rules and the scrape and federation configurations of docs/metrics.md checked; prom_rules_test.yml: the alert fires for slowop only"
+    pass promtool "$(grep -c 'record:\|alert:' "$WORK/giopscope.rules.yml") rules and the scrape (plain, TLS with basic auth) and federation configurations of docs/metrics.md checked; prom_rules_test.yml: the alert fires for slowop only"
 else
     fail promtool "$why"
 fi
@@ -150,8 +184,10 @@ LIVE_a="" LIVE_b=""
 for h in a b; do
     port=$(port_of "$h")
     mport=$(mport_of "$h")
+    web=()
+    [ "$h" = b ] && [ "$WEB_B" = 1 ] && web=(--metrics-web-config "$WORK/web_b.yml")
     ns_start "$NS" "$WORK/live_$h.log" "$GIOPSCOPE" live -q -i lo --ports "$port" --pairs -o "$WORK/pairs_$h.csv" \
-        --summary --metrics "127.0.0.1:$mport"
+        --summary --metrics "127.0.0.1:$mport" "${web[@]}"
     case $h in a) LIVE_a=$NS_LAST_PID ;; b) LIVE_b=$NS_LAST_PID ;; esac
     ns_wait_port "$NS" "$mport" 15 || { fail setup "no metrics port for $h: $(tail -2 "$WORK/live_$h.log")"; finish; }
 done
@@ -208,7 +244,11 @@ done
 spec=""
 for h in a b; do
     mport=$(mport_of "$h")
-    in_ns curl -s -m 5 "http://127.0.0.1:$mport/metrics" >"$WORK/scrape_$h.txt"
+    if [ "$h" = b ] && [ "$WEB_B" = 1 ]; then
+        in_ns curl -s -m 5 --cacert "$WORK/ca.crt" -u 'prometheus:scrape me' "https://127.0.0.1:$mport/metrics" >"$WORK/scrape_$h.txt"
+    else
+        in_ns curl -s -m 5 "http://127.0.0.1:$mport/metrics" >"$WORK/scrape_$h.txt"
+    fi
     spec="$spec$(sed -n 's/^\(giopscope_calls_total\|giopscope_call_duration_seconds_count\){operation="\([^"]*\)"} \([0-9]*\)$/\1:host'"$h"':\2=\3,/p' "$WORK/scrape_$h.txt")"
 done
 if [ -z "$spec" ]; then
@@ -223,6 +263,25 @@ fi
 if ! T_Q=$(in_ns python3 "$CHECK" wait-rule "http://$PROM" operation:giopscope_call_duration_seconds:p99_rate5m "$T_MATCH" 30); then
     fail rules "the recording rule was not evaluated on the final data: $T_Q"
     finish
+fi
+
+# hostb's endpoint as anyone else would try it
+if [ "$WEB_B" = 1 ]; then
+    url=https://127.0.0.1:9465/metrics
+    code() { in_ns curl -s -m 5 -o "$WORK/web_body.txt" -D "$WORK/web_head.txt" -w '%{http_code}' "$@"; }
+    good=$(code --cacert "$WORK/ca.crt" -u 'prometheus:scrape me' "$url")
+    good_body=$(grep -c '^giopscope_calls_total{' "$WORK/web_body.txt")
+    wrong=$(code --cacert "$WORK/ca.crt" -u 'prometheus:scrape you' "$url")
+    wrong_hdr=$(grep -ci '^WWW-Authenticate: Basic' "$WORK/web_head.txt")
+    none=$(code --cacert "$WORK/ca.crt" "$url")
+    plain=$(code "http://127.0.0.1:9465/metrics")
+    plain_body=$(grep -c '^giopscope_' "$WORK/web_body.txt")
+    if [ "$good" = 200 ] && [ "$good_body" -gt 0 ] && [ "$wrong" = 401 ] && [ "$wrong_hdr" = 1 ] &&
+       [ "$none" = 401 ] && [ "$plain" != 200 ] && [ "$plain_body" = 0 ]; then
+        pass web "over TLS: the password 200 ($good_body giopscope_calls_total series), a wrong one $wrong with WWW-Authenticate, none $none; plain HTTP $plain ($(head -c 60 "$WORK/web_body.txt"))"
+    else
+        fail web "password $good ($good_body series), wrong $wrong (WWW-Authenticate: $wrong_hdr), none $none, plain HTTP $plain ($plain_body metric lines)"
+    fi
 fi
 
 # the summaries come at SIGINT; Prometheus keeps what it has, queried at T_Q

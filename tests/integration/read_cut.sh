@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # A capture file cut short while `read` walks it in place (tcpdump -W writing its ring of
 # files over the one being read, a copy replaced under it): the read must not die of the
 # SIGBUS the mapping raises (probe/pcap_walk_file.c), nor end quietly as if the file had

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The order window is a bound like any table: `read --pairs` writes its rows in start order
 # (t_request_first) while fewer calls than --order-window wait behind an earlier one; past it
 # rows come out of start order, and a reader of the rows alone must be told so. The count the

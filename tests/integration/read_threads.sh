@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # read --threads N gives the output of one thread, byte for byte: every capture of the golden
 # set (tests/golden/cases.txt, with its options, stdin and split files included), the corpus
 # (tests/data/corpus, and /work/shared/corpus when there), copies of the corpus with loss,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/read_vs_tshark.sh -- `giopscope read` against Wireshark's GIOP dissector, on
 # captures of real ORBs made while the test runs.
 #
@@ -51,7 +52,7 @@ for a in "$@"; do
     case "$a" in
         --oracle-only) ORACLE_ONLY=1 ;;
         --list) echo "$ALL_SCENARIOS" | tr ' ' '\n'; exit 0 ;;
-        -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+        -h|--help) sed -n '3,26p' "$0"; exit 0 ;;
         -*) echo "read_vs_tshark: unknown option $a" >&2; exit 2 ;;
         *) case " $ALL_SCENARIOS " in
                *" $a "*) WANT="$WANT $a" ;;
@@ -61,10 +62,9 @@ for a in "$@"; do
 done
 [ -n "$WANT" ] || WANT=$ALL_SCENARIOS
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
-
-skip() { echo "SKIP: $*"; exit 77; }
 
 # ---------------------------------------------------------------- preconditions
 for tool in tcpdump tshark editcap capinfos python3 timeout; do
@@ -90,38 +90,26 @@ ns_require
 
 T_START=$(date +%s.%N)
 WORK=$(mktemp -d /tmp/gs-read-vs-tshark.XXXXXX) || exit 2
-work_cleanup() { rm -rf "$WORK"; }
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 [ -n "$KEEP_DIR" ] && mkdir -p "$KEEP_DIR"
 
-PASSED=0
-FAILED=0
+. tests/lib/scenario.sh
+SC_RM_DIR=1
 SKIPPED=0
 
 # ---------------------------------------------------------------- per-scenario state and helpers
-SC=""          # scenario name
-SC_DIR=""      # its working folder
-SC_ERR=""      # first failure reason
-SC_DETAIL=""   # detail lines for the report
 SRV_PID="" TD_PID="" DC_PID=""
 LATS=()        # latency CSVs of this scenario's clients
 SRV_ADDR=""
 CAP_FILTER=""  # tcpdump filter of this scenario's capture
 
-err() {        # err REASON [DETAIL...]: record a failure (the first reason is the one reported)
-    [ -n "$SC_ERR" ] || SC_ERR=$1
-    shift
-    local d
-    for d in "$@"; do SC_DETAIL="$SC_DETAIL$d"$'\n'; done
-}
-
-sc_begin() {
-    SC=$1 SC_ERR="" SC_DETAIL="" SRV_PID="" TD_PID="" DC_PID="" CLIENT_N=0
+# the scenario bookkeeping (err, sc_begin, sc_end) is tests/lib/scenario.sh's; this script's own
+# per-scenario state is reset and stopped here
+sc_reset() {
+    SRV_PID="" TD_PID="" DC_PID="" CLIENT_N=0
     LATS=()
     CAP_FILTER="tcp port $PORT"
-    SC_DIR=$WORK/$SC
-    mkdir -p "$SC_DIR"
 }
 
 # start_server [ADDR [ARGS...]]: bench_server in the server namespace on ADDR:PORT (default,
@@ -323,28 +311,11 @@ check_capture() {
     count_check "$ours" "giopscope ($name)"
 }
 
-sc_end() {
-    # whatever a failed step left running
+sc_stop() {    # whatever a failed step left running
     [ -n "$TD_PID" ] && ns_stop "$TD_PID" INT 10
     [ -n "$DC_PID" ] && ns_stop "$DC_PID" INT 10
     [ -n "$SRV_PID" ] && ns_stop "$SRV_PID" TERM 10
     TD_PID="" DC_PID="" SRV_PID=""
-    if [ -n "$KEEP_DIR" ]; then
-        rm -rf "${KEEP_DIR:?}/$SC"
-        mkdir -p "$KEEP_DIR/$SC" && cp -a "$SC_DIR"/. "$KEEP_DIR/$SC/"
-    fi
-    if [ -z "$SC_ERR" ]; then
-        echo "PASS $SC"
-        PASSED=$((PASSED + 1))
-    else
-        echo "FAIL $SC: $SC_ERR"
-        printf '%s' "$SC_DETAIL" | grep -v '^$' | head -20 | sed 's/^/    /'
-        FAILED=$((FAILED + 1))
-        rm -rf "${FAIL_DIR:?}/$SC"
-        mkdir -p "$FAIL_DIR/$SC" && cp -a "$SC_DIR"/. "$FAIL_DIR/$SC/" &&
-            echo "    (capture and CSVs kept in $FAIL_DIR/$SC)"
-    fi
-    rm -rf "$SC_DIR"
 }
 
 # simple_scenario NAME BODY: server, capture on the server's veth, BODY (a function running the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/report_chromium.sh -- the HTML report in a real browser (Debian's chromium,
 # headless): it renders, its plots are there and not empty, and it needs nothing from outside.
 #
@@ -25,7 +26,7 @@ GIOPSCOPE=${GIOPSCOPE:-$BUILD/giopscope}
 CAPTURE=${CAPTURE:-tests/data/omniorb_demo.pcap}
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 
-skip() { echo "SKIP: $*"; exit 77; }
+. tests/lib/common.sh
 [ -n "$CHROMIUM" ] && [ -x "$CHROMIUM" ] || skip "chromium not installed (scripts/install-deps.sh check)"
 command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
 [ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/report_metrics.sh -- `giopscope live --metrics --trace --report` on real
 # omniORB traffic: a scrape of /metrics parses as Prometheus text and its counts equal the pairs
 # records written meanwhile; at the end the trace parses and the report is self-contained.
@@ -28,6 +29,7 @@ CLIENT=$BUILD/orb/bench_client
 PORT=${PORT:-2809}
 MPORT=${MPORT:-9464}
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 
 [ -x "$GIOPSCOPE" ] || ns_skip "$GIOPSCOPE not built"
@@ -41,7 +43,6 @@ fi
 ns_require
 
 WORK=$(mktemp -d /tmp/gs-report-metrics.XXXXXX) || exit 2
-work_cleanup() { rm -rf "$WORK"; }
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/scale_hostile.sh: hostile input at scale (docs/reliability.md).
 #
 #   BUILD=build GIOPSCOPE=build/giopscope tests/integration/scale_hostile.sh [CASE...]

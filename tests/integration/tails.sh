@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # Tail reasons on real omniORB/Combat traffic where the cause is known:
 #   server          slow(20 ms) calls: the servant held them
 #   queued          fast calls sharing one connection with slow ones on a server that answers a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/tls_capture.sh -- IIOP over TLS (omniORB's SSLIOP transport) seen by the
 # packet taps: `read`, `live` and `dpdk` recognise the TLS connections, count them in the
 # summary ("N TLS connections: encrypted, use attach") and make no call of them.
@@ -42,11 +43,10 @@ SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 NS_TAG=tls
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
 . tests/lib/tls_rig.sh
-
-skip() { echo "SKIP: $*"; exit 77; }
 
 [ "$(id -u)" = 0 ] || skip "not root (namespaces need it)"
 for tool in tcpdump tshark openssl python3 timeout; do
@@ -60,7 +60,6 @@ fi
 ns_require
 
 WORK=$(mktemp -d /tmp/gs-tls.XXXXXX) || exit 2
-work_cleanup() { rm -rf "$WORK"; }
 NS_CLEANUP_HOOK=work_cleanup
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope

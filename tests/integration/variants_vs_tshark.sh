@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # The shipped real captures, made harder: frames dropped (capture loss), reordered
 # within their direction, repeated (retransmissions), cut by a snaplen, and carried
 # over every link type and IPv6.  giopscope must agree with Wireshark's GIOP

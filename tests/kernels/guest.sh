@@ -38,7 +38,16 @@ set -f   # commands are split into words, never globbed
 while IFS=$'\t' read -r name tmo flag cmd; do
     n=$((n + 1))
     # shellcheck disable=SC2206  # the command's words
-    words=($cmd)
+    all=($cmd)
+    # leading NAME=VALUE words are the test's environment, the rest its command
+    assigns=() words=()
+    for w in "${all[@]}"; do
+        if [ ${#words[@]} -eq 0 ] && [[ "$w" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then
+            assigns+=("$w")
+        else
+            words+=("$w")
+        fi
+    done
     log=$OUT/$name.log
     if [ ! -e "${words[0]}" ]; then
         if [ "$flag" = optional ]; then
@@ -58,7 +67,7 @@ while IFS=$'\t' read -r name tmo flag cmd; do
     # slower than the host); attach's own wait for its programs raised to match
     timeout -k 30 "$tmo" env BUILD="$BUILD" GIOPSCOPE="$BUILD/giopscope" \
         FAIL_DIR="$OUT/failed/$name" ATTACH_START_S=600 GIOPSCOPE_STRICT=1 \
-        "${words[@]}" >"$log" 2>&1 </dev/null &
+        "${assigns[@]}" "${words[@]}" >"$log" 2>&1 </dev/null &
     pid=$!
     shown=0 ticks=0
     # progress until it ends: bounded by the timeout above (plus its kill grace), checked

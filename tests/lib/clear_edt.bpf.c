@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 // test device: a TCP packet leaving the client's veth without the sender's delivery time,
 // as a NIC's driver hands the stack a fresh skb (tstamp 0)
 #include "vmlinux.h"
@@ -9,4 +10,4 @@ int clr(struct __sk_buff *skb)
 	bpf_skb_set_tstamp(skb, 0, BPF_SKB_TSTAMP_UNSPEC);
 	return TC_ACT_OK;
 }
-char LICENSE[] SEC("license") = "GPL";
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # tests/lib/dpdk_replay.sh -- replay a capture through `giopscope dpdk --vdev
 # net_pcap0,rx_pcap=FILE` and compare its calls with `giopscope read FILE`. Shared by

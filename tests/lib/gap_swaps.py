@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """gap_swaps.py READ_CSV ATTACH_CSV PCAP SWAP_US MAX_SWAPS
 
 gap_fills of attach's pairs CSV against those of `giopscope read` of a tcpdump capture taken

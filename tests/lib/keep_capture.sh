@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # tests/lib/keep_capture.sh -- keep a test's capture for the replays run after the
 # integration tests (tests/integration/after/dpdk_replay_kept.sh: every kept capture through

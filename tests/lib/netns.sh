@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # tests/lib/netns.sh -- two network namespaces joined by a veth pair, for tests that need a
 # real network path between an ORB server and its clients. Source it from a bash script:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """prom_api_check.py -- what a Prometheus server scraped from giopscope, against giopscope's
 own outputs (tests/integration/prometheus.sh runs it inside the test's network namespace).
 

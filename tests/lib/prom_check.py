@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """prom_check.py SCRAPE.txt PAIRS.csv -- a scrape of giopscope's /metrics against the pairs
 CSV written by the same run up to the moment of the scrape.
 

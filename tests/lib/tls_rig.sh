@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # shellcheck shell=bash
 # tests/lib/tls_rig.sh -- omniORB over TLS (SSLIOP) for the tests that need it
 # (tls_capture.sh, attach_tls.sh). Source it from a bash script, after defining skip().

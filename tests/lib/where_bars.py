@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """The report's "Where the server's time went" bars against the pairs CSV.
 
 usage: where_bars.py REPORT_OR_DOM.html PAIRS.csv

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """compare_pairs.py: compare a pairs CSV (OURS) with the expected one.
 
 usage: compare_pairs.py EXPECTED.csv OURS.csv [--tolerance-ns N] [--ignore COL,...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """summary_oracle.py: what giopscope's summary (`read --format csv`, with `--by` and
 `--interval`) must say, computed from a pairs file, and a check of a summary against it.
 

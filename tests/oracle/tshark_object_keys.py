@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """tshark_object_keys.py: the object key of every Request and LocateRequest of a capture,
 according to Wireshark's GIOP dissector (for summary_oracle.py's --by object check).
 

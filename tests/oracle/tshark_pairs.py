@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """tshark_pairs.py: the expected GIOP pairs of a capture, according to Wireshark.
 
 usage: tshark_pairs.py CAPTURE [-o OUT.csv] [--ports 2809,...] [--tshark PATH]

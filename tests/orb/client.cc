@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // bench_client: omniORB client for the Bench IDL (tests/orb/bench.idl); makes the calls whose
 // GIOP traffic giopscope's integration tests capture, and logs its own view of every call.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env tclsh
+# SPDX-License-Identifier: BSD-2-Clause
 # combat_client.tcl -- a Bench client written with Combat, the pure-Tcl CORBA ORB (Debian
 # tcl-combat), so that the integration tests also capture the GIOP of an ORB that is not
 # omniORB.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/orb/orb.mk -- the real-ORB test rig: omniORB C++ server and client for the Bench IDL.
 #
 # Included by the top-level Makefile (which defines BUILD ?= build); standalone:

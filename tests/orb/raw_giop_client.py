@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """A bare GIOP 1.2 client that writes each request in two send() calls, the
 12-byte GIOP header and then the body, on a socket WITHOUT TCP_NODELAY — the
 way some ORBs and hand-written IIOP stacks do it.  With Nagle's algorithm on,

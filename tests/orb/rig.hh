@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // tests/orb/rig.hh -- what every omniORB program of the project's rigs shares: the test rig
 // (tests/orb: bench_server, bench_client) and the benchmark workloads (bench/workloads:
 // work_server, work_client). Header-only: clocks, number parsing, reading and writing the

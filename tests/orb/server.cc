@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // bench_server: omniORB servant for the Bench IDL (tests/orb/bench.idl), used to make real GIOP
 // captures for giopscope's integration tests.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """A GIOP server that never replies, for tests/soak/soak.sh.
 
   noreply_server.py HOST PORT IORFILE

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/soak/soak.sh -- `giopscope live` for hours on mixed omniORB load with a reply-less
 # server that is killed and restarted now and then (`make soak`; never part of make check).
 #
@@ -67,9 +68,9 @@ NR_PORT=${NR_PORT:-2810}
 SERVER=$BUILD/orb/bench_server
 CLIENT=$BUILD/orb/bench_client
 
+. tests/lib/common.sh
 . tests/lib/netns.sh
 
-skip() { echo "SKIP: $*"; exit 77; }
 for tool in tcpdump python3 timeout; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
 done

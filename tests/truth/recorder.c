@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* tests/truth/recorder.c -- libgs_truth.so, an LD_PRELOAD recorder of an unmodified process's
  * socket I/O: the ground truth that tests/integration/attach_truth.sh sets giopscope attach's
  * syscall instants against. giopscope plays no part in it.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
 """tests/truth/truth.py -- ground truth for giopscope attach's syscall instants.
 
 Reads what the LD_PRELOAD recorder (tests/truth/recorder.c, libgs_truth.so) logged in the

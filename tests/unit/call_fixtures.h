@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Calls as the sinks and merge get them (struct gs_call), for the unit tests of
  * the output side.  Static inline, as unit.h, so a test includes what it uses. */
 #ifndef GS_TEST_CALL_FIXTURES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* probe/attach_times.c: attach's send/recv instants per connection direction.
  * The lookups scan dense copies of the events' keys (gs_times_key); checked
  * here against the events themselves: a reference written over the rings of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Endpoints as text (analysis/endpoint.c): IPv4, IPv6 shortened, short buffers. */
 #include "unit.h"
 #include "../../analysis/endpoint.h"

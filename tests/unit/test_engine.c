@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The analysis engine: synthetic TCP/IP frames in, calls out. */
 #include <errno.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Hand-written number and endpoint formatting against printf and inet_ntop: the
  * rows must stay byte for byte what the printf-based writer produced. */
 #include <inttypes.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* GIOP decoder: hand-built messages of every version, byte order and type. */
 #include "unit.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The log-linear latency histogram. */
 #include <errno.h>
 #include "unit.h"

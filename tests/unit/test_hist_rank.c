@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gs_hist_quantile's rank is ceil(q * n) computed exactly: 0.9 as a double is
  * 0.90000000000000002220, and ceil(0.9 * 10) in floating point was 10, so the
  * p90 of ten values was the largest of them (found by tests/oracle/summary_oracle.py

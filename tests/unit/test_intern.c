@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Interned strings (analysis/intern.c): lookups, bounds, many strings. */
 #include <errno.h>
 #include "unit.h"

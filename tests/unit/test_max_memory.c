@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* --max-memory SIZE: gs_config_for_memory() sizes every bound of the engine
  * (connections with their head pool, message logs and retransmitted-range
  * lists, open calls with their side records, the order window, held

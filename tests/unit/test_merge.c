@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* giopscope merge's clock offset: estimated from the bounds causality gives
  * each matched call (never a midpoint that assumes equal delays each way),
  * the intersection of every call's interval or the stretch most of them

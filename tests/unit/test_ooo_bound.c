@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The out-of-order hold bound (cfg.max_ooo_bytes per direction, cfg.max_ooo_total in all):
  * segments beyond a hole are held until the bound is reached; then the hole is given up
  * (ooo_dropped_bytes, one capture gap), the held bytes are delivered, the framer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The option table (probe/options.c): every command's getopt_long table and
  * short-option string come out whole and without clashes, and every option a
  * command takes is named in its --help. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The command-line parsers (probe/opts.c, compiled in): numbers, seconds, and
  * the one comma-list parser behind --ports, --port and --pid. */
 #include "unit.h"

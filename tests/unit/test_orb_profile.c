@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* analysis/orb_profile.c: the ORB profiles of attach --orb -- the shipped
  * omniORB one, and one-line errors for bad ones. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gs_out_* (analysis/out_file.c): every file giopscope writes (-o, -w, --report,
  * --trace) is a new file beside its name, never opened through a symbolic link, not
  * inherited across exec, and it replaces what is under the name only when kept. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Link, IP and TCP decoders: every link type, IPv4 options, IPv6 extension
  * headers, TCP options, every truncation point. */
 #include "unit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The capture walker of read --threads (probe/pcap_walk.h): classic pcap in
  * both byte orders and resolutions, pcapng (SHB, IDB with if_tsresol, EPB,
  * SPB, skipped blocks), and every malformed or unknown thing it must leave to

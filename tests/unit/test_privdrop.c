@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* -Z USER (probe/privdrop.c, compiled in): the user lookup and its refusals,
  * and the drop itself, done in a child process so that this one keeps its
  * privileges for the next case.  As root the switch to `nobody` is checked

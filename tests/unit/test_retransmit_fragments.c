@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Retransmissions are charged to the calls whose own messages they overlap
  * (Request, Reply and their Fragments), once per call and segment, as
  * Wireshark's per-frame retransmission flags are (tests/oracle/tshark_pairs.py):

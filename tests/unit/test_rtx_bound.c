@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The lists of retransmitted ranges a direction keeps while the bytes they
  * cover are not decoded yet (a message head still being gathered, or bytes
  * held out of order) are a bounded pool like the message logs: at most

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The pairs columns of attach --sched and --orb (analysis/sink_pairs.c): their
  * header after attach's six, their values, empty (CSV) / null (JSON) where a
  * side is unknown, the tail reasons they give (analysis/tail.c), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* gs_engine_segment: segments known by their metadata and the heads of the
  * GIOP messages that start in them (what the eBPF tap of `attach` ships). */
 #include "unit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* read --threads: the single-producer/single-consumer ring and the doorbell
  * (probe/spsc.h), the merge of ordered call streams (analysis/call_merge.h)
  * and what the merge reads of an engine (analysis/engine_shard.h). */

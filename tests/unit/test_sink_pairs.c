@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The pairs CSV / JSONL rows (analysis/sink_pairs.c) and the status names. */
 #include "unit.h"
 #include "call_fixtures.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Statistics groups (analysis/stats.c): grouping, the "(other)" group and
  * its release, what counts as an error. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The tail's reasons on crafted connections whose cause is known:
  *   queued       a short call sent while a long one is served on a connection
  *                answered in order waits for it (the culprit is the long one, the

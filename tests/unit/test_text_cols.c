@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Aligned text output (`--pairs --format text`, analysis/sink_pairs.c): a header line
  * naming the columns, its names over the rows' values (left-aligned columns start where
  * their name starts, right-aligned ones end where it ends), from one table. */

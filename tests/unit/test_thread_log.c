@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* analysis/thread_log.c: the per-call split of attach --sched (on CPU, run
  * queue, blocked) from the threads' scheduler state changes, the hand-off
  * along a wake-up edge, and the ORB upcall span of attach --orb. */

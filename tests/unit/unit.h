@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Shared helpers of the cmocka unit tests.
  *
  *   struct ub      a byte buffer with a CDR writer: alignment is relative to the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/after/dpdk_replay_kept.sh -- every capture the integration tests kept
 # (tests/lib/keep_capture.sh, into GIOPSCOPE_KEEP_CAPTURES) replayed through `giopscope dpdk
 # --vdev net_pcap0,rx_pcap=FILE` must give the same calls as `giopscope read FILE`: the checks

@@ -69,7 +69,7 @@ OPENSSL_FOUND = $(if $(LDLIBS_WEB),yes $(shell pkg-config --modversion openssl 2
 EBPF = $(EBPF)
 EBPF_FOUND = $(if $(GS_EBPF_SKELS),yes $(GS_BPF_CLANG) $(GS_BPFTOOL) $(GS_BTF),no)
 endef
-GS_CONFIG_QUIET_GOALS := help clean deps deps-build deps-deb deb check-deb uninstall
+GS_CONFIG_QUIET_GOALS := help clean deps deps-build deps-deb deps-kernels deb check-deb uninstall
 ifneq ($(if $(MAKECMDGOALS),$(filter-out $(GS_CONFIG_QUIET_GOALS),$(MAKECMDGOALS)),all),)
 GS_CONFIG_NOW := $(GS_CONFIG_TEXT)
 GS_CONFIG_WAS := $(file < $(GS_CONFIG))
@@ -131,6 +131,11 @@ help:
 	@echo "  make deb             install what is missing, build the Debian package giopscope_*.deb"
 	@echo "                       into $(BUILD)/ (debian/; dpkg-buildpackage -b in $(BUILD)/deb-src)"
 	@echo "  make check-deb       make deb, then its contents, dependencies, binary and lintian checked"
+	@echo "  make check-kernels   attach's tests inside QEMU guests booting Debian's kernels (6.1, its"
+	@echo "                       PREEMPT_RT flavour, 6.12) against omniORB; installs QEMU and the kernels;"
+	@echo "                       KERNELS=\"6.1 6.1-rt 6.12\" (default), KERNEL_TESTS=\"NAME...\""
+	@echo "                       (tests/kernels/tests.list); logs in $(BUILD)/kernels/VERSION/; root;"
+	@echo "                       never in make check (minutes per kernel: docs/testing.md)"
 	@echo "  make fuzz            each libFuzzer harness for FUZZ_SECONDS (default 60)"
 	@echo "  make fuzz-short      each harness briefly on its seeds (part of make check)"
 	@echo "  make fuzz-regress    each saved reproducer of tests/fuzz/crashes once (part of make check)"
@@ -146,6 +151,7 @@ help:
 	@echo "                       never in make check"
 	@echo "  make install PREFIX=/usr/local   install giopscope and its man page"
 	@echo "  make deps            install build and test dependencies (Debian 12, apt-get, root)"
+	@echo "  make deps-kernels    those and what make check-kernels needs (QEMU, busybox, kernels)"
 	@echo "  make clean"
 
 deps:
@@ -153,6 +159,18 @@ deps:
 
 deps-build:
 	./scripts/install-deps.sh build
+
+deps-kernels:
+	./scripts/install-deps.sh kernels
+
+# attach on the kernels its users run (tests/kernels/check-kernels.sh): QEMU guests booting
+# Debian's kernel packages from /boot run tests/kernels/tests.list against the build here
+KERNELS ?= 6.1 6.1-rt 6.12
+KERNEL_TESTS ?=
+.PHONY: deps-kernels check-kernels
+check-kernels: deps-kernels
+	$(MAKE) all orb-apps
+	BUILD=$(BUILD) KERNEL_TESTS="$(KERNEL_TESTS)" tests/kernels/check-kernels.sh $(KERNELS)
 
 $(BUILD)/obj/%.o: %.c $(GS_CONFIG)
 	@mkdir -p $(dir $@)

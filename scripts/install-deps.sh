@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Install what giopscope needs to build and test, on Debian 12, idempotently.
 # Only packages that are missing are installed; nothing is done when all are there.
-#   scripts/install-deps.sh [build|deb|check|all]    (default: all)
+#   scripts/install-deps.sh [build|deb|check|kernels|all]    (default: all)
 # build: compiler and libpcap, enough for `make` and `make demo`.
 # deb:   what `make deb` needs: debian/control's Build-Depends (eBPF and DPDK included),
 #        debhelper, dpkg-dev, fakeroot and lintian.
@@ -10,6 +10,13 @@
 #        deb set...). Debian's prometheus package starts its own service when installed; the
 #        tests run the binary as a plain process of their own, so a service the install
 #        started is stopped and disabled here.
+# kernels: what `make check-kernels` needs: the check set (the guests run the host's tools
+#        through their root), QEMU (qemu-system-x86, whose qemu-system-common has
+#        /usr/lib/qemu/virtiofsd), busybox-static, cpio, xz-utils and zstd (the initramfs and
+#        the kernels' compressed modules), and Debian 12's kernels by their metapackages:
+#        linux-image-cloud-amd64 (6.1), linux-image-rt-amd64 (6.1 PREEMPT_RT),
+#        linux-image-6.12-cloud-amd64 (6.12), each the archive's current version.
+# all:   check and kernels.
 set -eu
 
 # libssl-dev, libcrypt-dev: --metrics-web-config's TLS and bcrypt (optional to the build, linked when found)
@@ -21,6 +28,8 @@ set_check="$set_build libcmocka-dev clang llvm libclang-rt-14-dev lld zstd xz-ut
   libbpf-dev bpftool linux-libc-dev libelf-dev zlib1g-dev ethtool
   dpdk-dev libdpdk-dev dpdk valgrind hyperfine chromium prometheus
   groff-base man-db mandoc debhelper dpkg-dev fakeroot lintian openssl"
+set_kernels="$set_check qemu-system-x86 busybox-static cpio xz-utils zstd
+  linux-image-cloud-amd64 linux-image-rt-amd64 linux-image-6.12-cloud-amd64"
 set_deb="$set_build debhelper dpkg-dev fakeroot lintian clang llvm
   libbpf-dev bpftool libelf-dev zlib1g-dev libdpdk-dev"
 
@@ -28,8 +37,9 @@ what=${1:-all}
 case "$what" in
   build) want=$set_build ;;
   deb) want=$set_deb ;;
-  check|all) want=$set_check ;;
-  *) echo "usage: $0 [build|deb|check|all]" >&2; exit 2 ;;
+  check) want=$set_check ;;
+  kernels|all) want=$set_kernels ;;
+  *) echo "usage: $0 [build|deb|check|kernels|all]" >&2; exit 2 ;;
 esac
 
 missing=""

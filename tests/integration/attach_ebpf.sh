@@ -48,18 +48,19 @@
 #             runs /proc/PID/status shows nobody's ids and no capability, every call of a client
 #             is written, and after SIGINT no program or link of it is left.
 #
-# Every scenario runs on either path of the send/recv instants: the default (the socket
-# layer's tracepoints; while attach runs, `bpftool perf` must show no program of it on a
-# syscall tracepoint) or, with HOOKS=syscalls, the fallback (`attach --syscall-hooks`);
-# attach's first line must name the path. With TC_ATTACH=clsact (or tcx) every attach gets
+# Every scenario runs on either path of the send/recv instants: attach's own choice (the
+# default), which must be the programs the kernel's own facts call for (tests/lib/
+# hook_paths.sh: the socket layer's tracepoints where its BTF has them, else fentry/fexit where
+# it loads an fentry program, else kprobes, else the syscalls), or, with HOOKS=syscalls, the
+# fallback (`attach --syscall-hooks`); while attach runs it must hold links of exactly those
+# send/recv programs (its fdinfo), and its first line must name the path. With TC_ATTACH=clsact (or tcx) every attach gets
 # `--tc-attach TC_ATTACH` and its first line must say `tc attach: TC_ATTACH`: the same calls
 # and checks on tc clsact filters as on TCX links (cleanup: no filter, no clsact qdisc left).
 #
 # usage: tests/integration/attach_ebpf.sh [SCENARIO...]     (default: all; --list)
 # environment: GIOPSCOPE, BUILD, PORT (2809), BOUND_US (1000), TOL_NS (1000000), GAP_SWAP_US (20),
 #   GAP_SWAP_MAX (1), FCACHE (unset: attach's default direct-mapped framing table),
-#   HOOKS (socket, the default, syscalls, or any: the path attach picks on this kernel, e.g.
-#   fentry on 6.1, only its first line checked), TC_ATTACH (unset: attach's choice; tcx, clsact),
+#   HOOKS (auto, the default, or syscalls), TC_ATTACH (unset: attach's choice; tcx, clsact),
 #   KEEP_DIR (keep every scenario's files there), FAIL_DIR (default /tmp/gs-failing)
 # Prints "PASS name" / "FAIL name: reason", then "N passed, N failed"; exit 0, 1 on a failure,
 # 77 when it cannot run here (not root, no eBPF in the build, no BTF, no namespaces).
@@ -99,13 +100,12 @@ if [ -n "${FCACHE:-}" ]; then
     FC_ARGS=(--map-fcache "$FCACHE")
 fi
 ALL="netns loopback cleanup pid_exit comm_restart pid_reuse ring_full iface_gone drop_user clsact_stale"
-HOOKS=${HOOKS:-socket}
+HOOKS=${HOOKS:-auto}
 case "$HOOKS" in
-    socket) HOOK_ARGS=() HOOK_LINE="send/recv instants: tcp_sendmsg_locked + sock_recv_length" ;;
-    syscalls) HOOK_ARGS=(--syscall-hooks) HOOK_LINE="send/recv instants: syscalls (fallback)" ;;
-    # whatever attach chooses on this kernel (fentry on 6.1, ...): its line, no bpftool perf check
-    any) HOOK_ARGS=() HOOK_LINE="send/recv instants: " ;;
-    *) echo "attach_ebpf: HOOKS is socket, syscalls or any, not $HOOKS" >&2; exit 2 ;;
+    auto) HOOK_ARGS=() HOOK_LINE="send/recv instants: " ;;
+    syscalls) HOOK_ARGS=(--syscall-hooks) HOOK_LINE="send/recv instants: syscalls (fallback)"
+              HOOK_SEND=sys_enter HOOK_RECV=sys_exit HOOK_WHY="--syscall-hooks" ;;
+    *) echo "attach_ebpf: HOOKS is auto or syscalls, not $HOOKS" >&2; exit 2 ;;
 esac
 TC_ATTACH=${TC_ATTACH:-}
 case "$TC_ATTACH" in
@@ -120,8 +120,13 @@ sc_want attach_ebpf "$ALL" "$@"
 
 . tests/lib/netns.sh
 . tests/lib/keep_capture.sh
+. tests/lib/hook_paths.sh
 
-attach_require tcpdump tshark python3 timeout bpftool tc
+attach_require tcpdump tshark python3 timeout bpftool tc clang
+if [ "$HOOKS" = auto ]; then
+    hook_expect "$BUILD"
+    echo "attach_ebpf: attach must take $HOOK_SEND + $HOOK_RECV ($HOOK_WHY)"
+fi
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ]; then
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || skip "cannot build the ORB apps"
 fi
@@ -184,7 +189,7 @@ start_attach() {
 # program on a syscall tracepoint: raw_syscalls sys_enter/sys_exit, syscalls:*), sys_enter and
 # sys_exit on the fallback
 check_hooks() {
-    local line out
+    local line held want
     line=$(grep -m1 "^giopscope attach: following" "$1")
     if [ -n "$TC_ATTACH" ] && [[ "$line" != *"tc attach: $TC_ATTACH"* ]]; then
         err "attach's first line does not say \"tc attach: $TC_ATTACH\"" "$line"
@@ -195,26 +200,14 @@ check_hooks() {
         *"$HOOK_LINE"*) ;;
         *) err "attach's first line does not say \"$HOOK_LINE\"" "$line"; return 1 ;;
     esac
-    [ "$HOOKS" = any ] && return 0
-    if ! out=$(bpftool -j perf 2>&1 | python3 -c '
-import json, sys
-pid, mode = int(sys.argv[1]), sys.argv[2]
-mine = [e for e in (json.load(sys.stdin) or []) if e.get("pid") == pid]
-hooks = sorted(e.get("tracepoint", "?") for e in mine)
-print(" ".join(hooks))
-if mode == "socket":
-    ok = hooks == ["sock_recv_length", "tcp_sendmsg_locked"]
-else:
-    ok = hooks == ["sys_enter", "sys_exit"]
-sys.exit(0 if ok else 1)' "$ATT_PID" "$HOOKS"); then
-        if [ "$HOOKS" = socket ]; then
-            err "attach's programs on tracepoints: $out (want sock_recv_length tcp_sendmsg_locked, no syscall tracepoint)"
-        else
-            err "attach --syscall-hooks's programs on tracepoints: $out (want sys_enter sys_exit)"
-        fi
+    # the send/recv programs attach holds links of (the tap's may be tc filters, not links)
+    held=$(hook_held "$ATT_PID" | tr ' ' '\n' | grep -v '^giop_tap_' | sort | tr '\n' ' ' | sed 's/ $//')
+    want=$(printf '%s\n' $HOOK_SEND $HOOK_RECV | sort | tr '\n' ' ' | sed 's/ $//')
+    if [ "$held" != "$want" ]; then
+        err "attach's send/recv programs: [$held], want [$want] ($HOOK_WHY)" "$line"
         return 1
     fi
-    echo "# bpftool perf, attach's programs: $out" >>"$SC_DIR/commands.log"
+    echo "# attach's send/recv programs: $held ($HOOK_WHY)" >>"$SC_DIR/commands.log"
 }
 
 # stop_attach SIGNAL: stop it, wait (bounded); sets ATT_RC

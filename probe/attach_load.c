@@ -296,6 +296,30 @@ void gs_load_logs_free(struct gs_load_logs *l)
 	l->n = 0;
 }
 
+int gs_load_said(struct bpf_object *obj, int (*load)(void *skel), void *skel, gs_load_open_fn open,
+		 const void *arg, const char *what, const char *works, char *err, size_t errlen)
+{
+	struct gs_load_logs logs;
+	struct gs_prog_verdict v;
+	libbpf_print_fn_t was;
+	bool prog;
+	int r;
+	if (gs_load_logs_set(&logs, obj) != 0) {
+		gs_load_logs_free(&logs);
+		snprintf(err, errlen, "%sout of memory", what);
+		return 2;
+	}
+	was = gs_load_warnings_begin();
+	r = load(skel);
+	libbpf_set_print(was);
+	memset(&v, 0, sizeof v);
+	prog = r && gs_load_logs_refused(&logs, r, &v) != NULL;
+	gs_load_logs_free(&logs);
+	if (!r)
+		return 0;
+	return gs_load_refusal(prog ? &v : NULL, r, open, arg, what, works, err, errlen);
+}
+
 int gs_load_refusal(const struct gs_prog_verdict *v, int r, gs_load_open_fn open, const void *arg, const char *what,
 		    const char *works, char *err, size_t errlen)
 {

@@ -113,5 +113,11 @@ void gs_load_notice_stop(struct gs_load_notice *n);
 int gs_load_refusal(const struct gs_prog_verdict *v, int r, gs_load_open_fn open, const void *arg, const char *what,
 		    const char *works, char *err, size_t errlen);
 
+/* A skeleton's load (`load(skel)`: its NAME__load) with a verifier log per
+ * program of `obj`, libbpf's warnings kept for the message: 0, or 2 with a
+ * refusal said as gs_load_refusal says it (what, works, open/arg as there). */
+int gs_load_said(struct bpf_object *obj, int (*load)(void *skel), void *skel, gs_load_open_fn open,
+		 const void *arg, const char *what, const char *works, char *err, size_t errlen);
+
 
 #endif

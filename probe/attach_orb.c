@@ -163,31 +163,17 @@ struct check_arg {
 
 static struct bpf_object *open_object(const void *arg);
 
-/* The skeleton's load with a verifier log per program: a refusal is said
- * in words (the program, why, the kernel, the saved log).  0 or 2. */
+static int load_skel(void *skel)
+{
+	return orb_upcall_bpf__load(skel);
+}
+
+/* The skeleton's load: a refusal is said in words (gs_load_said).  0 or 2. */
 static int load(struct orb_upcall_bpf *skel, const uint32_t *tgids, uint32_t n, char *err, size_t errlen)
 {
 	struct check_arg c = { tgids, n };
-	struct gs_load_logs logs;
-	struct gs_prog_verdict v;
-	libbpf_print_fn_t was;
-	bool prog;
-	int r;
-	if (gs_load_logs_set(&logs, skel->obj) != 0) {
-		gs_load_logs_free(&logs);
-		snprintf(err, errlen, "out of memory");
-		return 2;
-	}
-	was = gs_load_warnings_begin();
-	r = orb_upcall_bpf__load(skel);
-	libbpf_set_print(was);
-	memset(&v, 0, sizeof v);
-	prog = r && gs_load_logs_refused(&logs, r, &v) != NULL;
-	gs_load_logs_free(&logs);
-	if (!r)
-		return 0;
-	return gs_load_refusal(prog ? &v : NULL, r, open_object, &c, "--orb: ", "attach without --orb works", err,
-			       errlen);
+	return gs_load_said(skel->obj, load_skel, skel, open_object, &c, "--orb: ", "attach without --orb works",
+			    err, errlen);
 }
 
 int gs_orb_probe_open(struct gs_orb_probe **out, const struct gs_orb_profile *prof, const uint32_t *tgids,

@@ -650,29 +650,16 @@ static int uprobe(struct gs_tls_probes *p, struct bpf_program *prog, uint32_t pi
 
 static struct bpf_object *open_object(const void *arg);
 
-/* The skeleton's load with a verifier log per program: a refusal is said
- * in words (the program, why, the kernel, the saved log).  0 or 2. */
+static int load_skel(void *skel)
+{
+	return tls_bpf__load(skel);
+}
+
+/* The skeleton's load: a refusal is said in words (gs_load_said).  0 or 2. */
 static int load(struct tls_bpf *skel, char *err, size_t errlen)
 {
-	struct gs_load_logs logs;
-	struct gs_prog_verdict v;
-	libbpf_print_fn_t was;
-	bool prog;
-	int r;
-	if (gs_load_logs_set(&logs, skel->obj) != 0) {
-		gs_load_logs_free(&logs);
-		return fail(err, errlen, "out of memory");
-	}
-	was = gs_load_warnings_begin();
-	r = tls_bpf__load(skel);
-	libbpf_set_print(was);
-	memset(&v, 0, sizeof v);
-	prog = r && gs_load_logs_refused(&logs, r, &v) != NULL;
-	gs_load_logs_free(&logs);
-	if (!r)
-		return 0;
-	return gs_load_refusal(prog ? &v : NULL, r, open_object, NULL, "the TLS probes: ",
-			       "attach of processes that do not map libssl, `live` and `read` work", err, errlen);
+	return gs_load_said(skel->obj, load_skel, skel, open_object, NULL, "the TLS probes: ",
+			    "attach of processes that do not map libssl, `live` and `read` work", err, errlen);
 }
 
 int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_t n_pids, int ring_fd,

@@ -113,11 +113,18 @@ ns_setup() {
 # LOGFILE; its pid (ip netns exec execs CMD, so this is CMD's own pid) goes to NS_LAST_PID and
 # to the cleanup list.
 ns_start() {
-    local ns=$1 log=$2
+    local ns=$1 log=$2 i
     shift 2
     ip netns exec "$ns" "$@" >"$log" 2>&1 &
     NS_LAST_PID=$!
     NS_PIDS="$NS_PIDS $NS_LAST_PID"
+    # the pid is ip's until it has joined the namespace and exec'd the command: a caller that
+    # hands it on at once (attach --pid) must find it in its namespace (bounded: 5 s)
+    for i in $(seq 1 100); do
+        [ "$(ip netns identify "$NS_LAST_PID" 2>/dev/null)" = "$ns" ] && break
+        kill -0 "$NS_LAST_PID" 2>/dev/null || break
+        sleep 0.05
+    done
     ns_log "started pid $NS_LAST_PID in $ns: $*"
 }
 

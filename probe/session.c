@@ -155,20 +155,15 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 	return 1;
 }
 
-int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct gs_config *cfg)
+bool gs_session_budget(const struct gs_session_opts *o, uint64_t mem, struct gs_config *cfg)
 {
-	struct gs_config m;
+	struct gs_config m = o->cfg;
 	*cfg = o->cfg;
-	/* an option that would do nothing where it stands is a mistake to point at */
-	if (o->summary_too && !o->pairs)
-		return bad(cmd, "--summary goes with --pairs (the summary on stderr beside the rows); "
-			   "without --pairs the summary is the output already: drop --summary or add --pairs");
-	if (!o->max_memory)
-		return 0;
+	if (!mem)
+		return true;
 	/* every bound from the budget; one given on its own still wins */
-	m = o->cfg;
-	if (gs_config_for_memory(&m, o->max_memory) != 0)
-		return bad(cmd, "--max-memory: too small for the tables");
+	if (gs_config_for_memory(&m, mem) != 0)
+		return false;
 	if (!o->set_flows)
 		cfg->max_flows = m.max_flows;
 	if (!o->set_calls)
@@ -179,6 +174,17 @@ int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct g
 		cfg->max_ooo_bytes = m.max_ooo_bytes;
 	cfg->max_ooo_total = m.max_ooo_total;
 	cfg->max_strings = m.max_strings;
+	return true;
+}
+
+int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct gs_config *cfg)
+{
+	/* an option that would do nothing where it stands is a mistake to point at */
+	if (o->summary_too && !o->pairs)
+		return bad(cmd, "--summary goes with --pairs (the summary on stderr beside the rows); "
+			   "without --pairs the summary is the output already: drop --summary or add --pairs");
+	if (!gs_session_budget(o, o->max_memory, cfg))
+		return bad(cmd, "--max-memory: too small for the tables");
 	return 0;
 }
 

@@ -100,6 +100,10 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
  * every bound not given on its own sized from the budget.  0, or 2 with a one-line
  * reason printed. */
 int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct gs_config *cfg);
+/* The engine's configuration of `o` with a memory budget `mem` (0: none): the
+ * bounds --max-memory gives, but those set on their own.  False: `mem` is too
+ * small for the tables. */
+bool gs_session_budget(const struct gs_session_opts *o, uint64_t mem, struct gs_config *cfg);
 
 /* --format: 0, or 2 with a one-line reason printed (gs_session_open checks it too;
  * read checks it before its captures). */

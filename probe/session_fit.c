@@ -16,29 +16,6 @@ static void no_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	(void)c;
 }
 
-/* The engine's configuration of `o` with --max-memory `mem` (0: none), as
- * gs_session_config makes it, without its messages: false when too small. */
-static bool config_of(const struct gs_session_opts *o, uint64_t mem, struct gs_config *cfg)
-{
-	struct gs_config m = o->cfg;
-	*cfg = o->cfg;
-	if (!mem)
-		return true;
-	if (mem < GS_MIN_MEMORY || gs_config_for_memory(&m, mem) != 0)
-		return false;
-	if (!o->set_flows)
-		cfg->max_flows = m.max_flows;
-	if (!o->set_calls)
-		cfg->max_open_calls = m.max_open_calls;
-	if (!o->set_window)
-		cfg->order_window = m.order_window < cfg->max_open_calls ? m.order_window : cfg->max_open_calls;
-	if (!o->set_ooo)
-		cfg->max_ooo_bytes = m.max_ooo_bytes;
-	cfg->max_ooo_total = m.max_ooo_total;
-	cfg->max_strings = m.max_strings;
-	return true;
-}
-
 /* Whether the tables of `cfg` are allocated (then freed at once). */
 static bool fits(const struct gs_config *cfg, unsigned threads)
 {
@@ -90,7 +67,7 @@ int gs_session_fit(const struct gs_session_opts *o, char *why, size_t whylen)
 		for (v = was / 2; v >= 2; v /= 2) {
 			memcpy(&t, o, sizeof t);
 			memcpy((char *)&t.cfg + table[i].off, &v, sizeof v);
-			if (config_of(&t, t.max_memory, &cfg) && fits(&cfg, t.threads)) {
+			if (gs_session_budget(&t, t.max_memory, &cfg) && fits(&cfg, t.threads)) {
 				snprintf(why, whylen, "%s %" PRIu32 " asks for more memory than this process can have; "
 					 "%s %" PRIu32 " fits", table[i].name, was, table[i].name, v);
 				return 0;
@@ -112,7 +89,7 @@ int gs_session_fit(const struct gs_session_opts *o, char *why, size_t whylen)
 				continue;
 			memcpy(&t, o, sizeof t);
 			t.max_memory = m;
-			if (config_of(&t, m, &cfg) && fits(&cfg, t.threads)) {
+			if (gs_session_budget(&t, m, &cfg) && fits(&cfg, t.threads)) {
 				fmt_size(a, sizeof a, o->max_memory);
 				fmt_size(b, sizeof b, m);
 				if (o->max_memory)

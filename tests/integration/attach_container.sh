@@ -112,23 +112,6 @@ ln -s usr/lib64 "$root/lib64"
 ln -s usr/bin "$root/bin"
 exec chroot "$root" /usr/bin/env LD_LIBRARY_PATH=/opt/orb/lib "$@"'
 
-# wait_exit PID SECONDS: bounded wait for PID (our child); status in WAIT_RC (124: killed)
-wait_exit() {
-    local pid=$1 t=$2
-    for _ in $(seq 1 $((t * 20))); do
-        ns_alive "$pid" || break
-        sleep 0.05
-    done
-    if ns_alive "$pid"; then
-        kill -KILL "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-        WAIT_RC=124
-        return 1
-    fi
-    wait "$pid"
-    WAIT_RC=$?
-}
-
 # run_server: bench_server in NS_SRV and its own mount namespace, chrooted; SRV_PID
 run_server() {
     mkdir -p "$SC_DIR/root" "$SC_DIR/app"
@@ -167,7 +150,7 @@ start_attach() {
 
 stop_attach() {
     kill -INT "$ATT_PID" 2>/dev/null
-    wait_exit "$ATT_PID" 20 || err "attach did not exit within 20 s of SIGINT"
+    ns_wait_exit "$ATT_PID" 20 || err "attach did not exit within 20 s of SIGINT"
     [ "$WAIT_RC" = 0 ] || err "attach: exit status $WAIT_RC after SIGINT" "$(tail -3 "$SC_DIR/attach.log")"
     ATT_PID=""
 }
@@ -327,7 +310,7 @@ scenario_iface() {
             # host's) still hears of it
             ip -n "$NS_SRV" link del "$NS_VETH_SRV"
             renew_veth || err "cannot make the veth pair again"
-            if wait_exit "$ATT_PID" 20; then
+            if ns_wait_exit "$ATT_PID" 20; then
                 [ "$WAIT_RC" = 2 ] || err "attach: exit status $WAIT_RC after its interface went, want 2"
                 grep -q "interface $NS_VETH_SRV went away" "$SC_DIR/attach.log" ||
                     err "attach did not say $NS_VETH_SRV went away" "$(tail -3 "$SC_DIR/attach.log")"

@@ -132,23 +132,6 @@ cp "$GIOPSCOPE" "$WORK/giopscope" && GIOPSCOPE=$WORK/giopscope
 
 SC_FAIL_PREFIX=attach_sched_ SC_CP_OPTS=""
 
-# wait_exit PID SECONDS: bounded wait for PID (our child); status in WAIT_RC (124: killed)
-wait_exit() {
-    local pid=$1 t=$2
-    for _ in $(seq 1 $((t * 20))); do
-        ns_alive "$pid" || break
-        sleep 0.05
-    done
-    if ns_alive "$pid"; then
-        kill -KILL "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-        WAIT_RC=124
-        return 1
-    fi
-    wait "$pid"
-    WAIT_RC=$?
-}
-
 # run_server: bench_server pinned to SRV_CPU in NS_SRV, with -servant-log; SRV_PID
 run_server() {
     rm -f "$SC_DIR/echo.ior"
@@ -176,7 +159,7 @@ start_attach() {
 
 stop_attach() {
     kill -INT "$ATT_PID" 2>/dev/null
-    wait_exit "$ATT_PID" 20 || err "attach did not exit within 20 s of SIGINT"
+    ns_wait_exit "$ATT_PID" 20 || err "attach did not exit within 20 s of SIGINT"
     [ "$WAIT_RC" = 0 ] || err "attach: exit status $WAIT_RC after SIGINT" "$(tail -3 "$SC_DIR/attach.log")"
     ATT_PID=""
 }

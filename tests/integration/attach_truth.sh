@@ -115,28 +115,10 @@ start_attach() {
     return 1
 }
 
-# wait_exit PID SECONDS: wait (bounded) for PID, one of our children, to end; its status in
-# WAIT_RC (124 when it had to be killed)
-wait_exit() {
-    local pid=$1 t=$2
-    for _ in $(seq 1 $((t * 20))); do
-        ns_alive "$pid" || break
-        sleep 0.05
-    done
-    if ns_alive "$pid"; then
-        kill -KILL "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
-        WAIT_RC=124
-        return 1
-    fi
-    wait "$pid"
-    WAIT_RC=$?
-}
-
 # stop_attach PID: SIGINT, bounded wait, exit status 0 wanted
 stop_attach() {
     kill -INT "$1" 2>/dev/null
-    wait_exit "$1" 10 || err "attach $1 did not exit within 10 s of SIGINT"
+    ns_wait_exit "$1" 10 || err "attach $1 did not exit within 10 s of SIGINT"
     [ "$WAIT_RC" = 0 ] || err "attach $1: exit status $WAIT_RC after SIGINT"
     ATT_PIDS=$(echo "$ATT_PIDS" | tr ' ' '\n' | grep -vx "$1" | tr '\n' ' ')
 }
@@ -220,13 +202,13 @@ run_round() {
         att_cli=$ATT_PID
         for p in ${cpids//,/ }; do
             kill -CONT "$p"
-            wait_exit "$p" 180 || err "client $p did not finish within 180 s"
+            ns_wait_exit "$p" 180 || err "client $p did not finish within 180 s"
             [ "$WAIT_RC" = 0 ] || err "client $p: exit status $WAIT_RC" "$(tail -3 "$SC_DIR"/client_*.log)"
             NS_PIDS=$(echo "$NS_PIDS" | tr ' ' '\n' | grep -vx "$p" | tr '\n' ' ')
         done
         if [ "$loop" = 0 ]; then
             # attach --pid ends by itself once every followed process has exited
-            wait_exit "$att_cli" 15 || err "attach on the clients still running 15 s after they exited"
+            ns_wait_exit "$att_cli" 15 || err "attach on the clients still running 15 s after they exited"
             [ "$WAIT_RC" = 0 ] || err "attach on the clients: exit status $WAIT_RC" "$(tail -3 "$SC_DIR/attach_client.log")"
             ATT_PIDS=$(echo "$ATT_PIDS" | tr ' ' '\n' | grep -vx "$att_cli" | tr '\n' ' ')
         fi

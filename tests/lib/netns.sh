@@ -153,6 +153,24 @@ ns_alive() {
     return 0
 }
 
+# ns_wait_exit PID SECONDS: wait (bounded) for PID, one of our children, to end; its status in
+# WAIT_RC (124, and return 1, when it had to be killed)
+ns_wait_exit() {
+    local pid=$1 t=$2
+    for _ in $(seq 1 $((t * 20))); do
+        ns_alive "$pid" || break
+        sleep 0.05
+    done
+    if ns_alive "$pid"; then
+        kill -KILL "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        WAIT_RC=124
+        return 1
+    fi
+    wait "$pid"
+    WAIT_RC=$?
+}
+
 # ns_stop PID [SIGNAL] [TIMEOUT_S]: signal PID (default TERM), wait up to TIMEOUT_S (default 10)
 # for it to exit, then KILL it. Returns the process's exit status when it was our child and
 # exited by itself, 0 when it was gone already, 137 when it had to be killed.

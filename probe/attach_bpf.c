@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "attach_bpf.h"
+#include "err_buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -103,16 +104,6 @@ struct gs_attach_bpf {
 	const struct gs_hook_path *path[2]; /* the send and recv paths taken (NULL: packets only) */
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return 2;
-}
-
 /* libbpf's own chatter (info and debug lines) would interleave with our output:
  * only its warnings are shown, as libbpf writes them. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -182,15 +173,15 @@ static int fill_maps(struct giop_tap_bpf *skel, const struct gs_attach_bpf_cfg *
 	for (uint32_t i = 0; i < cfg->n_pids; i++) {
 		uint64_t start = cfg->pid_start ? cfg->pid_start[i] : 0;
 		if (bpf_map__update_elem(skel->maps.pids, &cfg->pids[i], sizeof cfg->pids[i], &start, sizeof start, BPF_ANY))
-			return fail(err, errlen, "cannot add pid %u to the filter: %s", cfg->pids[i], strerror(errno));
+			return gs_errf(err, errlen, "cannot add pid %u to the filter: %s", cfg->pids[i], strerror(errno));
 	}
 	for (uint32_t i = 0; i < cfg->n_ifaces; i++) {
 		struct gs_tap_iface v = { iface_value(&cfg->ifaces[i]) };
 		uint32_t k = (uint32_t)cfg->ifaces[i].ifindex;
 		if (k >= GS_TAP_MAX_IFINDEX)
-			return fail(err, errlen, "interface %s: ifindex %u too large", cfg->ifaces[i].name, k);
+			return gs_errf(err, errlen, "interface %s: ifindex %u too large", cfg->ifaces[i].name, k);
 		if (bpf_map__update_elem(skel->maps.ifaces, &k, sizeof k, &v, sizeof v, BPF_ANY))
-			return fail(err, errlen, "cannot add interface %s: %s", cfg->ifaces[i].name, strerror(errno));
+			return gs_errf(err, errlen, "cannot add interface %s: %s", cfg->ifaces[i].name, strerror(errno));
 	}
 	return 0;
 }
@@ -366,7 +357,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 	libbpf_set_print(libbpf_print);
 	b = calloc(1, sizeof *b);
 	if (!b)
-		return fail(err, errlen, "out of memory");
+		return gs_errf(err, errlen, "out of memory");
 	gs_tc_init(&b->tc);
 	b->fn = fn;
 	b->syscalls = cfg->syscalls;
@@ -378,7 +369,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 	names = open_object(cfg);
 	if (!names) {
 		gs_hook_env_close(&env);
-		fail(err, errlen, "cannot open the eBPF object: %s", strerror(errno));
+		gs_errf(err, errlen, "cannot open the eBPF object: %s", strerror(errno));
 		goto bad;
 	}
 	for (int s = 0; s < 2 && cfg->syscalls; s++)
@@ -439,7 +430,7 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 		goto bad;
 	b->rb = ring_buffer__new(bpf_map__fd(b->skel->maps.events), on_record, b, NULL);
 	if (!b->rb) {
-		fail(err, errlen, "cannot map the ring buffer: %s", strerror(errno));
+		gs_errf(err, errlen, "cannot map the ring buffer: %s", strerror(errno));
 		goto bad;
 	}
 	*out = b;

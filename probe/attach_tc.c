@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "attach_tc.h"
+#include "err_buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,16 +71,6 @@ void gs_tc_detach(struct gs_tc *t)
 #define GS_BPF_TCX_INGRESS 46
 #define GS_BPF_TCX_EGRESS 47
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return 2;
-}
-
 bool gs_tc_have_tcx(void)
 {
 	struct btf *vm = btf__load_vmlinux_btf();
@@ -104,7 +95,7 @@ static int attach_tcx(struct gs_tc *t, const struct gs_tc_iface *f, bool egress,
 {
 	int l;
 	if (t->n_links >= GS_TC_MAX)
-		return fail(err, errlen, "too many interfaces (at most %d hooks)", GS_TC_MAX);
+		return gs_errf(err, errlen, "too many interfaces (at most %d hooks)", GS_TC_MAX);
 	l = bpf_link_create(fd, f->ifindex, (enum bpf_attach_type)(egress ? GS_BPF_TCX_EGRESS : GS_BPF_TCX_INGRESS),
 			    NULL);
 	if (l < 0)
@@ -211,7 +202,7 @@ static int find_place(const struct gs_tc_iface *f, bool egress, uint32_t *handle
 			continue;
 		r = bpf_tc_detach(&hook, &d);
 		if (r)
-			return fail(err, errlen, "%s %s: cannot remove the tc filter a killed giopscope left (handle 0x%x, "
+			return gs_errf(err, errlen, "%s %s: cannot remove the tc filter a killed giopscope left (handle 0x%x, "
 				    "pref %u): %s", f->name, dir, h, GS_TC_PRIORITY, strerror(-r));
 		fprintf(stderr, "giopscope attach: removed the tc filter a killed giopscope left on %s %s (program "
 			"%u)\n", f->name, dir, id);
@@ -219,7 +210,7 @@ static int find_place(const struct gs_tc_iface *f, bool egress, uint32_t *handle
 			*handle = h;
 	}
 	if (!*handle)
-		return fail(err, errlen, "%s %s: giopscope's %d tc clsact places (pref %u) are all taken by running "
+		return gs_errf(err, errlen, "%s %s: giopscope's %d tc clsact places (pref %u) are all taken by running "
 			    "attaches: stop one, or use --tc-attach tcx (6.6+)", f->name, dir, GS_TC_PLACES,
 			    GS_TC_PRIORITY);
 	return 0;
@@ -234,7 +225,7 @@ static int attach_clsact(struct gs_tc *t, const struct gs_tc_iface *f, bool egre
 	uint32_t handle;
 	int r;
 	if (t->n_filters >= GS_TC_MAX)
-		return fail(err, errlen, "too many interfaces (at most %d hooks)", GS_TC_MAX);
+		return gs_errf(err, errlen, "too many interfaces (at most %d hooks)", GS_TC_MAX);
 	if (!egress) {
 		/* the qdisc for both directions, once per interface */
 		DECLARE_LIBBPF_OPTS(bpf_tc_hook, q, .ifindex = f->ifindex, .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
@@ -245,14 +236,14 @@ static int attach_clsact(struct gs_tc *t, const struct gs_tc_iface *f, bool egre
 		if (r == 0)
 			t->qdiscs[t->n_qdiscs++] = f->ifindex;
 		else if (r != -EEXIST)
-			return fail(err, errlen, "cannot add a clsact qdisc to %s: %s", f->name, strerror(-r));
+			return gs_errf(err, errlen, "cannot add a clsact qdisc to %s: %s", f->name, strerror(-r));
 	}
 	if ((r = find_place(f, egress, &handle, err, errlen)) != 0)
 		return r;
 	o.handle = handle;
 	r = bpf_tc_attach(&hook, &o);
 	if (r)
-		return fail(err, errlen, "cannot attach to %s %s (tc clsact): %s", f->name, egress ? "egress" : "ingress",
+		return gs_errf(err, errlen, "cannot attach to %s %s (tc clsact): %s", f->name, egress ? "egress" : "ingress",
 			    strerror(-r));
 	t->filters[t->n_filters++] = (struct gs_tc_where){ f->ifindex, egress, handle };
 	return 0;
@@ -285,7 +276,7 @@ int gs_tc_attach(struct gs_tc *t, enum gs_tc_mode mode, const struct gs_tc_iface
 				continue;
 			}
 			if (r)
-				return fail(err, errlen, "cannot attach to %s %s (TCX, kernel 6.6 or later; --tc-attach "
+				return gs_errf(err, errlen, "cannot attach to %s %s (TCX, kernel 6.6 or later; --tc-attach "
 					    "clsact before): %s", ifs[i].name, egress ? "egress" : "ingress", strerror(r));
 		}
 	}
@@ -334,12 +325,12 @@ static int start_guard(struct gs_tc *t, char *err, size_t errlen)
 	int p[2];
 	pid_t pid;
 	if (pipe2(p, O_CLOEXEC) != 0)
-		return fail(err, errlen, "cannot make the clsact guard's pipe: %s", strerror(errno));
+		return gs_errf(err, errlen, "cannot make the clsact guard's pipe: %s", strerror(errno));
 	pid = fork();
 	if (pid < 0) {
 		close(p[0]);
 		close(p[1]);
-		return fail(err, errlen, "cannot start the clsact guard: %s", strerror(errno));
+		return gs_errf(err, errlen, "cannot start the clsact guard: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		char c;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "attach_tls.h"
+#include "err_buf.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -621,27 +622,18 @@ struct gs_tls_probes {
 	uint32_t n_links;
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return 2;
-}
-
 static int uprobe(struct gs_tls_probes *p, struct bpf_program *prog, uint32_t pid, const struct gs_tls_lib *lib,
 		  const char *func, bool ret, bool optional, char *err, size_t errlen)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = func, .retprobe = ret);
 	struct bpf_link *l;
 	if (p->n_links >= MAX_LINKS)
-		return fail(err, errlen, "too many TLS probes");
+		return gs_errf(err, errlen, "too many TLS probes");
 	l = bpf_program__attach_uprobe_opts(prog, (pid_t)pid, lib->path, 0, &o);
 	if (!l) {
 		if (optional)
 			return 0;
-		return fail(err, errlen, "cannot attach a uprobe to %s in %s (pid %u, opened as %s): %s", func,
+		return gs_errf(err, errlen, "cannot attach a uprobe to %s in %s (pid %u, opened as %s): %s", func,
 			    lib->file, pid, lib->path, strerror(errno));
 	}
 	p->links[p->n_links++] = l;
@@ -678,15 +670,15 @@ int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_
 		return 1;
 	p = calloc(1, sizeof *p);
 	if (!p)
-		return fail(err, errlen, "out of memory");
+		return gs_errf(err, errlen, "out of memory");
 	p->skel = tls_bpf__open();
 	if (!p->skel) {
 		free(p);
-		return fail(err, errlen, "cannot open the TLS eBPF object: %s", strerror(errno));
+		return gs_errf(err, errlen, "cannot open the TLS eBPF object: %s", strerror(errno));
 	}
 	/* one ring for both objects: the records keep the order they happened in */
 	if ((r = bpf_map__reuse_fd(p->skel->maps.events, ring_fd)) != 0) {
-		fail(err, errlen, "cannot share the ring buffer with the TLS probes: %s", strerror(-r));
+		gs_errf(err, errlen, "cannot share the ring buffer with the TLS probes: %s", strerror(-r));
 		goto bad;
 	}
 	pick_tcp_hooks(p->skel->obj);
@@ -694,14 +686,14 @@ int gs_tls_probes_open(struct gs_tls_probes **out, const uint32_t *pids, uint32_
 		goto bad;
 	l = bpf_program__attach(tcp_hook(p->skel, true));
 	if (!l) {
-		fail(err, errlen, "cannot attach the TLS probes to %s: %s", bpf_program__section_name(tcp_hook(p->skel, true)),
+		gs_errf(err, errlen, "cannot attach the TLS probes to %s: %s", bpf_program__section_name(tcp_hook(p->skel, true)),
 		     strerror(errno));
 		goto bad;
 	}
 	p->links[p->n_links++] = l;
 	l = bpf_program__attach(tcp_hook(p->skel, false));
 	if (!l) {
-		fail(err, errlen, "cannot attach the TLS probes to %s: %s", bpf_program__section_name(tcp_hook(p->skel, false)),
+		gs_errf(err, errlen, "cannot attach the TLS probes to %s: %s", bpf_program__section_name(tcp_hook(p->skel, false)),
 		     strerror(errno));
 		goto bad;
 	}

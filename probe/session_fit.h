@@ -9,7 +9,7 @@
 
 #include <stddef.h>
 
-#include "session.h"
+#include "session_opts.h"
 
 /* Writes into `why` "--OPTION VALUE asks for more memory than this host
  * gives; --OPTION SMALLER fits": 0, or ENOENT when no lower value of any

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "tap_live.h"
+#include "err_buf.h"
 #include "pcapng_write.h"
 
 #include <errno.h>
@@ -13,16 +14,6 @@
 
 #include "../decoders/link.h"
 #include "../analysis/out_file.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return 2;
-}
 
 /* Appends to a bounded buffer; false once it no longer fits. */
 static bool append(char *buf, size_t len, size_t *n, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
@@ -83,20 +74,20 @@ static int activate_error(pcap_t *p, int rc, const char *iface, char *err, size_
 	const char *why = pcap_geterr(p);
 	switch (rc) {
 	case PCAP_ERROR_NO_SUCH_DEVICE:
-		return fail(err, errlen, "no such interface '%s' ('ip link' lists them)", iface);
+		return gs_errf(err, errlen, "no such interface '%s' ('ip link' lists them)", iface);
 	case PCAP_ERROR_PERM_DENIED:
-		return fail(err, errlen, "no permission to capture on %s: run as root or give giopscope "
+		return gs_errf(err, errlen, "no permission to capture on %s: run as root or give giopscope "
 			    "CAP_NET_RAW, e.g. setcap cap_net_raw+ep (%s)", iface, why);
 	case PCAP_ERROR_PROMISC_PERM_DENIED:
-		return fail(err, errlen, "no permission to put %s in promiscuous mode (%s)", iface, why);
+		return gs_errf(err, errlen, "no permission to put %s in promiscuous mode (%s)", iface, why);
 	case PCAP_ERROR_IFACE_NOT_UP:
-		return fail(err, errlen, "interface %s is down ('ip link set %s up')", iface, iface);
+		return gs_errf(err, errlen, "interface %s is down ('ip link set %s up')", iface, iface);
 	case PCAP_ERROR_CANTSET_TSTAMP_TYPE:
-		return fail(err, errlen, "the time stamp type of %s cannot be set", iface);
+		return gs_errf(err, errlen, "the time stamp type of %s cannot be set", iface);
 	case PCAP_ERROR_TSTAMP_PRECISION_NOTSUP:
-		return fail(err, errlen, "%s cannot give nanosecond time stamps", iface);
+		return gs_errf(err, errlen, "%s cannot give nanosecond time stamps", iface);
 	default:
-		return fail(err, errlen, "cannot capture on %s: %s", iface, why && *why ? why : pcap_statustostr(rc));
+		return gs_errf(err, errlen, "cannot capture on %s: %s", iface, why && *why ? why : pcap_statustostr(rc));
 	}
 }
 
@@ -110,7 +101,7 @@ int gs_live_save(struct gs_live *l, const char *path, char *err, size_t errlen)
 		int e = gs_out_create(&l->dump_out, path, 0600);
 		if (e != 0) {
 			char why[PATH_MAX + 64];
-			return fail(err, errlen, "%s", gs_out_why(why, sizeof why, path, e));
+			return gs_errf(err, errlen, "%s", gs_out_why(why, sizeof why, path, e));
 		}
 		l->dump_fp = l->dump_out.f;
 	}
@@ -120,7 +111,7 @@ int gs_live_save(struct gs_live *l, const char *path, char *err, size_t errlen)
 	if (e != 0) {
 		gs_out_close(&l->dump_out, false);
 		l->dump_fp = NULL;
-		return fail(err, errlen, "cannot write %s: %s", path, strerror(e));
+		return gs_errf(err, errlen, "cannot write %s: %s", path, strerror(e));
 	}
 	l->dump = true;
 	return 0;
@@ -131,7 +122,7 @@ int gs_live_commit(struct gs_live *l, char *err, size_t errlen)
 	int e = gs_out_commit(&l->dump_out);
 	if (e != 0) {
 		char why[PATH_MAX + 64];
-		return fail(err, errlen, "%s", gs_out_why(why, sizeof why, l->dump_out.path, e));
+		return gs_errf(err, errlen, "%s", gs_out_why(why, sizeof why, l->dump_out.path, e));
 	}
 	return 0;
 }
@@ -148,11 +139,11 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 	l->iface = o->iface;
 	l->batch_ms = o->batch_ms;
 	if (!gs_live_build_filter(o->ports, o->filter, l->filter, sizeof l->filter))
-		return fail(err, errlen, "the capture filter is longer than %zu bytes", sizeof l->filter - 1);
+		return gs_errf(err, errlen, "the capture filter is longer than %zu bytes", sizeof l->filter - 1);
 	ebuf[0] = '\0';
 	p = pcap_create(o->iface, ebuf);
 	if (!p)
-		return fail(err, errlen, "cannot capture on %s: %s", o->iface, ebuf);
+		return gs_errf(err, errlen, "cannot capture on %s: %s", o->iface, ebuf);
 	l->p = p;
 	pcap_set_snaplen(p, o->snaplen);
 	pcap_set_promisc(p, o->promisc);
@@ -174,7 +165,7 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 		const char *name = pcap_tstamp_type_val_to_name(o->tstamp_type);
 		rc = pcap_set_tstamp_type(p, o->tstamp_type);
 		if (rc == PCAP_WARNING_TSTAMP_TYPE_NOTSUP || rc == PCAP_ERROR_CANTSET_TSTAMP_TYPE) {
-			fail(err, errlen, "%s does not offer time stamp type '%s' (giopscope live -i %s "
+			gs_errf(err, errlen, "%s does not offer time stamp type '%s' (giopscope live -i %s "
 			     "--list-tstamp-types)", o->iface, name ? name : "?", o->iface);
 			goto out;
 		}
@@ -182,7 +173,7 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 	rc = pcap_activate(p);
 	if (rc == PCAP_WARNING_TSTAMP_TYPE_NOTSUP) {
 		/* the user asked for this type: quietly using another would mislead */
-		fail(err, errlen, "%s does not offer the time stamp type asked for (giopscope live -i %s "
+		gs_errf(err, errlen, "%s does not offer the time stamp type asked for (giopscope live -i %s "
 		     "--list-tstamp-types)", o->iface, o->iface);
 		goto out;
 	}
@@ -194,14 +185,14 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 	l->dlt = pcap_datalink(p);
 	if (!gs_link_supported(l->dlt)) {
 		const char *name = pcap_datalink_val_to_name(l->dlt);
-		fail(err, errlen, "%s has link type %d (%s); giopscope reads Ethernet, 802.1Q, Linux "
+		gs_errf(err, errlen, "%s has link type %d (%s); giopscope reads Ethernet, 802.1Q, Linux "
 		     "SLL/SLL2, BSD loopback and raw IP", o->iface, l->dlt, name ? name : "unknown");
 		goto out;
 	}
 	l->nano = pcap_get_tstamp_precision(p) == PCAP_TSTAMP_PRECISION_NANO;
 	l->snaplen = pcap_snapshot(p);
 	if (pcap_compile(p, &prog, l->filter, 1, PCAP_NETMASK_UNKNOWN) != 0) {
-		fail(err, errlen, "bad capture filter '%s': %s", l->filter, pcap_geterr(p));
+		gs_errf(err, errlen, "bad capture filter '%s': %s", l->filter, pcap_geterr(p));
 		goto out;
 	}
 	/* packets the ring took before the kernel filter was in place are
@@ -209,18 +200,18 @@ int gs_live_open(struct gs_live *l, const struct gs_live_opts *o, char *err, siz
 	rc = pcap_setfilter(p, &prog);
 	pcap_freecode(&prog);
 	if (rc != 0) {
-		fail(err, errlen, "cannot install the capture filter '%s': %s", l->filter, pcap_geterr(p));
+		gs_errf(err, errlen, "cannot install the capture filter '%s': %s", l->filter, pcap_geterr(p));
 		goto out;
 	}
 	/* non-blocking plus poll: the loop ticks and sees a stop request even
 	 * when nothing arrives, and never spins */
 	if (pcap_setnonblock(p, 1, ebuf) != 0) {
-		fail(err, errlen, "cannot capture on %s: %s", o->iface, ebuf);
+		gs_errf(err, errlen, "cannot capture on %s: %s", o->iface, ebuf);
 		goto out;
 	}
 	l->fd = pcap_get_selectable_fd(p);
 	if (l->fd < 0) {
-		fail(err, errlen, "cannot capture on %s: no descriptor to wait on", o->iface);
+		gs_errf(err, errlen, "cannot capture on %s: no descriptor to wait on", o->iface);
 		goto out;
 	}
 	/* -w is opened by gs_live_save, after -Z has given up root */
@@ -260,7 +251,7 @@ int gs_live_check_iface(struct gs_live *l, char *err, size_t errlen)
 	memcpy(ifr.ifr_name, l->iface, strlen(l->iface));
 	if (ioctl(pcap_fileno(l->p), SIOCGIFFLAGS, &ifr) != 0) {
 		if (errno == ENODEV || errno == ENXIO)
-			return fail(err, errlen, "interface %s disappeared during the capture", l->iface);
+			return gs_errf(err, errlen, "interface %s disappeared during the capture", l->iface);
 		return 0; /* cannot tell: the capture goes on, libpcap reports real failures */
 	}
 	/* a capture that silently sees nothing is worse than one that stops */
@@ -271,9 +262,9 @@ int gs_live_check_iface(struct gs_live *l, char *err, size_t errlen)
 			struct timespec ts = { 0, IFACE_GONE_STEP_NS };
 			nanosleep(&ts, NULL);
 			if (if_nametoindex(l->iface) == 0)
-				return fail(err, errlen, "interface %s disappeared during the capture", l->iface);
+				return gs_errf(err, errlen, "interface %s disappeared during the capture", l->iface);
 		}
-		return fail(err, errlen, "interface %s went down during the capture", l->iface);
+		return gs_errf(err, errlen, "interface %s went down during the capture", l->iface);
 	}
 	return 0;
 }
@@ -295,11 +286,11 @@ static void describe_error(struct gs_live *l, char *err, size_t errlen)
 {
 	const char *why = pcap_geterr(l->p);
 	if (l->iface && strcmp(l->iface, "any") != 0 && if_nametoindex(l->iface) == 0)
-		fail(err, errlen, "interface %s disappeared during the capture (%s)", l->iface, why);
+		gs_errf(err, errlen, "interface %s disappeared during the capture (%s)", l->iface, why);
 	else if (strstr(why, "went down"))
-		fail(err, errlen, "interface %s went down during the capture (%s)", l->iface, why);
+		gs_errf(err, errlen, "interface %s went down during the capture (%s)", l->iface, why);
 	else
-		fail(err, errlen, "capture on %s failed: %s", l->iface, why);
+		gs_errf(err, errlen, "capture on %s failed: %s", l->iface, why);
 }
 
 int gs_live_dispatch(struct gs_live *l, int max, gs_live_fn fn, void *arg, char *err, size_t errlen)
@@ -334,7 +325,7 @@ void gs_live_update_drops(struct gs_live *l)
 int gs_live_flush(struct gs_live *l, char *err, size_t errlen)
 {
 	if (l->dump && (fflush(l->dump_fp) != 0 || l->dump_failed))
-		return fail(err, errlen, "writing the saved capture failed: %s", strerror(errno));
+		return gs_errf(err, errlen, "writing the saved capture failed: %s", strerror(errno));
 	return 0;
 }
 
@@ -344,7 +335,7 @@ int gs_live_close(struct gs_live *l, char *err, size_t errlen)
 	if (l->dump) {
 		status = gs_live_flush(l, err, errlen);
 		if (status == 0 && ferror(l->dump_fp))
-			status = fail(err, errlen, "writing the saved capture failed");
+			status = gs_errf(err, errlen, "writing the saved capture failed");
 		/* committed: closed where it is; not yet (a failed set-up): removed */
 		gs_out_close(&l->dump_out, false);
 		l->dump = false;
@@ -364,14 +355,14 @@ int gs_live_list_tstamp_types(const char *iface, FILE *out, char *err, size_t er
 	int *types = NULL, n;
 	/* pcap_create accepts any name; say so now rather than list nothing */
 	if (strcmp(iface, "any") != 0 && if_nametoindex(iface) == 0)
-		return fail(err, errlen, "no such interface '%s' ('ip link' lists them)", iface);
+		return gs_errf(err, errlen, "no such interface '%s' ('ip link' lists them)", iface);
 	ebuf[0] = '\0';
 	p = pcap_create(iface, ebuf);
 	if (!p)
-		return fail(err, errlen, "cannot capture on %s: %s", iface, ebuf);
+		return gs_errf(err, errlen, "cannot capture on %s: %s", iface, ebuf);
 	n = pcap_list_tstamp_types(p, &types);
 	if (n < 0) {
-		fail(err, errlen, "cannot list the time stamp types of %s: %s", iface, pcap_geterr(p));
+		gs_errf(err, errlen, "cannot list the time stamp types of %s: %s", iface, pcap_geterr(p));
 		pcap_close(p);
 		return 2;
 	}

@@ -45,6 +45,13 @@ enum {
 	                               * reordering or loss on the requester's side) */
 };
 
+/* How a call's parent was decided (pairs-csv.md, parent_basis). */
+enum gs_parent_basis {
+	GS_PARENT_NONE = 0,   /* top level, or the evidence cannot decide (nest.c counts which) */
+	GS_PARENT_THREAD,     /* attach: the thread that received the parent's request sent this one */
+	GS_PARENT_TIME,       /* a capture: the one call its host was serving that encloses it */
+};
+
 /* queued_op of a call that waited behind a LocateRequest (which has no
  * operation to intern): the tail names it so. */
 #define GS_QUEUED_LOCATE 0xfffffffeu  /* (GS_INTERN_FULL is 0xffffffff) */
@@ -84,6 +91,22 @@ struct gs_call {
 	                        * ended connection (flow = GS_NONE): with flow_gen, which
 	                        * connection it was (merge groups calls by it) */
 	int64_t zero_window_ns;/* a receive window of the connection was 0 this long meanwhile */
+	/* nesting (written by the nesting stage after the engine, 0 before it):
+	 * the call this call was made while serving, and how that was decided */
+	struct gs_endpoint parent_client, parent_server;
+	uint32_t parent_request_id;
+	uint8_t parent_basis;  /* enum gs_parent_basis */
+	/* inside server time, how long at least one nested call was open (union) */
+	int64_t downstream_ns;
+	/* the nested call that was open longest inside this one: the tails follow it
+	 * (hold_ns 0: none) */
+	struct gs_endpoint hold_client, hold_server;
+	uint32_t hold_request_id;
+	uint32_t hold_op;      /* interned in the same strings as op */
+	int64_t hold_ns;
+	/* the request waited this long in the server's socket receive queue before
+	 * the ORB read it (attach, or what a capture shows of it; 0: not known) */
+	int64_t recvq_ns;
 	/* stream offsets of the request and reply bytes, for retransmission attribution */
 	uint64_t req_off0, req_off1, rep_off0, rep_off1;
 	/* TCP sequence number of stream offset 0 in the request's and in the reply's

@@ -9,7 +9,6 @@
 #include <string.h>
 
 #include "endpoint.h"
-#include "table_mem.h"
 
 void gs_config_default(struct gs_config *c)
 {
@@ -28,24 +27,28 @@ void gs_config_default(struct gs_config *c)
 	c->port_bitmap = NULL;
 }
 
-static uint32_t pow2_at_least(uint64_t n)
+static uint64_t pow2_u64(uint64_t n)
 {
-	uint32_t p = 16;
+	uint64_t p = 16;
 	while (p < n && p < (1u << 31))
 		p <<= 1;
 	return p;
 }
 
-static uint64_t pow2_u64(uint64_t n)
+/* How many directions may hold a side table at once (a message log, a list of
+ * retransmitted ranges, a head gathered across segments): an eighth of the
+ * flow table, at least 256. Past it a direction goes without, and what that
+ * costs is counted. */
+static uint32_t side_tables_max(uint32_t max_flows)
 {
-	return pow2_at_least(n);
+	return max_flows / 8 < 256 ? 256 : max_flows / 8;
 }
 
 /* The bytes of each part (the arithmetic of gs_engine_new and of the side
- * tables' bound, gs_side_tables_max). */
+ * tables' bound, side_tables_max). */
 static uint64_t flows_bytes(const struct gs_config *c)
 {
-	uint64_t f = c->max_flows, slots = f / 8 < 256 ? 256 : f / 8;
+	uint64_t f = c->max_flows, slots = side_tables_max(c->max_flows);
 	return f * (sizeof(struct gs_flow) + sizeof(struct gs_lru)) + pow2_u64(f * 2) * sizeof(uint32_t) +
 	       slots * (c->head_max + sizeof(uint32_t)) + slots * sizeof(struct gs_msglog) +
 	       slots * GS_RTX_PENDING * sizeof(struct gs_range);
@@ -118,21 +121,38 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 static int64_t dir_earliest(const void *arg, uint32_t id)
 {
 	const struct gs_engine *e = arg;
-	const struct gs_dir *dr = &e->flows[id >> 1].dir[id & 1];
+	const struct gs_reasm_dir *dr = &e->fl.flows[id >> 1].dir[id & 1].r;
 	int64_t t = INT64_MAX;
 	for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
 		if (o->ts < t)
 			t = o->ts;
-	if (dr->fstate == GS_FR_MSG && !dr->decoded && dr->msg_t_first < t)
-		t = dr->msg_t_first;
+	if (dr->fs.fstate == GS_FR_MSG && !dr->fs.decoded && dr->fr.pr.msg.t_first < t)
+		t = dr->fr.pr.msg.t_first;
 	if (dr->acked_ts && dr->acked_ts < t)
 		t = dr->acked_ts;
 	return t;
 }
 
+/* For pairing (pairing.h): whether the direction whose pairing part is pd
+ * holds bytes captured at or before t that it has not delivered yet (held
+ * out of order, or a head still being gathered). */
+static bool dir_holds_before(const void *arg, const struct gs_pair_dir *pd, int64_t t)
+{
+	const struct gs_reasm_dir *dr =
+		(const struct gs_reasm_dir *)((const char *)pd - offsetof(struct gs_reasm_dir, fr.pr));
+	(void)arg;
+	if (dr->fs.fstate == GS_FR_MSG && !dr->fs.decoded && pd->msg.t_first <= t)
+		return true;
+	for (const struct gs_ooo *o = dr->ooo; o; o = o->next)
+		if (o->ts <= t)
+			return true;
+	return false;
+}
+
 int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_fn fn, void *arg)
 {
 	struct gs_engine *e;
+	const ptrdiff_t stride = sizeof(struct gs_dir);
 	int err;
 	*out = NULL;
 	if (cfg->max_flows < 2 || cfg->max_flows > GS_MAX_FLOWS_LIMIT || cfg->max_open_calls < 2 ||
@@ -151,50 +171,51 @@ int gs_engine_new(struct gs_engine **out, const struct gs_config *cfg, gs_call_f
 	e->cs.ordered = cfg->ordered;
 	e->cs.order_window = cfg->order_window;
 	e->cs.linger_ns = cfg->linger_ns;
+	e->cs.last_emitted_t = INT64_MIN;
 	e->ev.calls = &e->cs;
 	e->ev.cnt = &e->cnt;
-	e->cs.last_emitted_t = INT64_MIN;
+	/* each stage its state and where its output goes */
+	e->pr = (struct gs_pairing){ .cs = &e->cs, .ev = &e->ev, .cnt = &e->cnt, .strings = &e->strings,
+				     .dir_stride = stride, .side_max = side_tables_max(cfg->max_flows),
+				     .holds_before = dir_holds_before, .arg = e };
+	e->fm = (struct gs_framer){ .pr = &e->pr, .cnt = &e->cnt, .packet_no = &e->packet_no,
+				    .first_malformed = &e->first_malformed, .first_truncated = &e->first_truncated,
+				    .max_message_size = cfg->max_message_size, .heads_only = cfg->heads_only,
+				    .dir_stride = stride };
+	e->rs = (struct gs_reasm){ .fm = &e->fm, .pr = &e->pr, .ev = &e->ev, .cnt = &e->cnt, .now = &e->now,
+				   .packet_no = &e->packet_no, .max_ooo_total = cfg->max_ooo_total,
+				   .max_ooo_bytes = cfg->max_ooo_bytes, .dir_stride = stride };
+	e->fl.pr = &e->pr;
+	e->fl.rs = &e->rs;
+	e->fl.fm = &e->fm;
+	e->fl.pend = &e->pend;
+	e->fl.cnt = &e->cnt;
 	err = gs_intern_init(&e->strings, cfg->max_strings, (size_t)cfg->max_strings * 64);
 	if (err) {
 		free(e);
 		return err;
 	}
-	/* Sized once, as address space: pages are made resident only as they are
-	 * used (table_mem.h), so a limit is a ceiling, not an allocation. */
-	/* on a 64-byte line each (struct gs_flow is whole lines): the hot fields
-	 * of a flow (engine_impl.h) then share the fewest lines */
-	e->flows_mem = gs_table_new((size_t)cfg->max_flows * sizeof *e->flows + 63);
-	e->flows = e->flows_mem ? (struct gs_flow *)(((uintptr_t)e->flows_mem + 63) & ~(uintptr_t)63) : NULL;
-	e->lru = gs_table_new((size_t)cfg->max_flows * sizeof *e->lru);
-	e->flow_mask = pow2_at_least((uint64_t)cfg->max_flows * 2) - 1;
-	e->flow_index = gs_table_new(((size_t)e->flow_mask + 1) * sizeof *e->flow_index);
-	e->head_slots = cfg->max_flows / 8 < 256 ? 256 : cfg->max_flows / 8;
-	e->head_pool = gs_table_new((size_t)e->head_slots * cfg->head_max);
-	e->head_free = malloc((size_t)e->head_slots * sizeof *e->head_free);
-	err = gs_calls_init(&e->cs, cfg->max_open_calls, cfg->ordered || cfg->reply_timeout_ns > 0);
-	if (err || !e->flows || !e->lru || !e->flow_index || !e->head_pool || !e->head_free) {
+	err = gs_flows_init(&e->fl, cfg->max_flows);
+	if (!err)
+		err = gs_framer_init(&e->fm, side_tables_max(cfg->max_flows), cfg->head_max);
+	if (!err)
+		err = gs_calls_init(&e->cs, cfg->max_open_calls, cfg->ordered || cfg->reply_timeout_ns > 0);
+	if (err) {
 		gs_engine_free(e);
 		return ENOMEM;
 	}
-	/* Free lists start empty: slots are taken from the high-water mark first,
-	 * so memory is touched (made resident) only as far as it is used. */
-	e->flow_free = GS_NONE;
-	e->lru_head = e->lru_tail = GS_NONE;
-	for (uint32_t i = 0; i < e->head_slots; i++)
-		e->head_free[i] = e->head_slots - 1 - i;
-	e->head_free_n = e->head_slots;
 	e->pend.head = GS_NONE;
 	e->cs.fl = (struct gs_calls_flows){
-		.base = (char *)e->flows,
+		.base = (char *)e->fl.flows,
 		.stride = sizeof(struct gs_flow),
-		.in_use = offsetof(struct gs_flow, in_use),
-		.gen = offsetof(struct gs_flow, gen),
-		.list = offsetof(struct gs_flow, calls),
-		.ep = { offsetof(struct gs_flow, ep[0]), offsetof(struct gs_flow, ep[1]) },
-		.ack_max = { offsetof(struct gs_flow, dir[0].ack_max), offsetof(struct gs_flow, dir[1].ack_max) },
-		.oc = { offsetof(struct gs_flow, dir[0].oc), offsetof(struct gs_flow, dir[1].oc) },
+		.in_use = offsetof(struct gs_flow, c.in_use),
+		.gen = offsetof(struct gs_flow, c.gen),
+		.list = offsetof(struct gs_flow, c.calls),
+		.ep = { offsetof(struct gs_flow, c.ep[0]), offsetof(struct gs_flow, c.ep[1]) },
+		.ack_max = { offsetof(struct gs_flow, dir[0].r.ack_max), offsetof(struct gs_flow, dir[1].r.ack_max) },
+		.oc = { offsetof(struct gs_flow, dir[0].r.fr.pr.oc), offsetof(struct gs_flow, dir[1].r.fr.pr.oc) },
 	};
-	e->pend.links = (char *)e->flows + offsetof(struct gs_flow, dir) + offsetof(struct gs_dir, pend);
+	e->pend.links = (char *)e->fl.flows + offsetof(struct gs_flow, dir) + offsetof(struct gs_dir, pend);
 	e->pend.flow_stride = sizeof(struct gs_flow);
 	e->pend.dir_stride = sizeof(struct gs_dir);
 	e->pend.earliest = dir_earliest;
@@ -207,16 +228,8 @@ void gs_engine_free(struct gs_engine *e)
 {
 	if (!e)
 		return;
-	if (e->flows)
-		for (uint32_t i = 0; i < e->flow_hwm; i++)
-			if (e->flows[i].in_use)
-				for (int d = 0; d < 2; d++)
-					gs_reasm_free(e, &e->flows[i].dir[d]);
-	gs_table_free(e->flows_mem);
-	gs_table_free(e->lru);
-	gs_table_free(e->flow_index);
-	gs_table_free(e->head_pool);
-	free(e->head_free);
+	gs_flows_free(&e->fl);
+	gs_framer_free(&e->fm);
 	gs_calls_free(&e->cs);
 	gs_intern_free(&e->strings);
 	free(e);
@@ -228,16 +241,16 @@ void gs_engine_free(struct gs_engine *e)
 static void pending_update(struct gs_engine *e, struct gs_flow *f, int d)
 {
 	struct gs_dir *dr = &f->dir[d];
-	bool want = f->in_use && gs_dir_pending(dr);
+	bool want = f->c.in_use && gs_dir_pending(dr);
 	e->pend.dirty = true;
-	if (want == dr->pending)
+	if (want == dr->r.pending)
 		return;
 	if (want) {
-		gs_dir_pend_insert(e, f, d);
+		gs_dir_pend_insert(&e->fl, f, d);
 		return;
 	}
-	gs_dir_pend_remove(e, f, d);
-	gs_pair_unpark(e, f, d);
+	gs_dir_pend_remove(&e->fl, f, d);
+	gs_pair_unpark(&e->pr, &f->c, d);
 }
 
 /* Holes the peer acknowledged long enough ago are given up (reasm.c). */
@@ -245,11 +258,11 @@ static void pending_expire_all(struct gs_engine *e)
 {
 	uint32_t id = e->pend.head;
 	while (id != GS_NONE) {
-		struct gs_flow *f = &e->flows[id >> 1];
+		struct gs_flow *f = &e->fl.flows[id >> 1];
 		int d = (int)(id & 1);
 		uint32_t next = f->dir[d].pend.next;
-		gs_reasm_expire(e, f, d);
-		if (f->in_use)
+		gs_reasm_expire(&e->rs, &f->c, &f->dir[d].r, d);
+		if (f->c.in_use)
 			pending_update(e, f, d);
 		id = next;
 	}
@@ -295,7 +308,7 @@ static inline void expire_due(struct gs_engine *e)
  * hole acknowledged, nothing held, not pending and not about to be. */
 static inline bool dir_quiet(const struct gs_dir *x)
 {
-	return !x->acked_ts && !x->ooo && !x->pending && !(x->fstate == GS_FR_MSG && !x->decoded);
+	return !x->r.acked_ts && !x->r.ooo && !x->r.pending && !(x->r.fs.fstate == GS_FR_MSG && !x->r.fs.decoded);
 }
 
 /* Inlined into both callers: one call less per packet, and the decoded
@@ -350,65 +363,65 @@ static inline __attribute__((always_inline)) void packet(struct gs_engine *e, co
 		return;
 	}
 	h = gs_flow_hash(pk->ip.src, pk->tcp.sport, pk->ip.dst, pk->tcp.dport, pk->ip.family);
-	fno = gs_flow_front(e, pk, h, &d);
+	fno = gs_flow_front(&e->fl, pk, h, &d);
 	created = false;
 	if (fno) {
-		f = &e->flows[--fno];
+		f = &e->fl.flows[--fno];
 	} else {
-		f = gs_flow_lookup(e, pk, h, &d, pk->payload_len > 0 || (pk->tcp.flags & GS_TCP_SYN), &created);
+		f = gs_flow_lookup(&e->fl, pk, h, &d, pk->payload_len > 0 || (pk->tcp.flags & GS_TCP_SYN), &created);
 		if (!f)
 			return;
-		fno = gs_flow_no(e, f);
+		fno = f->c.no;
 	}
 	if (created && e->cfg.port_bitmap)
-		f->flags |= GS_FLOW_FORCED;
+		f->c.flags |= GS_FLOW_FORCED;
 	/* A new SYN on a known 4-tuple with another sequence number: a new connection. */
-	if (!created && (pk->tcp.flags & GS_TCP_SYN) && f->dir[d].started &&
-	    pk->tcp.seq + 1 != f->dir[d].base_seq) {
+	if (!created && (pk->tcp.flags & GS_TCP_SYN) && f->dir[d].r.started &&
+	    pk->tcp.seq + 1 != f->dir[d].r.base_seq) {
 		e->cnt.flows_reused++;
-		gs_flow_end(e, f, false);
-		f = gs_flow_lookup(e, pk, h, &d, true, &created);
-		fno = gs_flow_no(e, f);
+		gs_flow_end(&e->fl, f, false);
+		f = gs_flow_lookup(&e->fl, pk, h, &d, true, &created);
+		fno = f->c.no;
 		if (e->cfg.port_bitmap)
-			f->flags |= GS_FLOW_FORCED;
+			f->c.flags |= GS_FLOW_FORCED;
 	}
-	gs_flow_touch(e, fno);
-	e->lru[fno].t_last = ts;
-	if (f->flags & GS_FLOW_IGNORED) {
+	gs_flow_touch(&e->fl, fno);
+	e->fl.lru[fno].t_last = ts;
+	if (f->c.flags & GS_FLOW_IGNORED) {
 		if (pk->payload_len)
 			e->cnt.ignored_segments++;
 		if (pk->tcp.flags & GS_TCP_RST)
-			gs_flow_end(e, f, false);
+			gs_flow_end(&e->fl, f, false);
 		return;
 	}
 	if (pk->tcp.flags & GS_TCP_RST) {
 		/* the connection is gone: what was not answered will not be */
-		gs_flow_end(e, f, false);
+		gs_flow_end(&e->fl, f, false);
 		gs_calls_drain(&e->cs, false);
 		return;
 	}
 	/* the ACK first: it tells whether the other side is missing bytes, which
 	 * decides whether a reply in this segment may wait for its request */
 	if (pk->tcp.flags & GS_TCP_ACK)
-		gs_reasm_ack(e, f, d, pk->tcp.ack);
+		gs_reasm_ack(&e->rs, &f->dir[!d].r, pk->tcp.ack);
 	if (sparse)
-		gs_reasm_pieces(e, f, d, pk, pc, npc);
+		gs_reasm_pieces(&e->rs, &f->c, &f->dir[d].r, d, pk, pc, npc);
 	else
-		gs_reasm_segment(e, f, d, pk);
+		gs_reasm_segment(&e->rs, &f->c, &f->dir[d].r, d, pk);
 	/* the common case, nothing held or awaited in either direction, costs one
 	 * test of each direction's fields (what the loop below would look at) */
-	if (f->in_use && dir_quiet(&f->dir[0]) && dir_quiet(&f->dir[1]))
+	if (f->c.in_use && dir_quiet(&f->dir[0]) && dir_quiet(&f->dir[1]))
 		goto settled;
-	for (int k = 0; k < 2 && f->in_use; k++) {
+	for (int k = 0; k < 2 && f->c.in_use; k++) {
 		struct gs_dir *x = &f->dir[k];
-		if (x->acked_ts || x->ooo)
-			gs_reasm_expire(e, f, k);
-		if (f->in_use && (x->pending || gs_dir_pending(x)))
+		if (x->r.acked_ts || x->r.ooo)
+			gs_reasm_expire(&e->rs, &f->c, &x->r, k);
+		if (f->c.in_use && (x->r.pending || gs_dir_pending(x)))
 			pending_update(e, f, k);
 	}
 settled:
-	if (f->in_use && f->dir[0].fin_done && f->dir[1].fin_done)
-		gs_flow_end(e, f, false);
+	if (f->c.in_use && f->dir[0].r.fin_done && f->dir[1].r.fin_done)
+		gs_flow_end(&e->fl, f, false);
 	expire_due(e);
 	/* a call per packet at most: skip the call when none waits, or when the
 	 * first waits for what it waited for at the last packet */
@@ -484,12 +497,12 @@ void gs_engine_tick(struct gs_engine *e, int64_t now)
 void gs_engine_finish(struct gs_engine *e)
 {
 	e->cs.finishing = true;
-	for (uint32_t n = 0; n < e->flow_hwm; n++) {
-		struct gs_flow *f = &e->flows[n];
-		for (int d = 0; d < 2 && f->in_use; d++)
-			gs_reasm_flush(e, f, d);
-		if (f->in_use)
-			gs_flow_end(e, f, false);
+	for (uint32_t n = 0; n < e->fl.flow_hwm; n++) {
+		struct gs_flow *f = &e->fl.flows[n];
+		for (int d = 0; d < 2 && f->c.in_use; d++)
+			gs_reasm_flush(&e->rs, &f->c, &f->dir[d].r, d);
+		if (f->c.in_use)
+			gs_flow_end(&e->fl, f, false);
 	}
 	gs_calls_drain(&e->cs, true);
 }
@@ -502,9 +515,11 @@ void gs_engine_summary_records(struct gs_engine *e)
 const struct gs_counters *gs_engine_counters(const struct gs_engine *e) { return &e->cnt; }
 const struct gs_intern *gs_engine_strings(const struct gs_engine *e) { return &e->strings; }
 uint32_t gs_engine_open_calls(const struct gs_engine *e) { return e->cs.open_count; }
-uint32_t gs_engine_active_flows(const struct gs_engine *e) { return e->active_flows; }
+uint32_t gs_engine_active_flows(const struct gs_engine *e) { return e->fl.active_flows; }
 int64_t gs_engine_first_ts(const struct gs_engine *e) { return e->first_ts; }
 int64_t gs_engine_last_ts(const struct gs_engine *e) { return e->now; }
+const struct gs_pairing *gs_engine_pairing(const struct gs_engine *e) { return &e->pr; }
+const struct gs_reasm *gs_engine_reasm(const struct gs_engine *e) { return &e->rs; }
 const struct gs_problem *gs_engine_first_malformed(const struct gs_engine *e)
 {
 	return e->first_malformed.packet ? &e->first_malformed : NULL;

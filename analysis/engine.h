@@ -74,10 +74,7 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts_ns, const uint8_t 
  * overlapping, inside `len`) are the payload bytes there are.  Each piece
  * should start where a message (or a message head cut by the previous
  * segment's end) starts; the engine frames with the GIOP header's size. */
-struct gs_piece {
-	uint32_t off, len;
-	const uint8_t *data;
-};
+/* (struct gs_piece: decoders/packet.h) */
 struct gs_segment {
 	struct gs_endpoint src, dst;  /* the sender first; same family */
 	uint32_t seq, ack;
@@ -109,5 +106,11 @@ int64_t gs_engine_last_ts(const struct gs_engine *e);
 /* First malformed GIOP and first truncated message, for the one-line reasons. */
 const struct gs_problem *gs_engine_first_malformed(const struct gs_engine *e);
 const struct gs_problem *gs_engine_first_truncated(const struct gs_engine *e);
+/* Two stages' states, read-only, for the tests of their bounds (pairing.h:
+ * the side tables; reasm.h: the bytes held out of order). */
+struct gs_pairing;
+struct gs_reasm;
+const struct gs_pairing *gs_engine_pairing(const struct gs_engine *e);
+const struct gs_reasm *gs_engine_reasm(const struct gs_engine *e);
 
 #endif

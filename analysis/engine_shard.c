@@ -35,7 +35,7 @@ static const struct gs_endpoint *ocall_client(const struct gs_engine *e, const s
 	const struct gs_cext *x = gs_cx_peek(&e->cs, c);
 	if (x && x->has_ep)
 		return &x->client;
-	return &e->flows[c->flow].ep[c->dir];
+	return &e->fl.flows[c->flow].c.ep[c->dir];
 }
 
 bool gs_engine_holds_back(struct gs_engine *e, const struct gs_call *c)

@@ -6,10 +6,13 @@
  * on an LRU list by last activity; when the table is full the least recently
  * active connection is evicted, its open calls ended and counted.
  */
-#include "engine_impl.h"
-#include "flow_hash.h"
+#include "flows.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "table_mem.h"
 
 static void endpoint_of(struct gs_endpoint *ep, const struct gs_ip *ip, bool src, uint16_t port)
 {
@@ -19,64 +22,104 @@ static void endpoint_of(struct gs_endpoint *ep, const struct gs_ip *ip, bool src
 }
 
 
-static void index_remove(struct gs_engine *e, uint32_t n)
+static uint32_t pow2_at_least(uint64_t n)
 {
-	uint32_t mask = e->flow_mask;
-	uint32_t i = e->flows[n].hash & mask;
-	while (e->flow_index[i] != n + 1)
+	uint32_t p = 16;
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
+
+int gs_flows_init(struct gs_flows *ft, uint32_t max_flows)
+{
+	ft->max_flows = max_flows;
+	/* Sized once, as address space: pages are made resident only as they are
+	 * used (table_mem.h), so a limit is a ceiling, not an allocation.  On a
+	 * 64-byte line each (struct gs_flow is whole lines): the hot fields of a
+	 * flow then share the fewest lines. */
+	ft->flows_mem = gs_table_new((size_t)max_flows * sizeof *ft->flows + 63);
+	ft->flows = ft->flows_mem ? (struct gs_flow *)(((uintptr_t)ft->flows_mem + 63) & ~(uintptr_t)63) : NULL;
+	ft->lru = gs_table_new((size_t)max_flows * sizeof *ft->lru);
+	ft->flow_mask = pow2_at_least((uint64_t)max_flows * 2) - 1;
+	ft->flow_index = gs_table_new(((size_t)ft->flow_mask + 1) * sizeof *ft->flow_index);
+	/* Free lists start empty: slots are taken from the high-water mark first,
+	 * so memory is touched (made resident) only as far as it is used. */
+	ft->flow_free = GS_NONE;
+	ft->lru_head = ft->lru_tail = GS_NONE;
+	return ft->flows && ft->lru && ft->flow_index ? 0 : ENOMEM;
+}
+
+void gs_flows_free(struct gs_flows *ft)
+{
+	if (ft->flows)
+		for (uint32_t i = 0; i < ft->flow_hwm; i++)
+			if (ft->flows[i].c.in_use)
+				for (int d = 0; d < 2; d++)
+					gs_reasm_free(ft->rs, &ft->flows[i].dir[d].r);
+	gs_table_free(ft->flows_mem);
+	gs_table_free(ft->lru);
+	gs_table_free(ft->flow_index);
+	ft->flows = NULL;
+	ft->flows_mem = ft->lru = NULL;
+	ft->flow_index = NULL;
+}
+
+static void index_remove(struct gs_flows *ft, uint32_t n)
+{
+	uint32_t mask = ft->flow_mask;
+	uint32_t i = ft->flows[n].c.hash & mask;
+	while (ft->flow_index[i] != n + 1)
 		i = (i + 1) & mask;
 	for (;;) {
 		uint32_t j = i, k;
 		for (;;) {
 			j = (j + 1) & mask;
-			if (e->flow_index[j] == 0) {
-				e->flow_index[i] = 0;
+			if (ft->flow_index[j] == 0) {
+				ft->flow_index[i] = 0;
 				return;
 			}
-			k = e->flows[e->flow_index[j] - 1].hash & mask;
+			k = ft->flows[ft->flow_index[j] - 1].c.hash & mask;
 			/* stop at an entry whose home is not cyclically in (i, j] */
 			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 				continue;
 			break;
 		}
-		e->flow_index[i] = e->flow_index[j];
+		ft->flow_index[i] = ft->flow_index[j];
 		i = j;
 	}
 }
 
-static void gs_flow_reset_dirs(struct gs_engine *e, struct gs_flow *f)
+static void reset_dirs(struct gs_flows *ft, struct gs_flow *f)
 {
 	for (int d = 0; d < 2; d++) {
-		gs_dir_pend_remove(e, f, d);
-		gs_reasm_free(e, &f->dir[d]);
-		gs_framer_release(e, &f->dir[d]);
+		gs_dir_pend_remove(ft, f, d);
+		gs_reasm_free(ft->rs, &f->dir[d].r);
+		gs_framer_release(ft->fm, &f->dir[d].r.fr);
 		memset(&f->dir[d], 0, sizeof f->dir[d]);
-		f->dir[d].head_slot = GS_NONE;
-		f->dir[d].msg_call = GS_NONE;
-		f->dir[d].frag_call = GS_NONE;
+		gs_reasm_dir_init(&f->dir[d].r);
 	}
 }
 
 /* Ends a connection: its calls end, its buffers go back, its slot is freed. */
-void gs_flow_end(struct gs_engine *e, struct gs_flow *f, bool evicted)
+void gs_flow_end(struct gs_flows *ft, struct gs_flow *f, bool evicted)
 {
-	uint32_t n = gs_flow_no(e, f);
-	if (!f->in_use)
+	uint32_t n = f->c.no;
+	if (!f->c.in_use)
 		return;
 	if (evicted)
-		e->cnt.flows_evicted++;
-	gs_pair_flow_ended(e, f, evicted);
-	gs_flow_reset_dirs(e, f);
-	index_remove(e, n);
-	gs_lru_unlink(e, n);
-	f->in_use = false;
-	f->gen++;
-	e->lru[n].next = e->flow_free;
-	e->flow_free = n;
-	e->active_flows--;
+		ft->cnt->flows_evicted++;
+	gs_pair_flow_ended(ft->pr, &f->c, &f->dir[0].r.fr.pr, evicted);
+	reset_dirs(ft, f);
+	index_remove(ft, n);
+	gs_lru_unlink(ft, n);
+	f->c.in_use = false;
+	f->c.gen++;
+	ft->lru[n].next = ft->flow_free;
+	ft->flow_free = n;
+	ft->active_flows--;
 }
 
-struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, uint32_t h, int *dir,
+struct gs_flow *gs_flow_lookup(struct gs_flows *ft, const struct gs_packet *pk, uint32_t h, int *dir,
 			       bool create, bool *created)
 {
 	const struct gs_ip *ip = &pk->ip;
@@ -85,61 +128,59 @@ struct gs_flow *gs_flow_lookup(struct gs_engine *e, const struct gs_packet *pk, 
 	struct gs_flow *f;
 
 	*created = false;
-	n = gs_flow_front(e, pk, h, dir);
+	n = gs_flow_front(ft, pk, h, dir);
 	if (n)
-		return &e->flows[n - 1];
-	for (i = h & e->flow_mask; e->flow_index[i]; i = (i + 1) & e->flow_mask) {
-		f = &e->flows[e->flow_index[i] - 1];
-		if (f->hash != h)
+		return &ft->flows[n - 1];
+	for (i = h & ft->flow_mask; ft->flow_index[i]; i = (i + 1) & ft->flow_mask) {
+		f = &ft->flows[ft->flow_index[i] - 1];
+		if (f->c.hash != h)
 			continue;
-		if (gs_ep_is(&f->ep[0], ip->src, sport, ip->family) && gs_ep_is(&f->ep[1], ip->dst, dport, ip->family)) {
+		if (gs_ep_is(&f->c.ep[0], ip->src, sport, ip->family) && gs_ep_is(&f->c.ep[1], ip->dst, dport, ip->family)) {
 			*dir = 0;
-			e->flow_front[h & (GS_FLOW_FRONT - 1)] = e->flow_index[i];
+			ft->flow_front[h & (GS_FLOW_FRONT - 1)] = ft->flow_index[i];
 			return f;
 		}
-		if (gs_ep_is(&f->ep[1], ip->src, sport, ip->family) && gs_ep_is(&f->ep[0], ip->dst, dport, ip->family)) {
+		if (gs_ep_is(&f->c.ep[1], ip->src, sport, ip->family) && gs_ep_is(&f->c.ep[0], ip->dst, dport, ip->family)) {
 			*dir = 1;
-			e->flow_front[h & (GS_FLOW_FRONT - 1)] = e->flow_index[i];
+			ft->flow_front[h & (GS_FLOW_FRONT - 1)] = ft->flow_index[i];
 			return f;
 		}
 	}
 	if (!create)
 		return NULL;
-	if (e->flow_free == GS_NONE && e->flow_hwm < e->cfg.max_flows) {
-		e->lru[e->flow_hwm].next = GS_NONE;
-		e->flow_free = e->flow_hwm++;
+	if (ft->flow_free == GS_NONE && ft->flow_hwm < ft->max_flows) {
+		ft->lru[ft->flow_hwm].next = GS_NONE;
+		ft->flow_free = ft->flow_hwm++;
 	}
-	if (e->flow_free == GS_NONE) {
+	if (ft->flow_free == GS_NONE) {
 		/* full: evict the connection idle the longest */
-		gs_flow_end(e, &e->flows[e->lru_head], true);
+		gs_flow_end(ft, &ft->flows[ft->lru_head], true);
 		/* the probe position may have moved: search for a free slot again */
-		for (i = h & e->flow_mask; e->flow_index[i]; i = (i + 1) & e->flow_mask)
+		for (i = h & ft->flow_mask; ft->flow_index[i]; i = (i + 1) & ft->flow_mask)
 			;
 	}
-	n = e->flow_free;
-	f = &e->flows[n];
-	e->flow_free = e->lru[n].next;
+	n = ft->flow_free;
+	f = &ft->flows[n];
+	ft->flow_free = ft->lru[n].next;
 	{
-		uint32_t gen = f->gen;
+		uint32_t gen = f->c.gen;
 		memset(f, 0, sizeof *f);
-		f->gen = gen;
+		f->c.gen = gen;
 	}
-	f->in_use = true;
-	f->hash = h;
-	endpoint_of(&f->ep[0], ip, true, sport);
-	endpoint_of(&f->ep[1], ip, false, dport);
-	f->calls = GS_NONE;
-	f->t_first = e->lru[n].t_last = pk->ts_ns;
-	for (int d = 0; d < 2; d++) {
-		f->dir[d].head_slot = GS_NONE;
-		f->dir[d].msg_call = GS_NONE;
-		f->dir[d].frag_call = GS_NONE;
-	}
-	e->flow_index[i] = n + 1;
-	e->flow_front[h & (GS_FLOW_FRONT - 1)] = n + 1;
-	gs_lru_append(e, n);
-	e->active_flows++;
-	e->cnt.flows++;
+	f->c.in_use = true;
+	f->c.hash = h;
+	f->c.no = n;
+	endpoint_of(&f->c.ep[0], ip, true, sport);
+	endpoint_of(&f->c.ep[1], ip, false, dport);
+	f->c.calls = GS_NONE;
+	ft->lru[n].t_last = pk->ts_ns;
+	for (int d = 0; d < 2; d++)
+		gs_reasm_dir_init(&f->dir[d].r);
+	ft->flow_index[i] = n + 1;
+	ft->flow_front[h & (GS_FLOW_FRONT - 1)] = n + 1;
+	gs_lru_append(ft, n);
+	ft->active_flows++;
+	ft->cnt->flows++;
 	*dir = 0;
 	*created = true;
 	return f;

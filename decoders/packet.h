@@ -9,6 +9,13 @@
 #include "link.h"
 #include "tcp.h"
 
+/* Payload bytes of a segment of which only some were captured, on purpose (the
+ * eBPF tap ships message heads): `len` bytes at offset `off` of the payload. */
+struct gs_piece {
+	uint32_t off, len;
+	const uint8_t *data;
+};
+
 struct gs_packet {
 	int64_t ts_ns;
 	struct gs_ip ip;

@@ -31,7 +31,7 @@ LAYERS = [
     ("analysis/call", 2), ("analysis/counters", 2), ("analysis/endpoint", 2),
     ("analysis/fmt_num", 2), ("analysis/hist", 2), ("analysis/intern", 2),
     ("analysis/flow_hash", 2), ("analysis/out_file", 2), ("analysis/text_out", 2),
-    ("analysis/table_mem", 2),
+    ("analysis/table_mem", 2), ("analysis/conn", 2),
     # the engine's stages, downstream first (a stage includes only those after it in the flow)
     ("analysis/problems", 3), ("analysis/pending", 4), ("analysis/calls", 5),
     ("analysis/evidence", 6), ("analysis/pairing", 7), ("analysis/framer", 8),

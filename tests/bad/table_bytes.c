@@ -6,15 +6,17 @@
  * The same arithmetic as gs_engine_new() (analysis/engine.c), with the sizes of the
  * structures as compiled: the flow table, its LRU links, its index and the message-head
  * pool, and the side tables allocated on demand within the same bound (message logs, lists of
- * retransmitted ranges: gs_side_tables_max() of each); the call pool, its index and
+ * retransmitted ranges: as many as head slots); the call pool, its index and
  * its heaps. Built and run by
  * tests/integration/scale_hostile.sh to derive the memory bound its cases assert;
- * it includes analysis/engine_impl.h, so a larger struct moves the bound with it.
+ * it includes the stages' headers (analysis/flows.h, calls.h), so a larger struct moves the
+ * bound with it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "engine_impl.h"
+#include "calls.h"
+#include "flows.h"
 
 static unsigned long long pow2_at_least(unsigned long long n)
 {

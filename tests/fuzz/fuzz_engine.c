@@ -35,7 +35,7 @@
 #include <string.h>
 
 #include "../../analysis/engine.h"
-#include "../../analysis/engine_impl.h"
+#include "../../analysis/reasm.h"
 #include "../../analysis/sink_pairs.h"
 #include "../../analysis/stats.h"
 #include "../../analysis/summary.h"
@@ -259,7 +259,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				(unsigned long long)cn->request_id_reused);
 		check(gs_engine_open_calls(e) == 0, "no call open after finish");
 		check(emitted == cn->calls, "every call emitted exactly once");
-		check(e->ooo_total == 0, "held out-of-order bytes released");
+		check(gs_engine_reasm(e)->ooo_total == 0, "held out-of-order bytes released");
 		gs_summary_write(devnull, GS_SUM_TEXT, &stats, cn, gs_engine_strings(e), &info);
 		gs_summary_write(devnull, GS_SUM_CSV, &stats, cn, gs_engine_strings(e), &info);
 		gs_summary_write(devnull, GS_SUM_JSONL, &stats, cn, gs_engine_strings(e), &info);

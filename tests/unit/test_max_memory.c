@@ -13,7 +13,8 @@
 #include <stdlib.h>
 
 #include "unit.h"
-#include "../../analysis/engine_impl.h"
+#include "../../analysis/calls.h"
+#include "../../analysis/flows.h"
 #include "../../analysis/report_prom.h"
 #include "../../analysis/summary.h"
 

@@ -5,7 +5,7 @@
  * not to a call whose first..last span merely encloses them, which it does
  * when GIOP 1.2 Fragments of several messages interleave on a connection. */
 #include "unit.h"
-#include "../../analysis/engine_impl.h"
+#include "../../analysis/evidence.h"
 
 #define TS(ms) (T0 + (int64_t)(ms) * MS)
 
@@ -83,7 +83,7 @@ static void test_interleaved_fragments_charge_their_owner(void **state)
 	assert_int_equal(call_of(&s, 21)->retransmits, 2);     /* F21, all */
 	assert_int_equal(call_of(&s, 22)->retransmits, 3);     /* F22a, all, P22 */
 	assert_int_equal(gs_engine_counters(e)->retransmits, 4);
-	assert_int_equal(e->cnt.rtx_charged_by_span, 0);
+	assert_int_equal(gs_engine_counters(e)->rtx_charged_by_span, 0);
 	engine_free(e);
 	conn_free(&c);
 	sink_free(&s);
@@ -194,7 +194,7 @@ static void test_log_bound_falls_back_on_spans(void **state)
 	/* the last oneway again: still logged, charged to it alone */
 	conn_raw(e, &c, 0, TS(5), base0 + (uint32_t)(of - l100), c.next[1], GS_TCP_ACK,
 		 w.b + of - l100, l100, CAP_ALL);
-	assert_int_equal(e->cnt.rtx_charged_by_span, 1);
+	assert_int_equal(gs_engine_counters(e)->rtx_charged_by_span, 1);
 	gs_engine_finish(e);
 	assert_int_equal(s.n, n + 1);
 	assert_int_equal(call_of(&s, 100)->retransmits, 1);

@@ -2,13 +2,13 @@
 /* The lists of retransmitted ranges a direction keeps while the bytes they
  * cover are not decoded yet (a message head still being gathered, or bytes
  * held out of order) are a bounded pool like the message logs: at most
- * gs_side_tables_max() directions hold one; past it a retransmission is
+ * side_max directions (pairing.h) hold one; past it a retransmission is
  * counted in rtx_not_charged and no memory is taken; a list that drains gives
  * its slot back. Without the bound, a peer retransmitting into a half-sent
  * header on every connection cost GS_RTX_PENDING ranges per direction of the
  * whole flow table (65536 flows: 768 MiB). */
 #include "unit.h"
-#include "../../analysis/engine_impl.h"
+#include "../../analysis/pairing.h"
 
 #define TS(ms) (T0 + (int64_t)(ms) * MS)
 
@@ -38,7 +38,8 @@ static void test_rtx_lists_bounded_and_given_back(void **state)
 	gs_config_default(&cfg);
 	cfg.max_flows = 1024;                     /* side tables: max(256, 1024/8) = 256 */
 	struct gs_engine *e = engine_new(&cfg, &s);
-	const uint32_t cap = gs_side_tables_max(e), n = cap + 44;
+	const struct gs_pairing *pr = gs_engine_pairing(e);
+	const uint32_t cap = pr->side_max, n = cap + 44;
 	assert_int_equal(cap, 256);
 
 	ub_init(&w, false);
@@ -52,8 +53,8 @@ static void test_rtx_lists_bounded_and_given_back(void **state)
 		conn_free(&c);
 	}
 	/* every direction past the pool went without a list, and said so */
-	assert_int_equal(e->rtx_lists, cap);
-	assert_int_equal(e->cnt.rtx_not_charged, n - cap);
+	assert_int_equal(pr->rtx_lists, cap);
+	assert_int_equal(gs_engine_counters(e)->rtx_not_charged, n - cap);
 	assert_int_equal(gs_engine_counters(e)->retransmits, n);
 
 	/* the first connection fills the hole and sends the rest of its request:
@@ -62,15 +63,15 @@ static void test_rtx_lists_bounded_and_given_back(void **state)
 	conn_send(e, &c, 0, TS(n + 1), w.b, 20);
 	c.next[0] += 20;
 	conn_send(e, &c, 0, TS(n + 1) + US, w.b + 40, lreq - 40);
-	assert_int_equal(e->rtx_lists, cap - 1);
+	assert_int_equal(pr->rtx_lists, cap - 1);
 	conn_send(e, &c, 1, TS(n + 2), w.b + orep, lrep);
 	conn_free(&c);
 
 	/* a new connection can take the slot */
 	held_bytes_retransmitted(e, &c, n, &w);
 	conn_free(&c);
-	assert_int_equal(e->rtx_lists, cap);
-	assert_int_equal(e->cnt.rtx_not_charged, n - cap);
+	assert_int_equal(pr->rtx_lists, cap);
+	assert_int_equal(gs_engine_counters(e)->rtx_not_charged, n - cap);
 
 	gs_engine_finish(e);
 	const struct got *g = sink_find(&s, 7, 0);
@@ -81,7 +82,7 @@ static void test_rtx_lists_bounded_and_given_back(void **state)
 		if (s.v[k].c.reply_bytes && s.v[k].c.retransmits == 1)
 			found = true;
 	assert_true(found);
-	assert_int_equal(e->rtx_lists, 0);       /* every flow ended: every list freed */
+	assert_int_equal(pr->rtx_lists, 0);       /* every flow ended: every list freed */
 	engine_free(e);
 	sink_free(&s);
 	ub_free(&w);

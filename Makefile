@@ -116,8 +116,7 @@ help:
 	@echo "                       unit and golden tests again under ASan+UBSan, read --threads under TSan"
 	@echo "  make check-unit      cmocka unit tests only"
 	@echo "  make check-layers    the include graph: no import circle, no include against the data flow"
-	@echo "                       (not in make check yet: pairing, framer, reasm, flows still include"
-	@echo "                       the engine's shared state)"
+	@echo "                       (and the check's self-test on small trees; part of make check)"
 	@echo "  make check-golden    the shipped captures against their expected calls"
 	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
 	@echo "  make check-asan      unit, golden, bad-input, read --threads and tap stop/clean-up tests"
@@ -204,6 +203,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libgiopscope-probe.a $(BUILD)/libgiops
 $(BUILD)/tests/test_decomp: CFLAGS_ALL += $(GS_DECOMP_CFLAGS)
 
 check: deps
+	$(MAKE) check-layers
 	$(MAKE) all check-unit check-golden GIOPSCOPE_STRICT=1
 	$(MAKE) check-integration GIOPSCOPE_STRICT=1
 	$(MAKE) check-asan
@@ -239,10 +239,11 @@ check-build-config:
 	BUILD=$(BUILD) GIOPSCOPE_STRICT=$(GIOPSCOPE_STRICT) tests/build/config_tracking.sh
 
 # The include graph against the data flow (tests/check_layers.py): no import circle, no include
-# from a layer to one above it. Not in make check yet: four of the engine's stages (pairing,
-# framer, reasm, flows) still include its shared state (analysis/engine_impl.h).
+# from a layer to one above it; first its self-test (it must fail a tree with a circle and one
+# with an include against the flow).
 .PHONY: check-layers
 check-layers:
+	@tests/check_layers.py --self-test >/dev/null || { tests/check_layers.py --self-test; exit 1; }
 	@tests/check_layers.py --quiet
 
 check-unit: $(UNIT_BINS)

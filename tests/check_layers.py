@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-2-Clause
 """The include graph of the tree against the data flow (`make check-layers`).
 
-    tests/check_layers.py [--dot FILE] [--quiet]
+    tests/check_layers.py [--dot FILE] [--quiet] [--top DIR]
+    tests/check_layers.py --self-test
+
 
 Reads every quoted #include of the C sources and headers of ebpf/, decoders/, analysis/,
 probe/, bench/ and tests/. A module is a file's path without its extension (a private header
@@ -16,12 +18,16 @@ NAME_impl.h is NAME's). Two rules, and the status says whether the tree keeps th
     the engine that composes them.
 
 Prints each violation as FILE -> INCLUDED (why); exit 0 when there is none, 1 otherwise.
+--top reads another tree (default: the one this script is in). --self-test runs the check on
+small trees it writes into a temporary folder (a circle, an include against the flow, a clean
+one) and exits 1 unless it fails the first two and passes the third (make check runs it).
 """
 import argparse
 import fnmatch
 import os
 import re
 import sys
+import tempfile
 
 # (pattern of a module path, layer); the first that matches; lowest layer first
 LAYERS = [
@@ -129,12 +135,8 @@ def circles(graph):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dot", help="write the module graph in Graphviz form to this file")
-    ap.add_argument("--quiet", action="store_true", help="only the violations and the status line")
-    a = ap.parse_args()
-    top = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+def check(top, dot=None):
+    """(files, includes, modules, violations) of the tree at top."""
     files = sources(top)
     es = edges(top, files)
     graph, bad = {}, []
@@ -153,13 +155,57 @@ def main():
     circ = circles(graph)
     for c in circ:
         bad.append("import circle: %s" % " <-> ".join(c))
-    if a.dot:
-        with open(a.dot, "w", encoding="utf-8") as fh:
+    if dot:
+        with open(dot, "w", encoding="utf-8") as fh:
             fh.write("digraph includes {\n  rankdir=TB;\n")
             for m in sorted(graph):
                 for n in sorted(graph[m]):
                     fh.write('  "%s" -> "%s";\n' % (m, n))
             fh.write("}\n")
+    return files, es, graph, bad
+
+
+# the self-test's trees: {path: [included names]}; whether check() must find a violation
+SELF_TESTS = [
+    ("circle", True, {"analysis/stats.c": ["stats.h"], "analysis/stats.h": ["report.h"],
+                      "analysis/report.h": ["stats.h"]}),
+    ("against the flow", True, {"analysis/pairing.c": ["pairing.h", "framer.h"],
+                                "analysis/pairing.h": [], "analysis/framer.h": []}),
+    ("engine included by a stage", True, {"analysis/flows.c": ["engine.h"], "analysis/engine.h": []}),
+    ("clean", False, {"analysis/framer.c": ["framer.h"], "analysis/framer.h": ["pairing.h", "../decoders/giop/giop.h"],
+                      "analysis/pairing.h": ["calls.h"], "analysis/calls.h": ["call.h"], "analysis/call.h": [],
+                      "decoders/giop/giop.h": [], "probe/cmd_read.c": ["../analysis/engine.h"],
+                      "analysis/engine.h": ["flows.h"], "analysis/flows.h": ["reasm.h"], "analysis/reasm.h": []}),
+]
+
+
+def self_test():
+    ok = True
+    for name, want_bad, tree in SELF_TESTS:
+        with tempfile.TemporaryDirectory(prefix="check-layers-") as top:
+            for path, incs in tree.items():
+                os.makedirs(os.path.join(top, os.path.dirname(path)), exist_ok=True)
+                with open(os.path.join(top, path), "w", encoding="utf-8") as fh:
+                    fh.write("".join('#include "%s"\n' % i for i in incs))
+            bad = check(top)[3]
+        if bool(bad) != want_bad:
+            ok = False
+        print("check-layers self-test: %s: %s (%s)" % (name, "ok" if bool(bad) == want_bad else "WRONG",
+                                                       "; ".join(bad) if bad else "no violation"))
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dot", help="write the module graph in Graphviz form to this file")
+    ap.add_argument("--quiet", action="store_true", help="only the violations and the status line")
+    ap.add_argument("--top", help="the tree to read (default: this script's)")
+    ap.add_argument("--self-test", action="store_true", help="check the check on small trees it writes")
+    a = ap.parse_args()
+    if a.self_test:
+        return self_test()
+    top = a.top or os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    files, es, graph, bad = check(top, a.dot)
     if not a.quiet:
         print("check-layers: %d files, %d includes between %d modules" % (len(files), len(es), len(graph)))
     for b in bad:

@@ -334,7 +334,7 @@ static void out_remove(struct gs_calls *e, uint32_t idx)
 
 /* ---- open index (linear probing, backward-shift deletion) ------------------ */
 
-/* The index part of gs_call_open_find (engine_impl.h). */
+/* The index part of gs_pair_open_find (pairing.h). */
 struct gs_ocall *gs_call_open_probe(struct gs_calls *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid)
 {
 	uint32_t i = open_hash(flow, gen, dir, rid) & e->open_mask;
@@ -419,7 +419,7 @@ static void index_del(struct gs_calls *e, uint32_t idx)
 }
 
 /* A direction's only open call stays out of the index (open_solo): the
- * fast path of gs_call_open_find finds it as last_call, and most connections
+ * fast path of gs_pair_open_find finds it as last_call, and most connections
  * have one call out at a time.  A second call puts both in. */
 void gs_call_open_insert(struct gs_calls *e, uint32_t idx)
 {

@@ -304,7 +304,7 @@ static inline bool gs_calls_held(const struct gs_calls *e)
 	       gs_cf_ack_max(&e->fl, h->flow, h->dir) < h->need;
 }
 
-/* The index part of the open-call lookup (gs_call_open_find, engine_impl.h). */
+/* The index part of the open-call lookup (gs_pair_open_find, pairing.h). */
 struct gs_ocall *gs_call_open_probe(struct gs_calls *e, uint32_t flow, uint32_t gen, int dir, uint32_t rid);
 void gs_call_open_insert(struct gs_calls *e, uint32_t idx);
 void gs_call_end(struct gs_calls *e, uint32_t idx, enum gs_outcome how);

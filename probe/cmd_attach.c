@@ -21,6 +21,7 @@
 #include "attach_sched.h"
 #include "attach_target.h"
 #include "commands.h"
+#include "opt_refuse.h"
 #include "opts.h"
 #include "attach_rxstamp.h"
 #include "privdrop.h"
@@ -139,9 +140,9 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 	a->ring_bytes = 64u << 20;
 	a->map_flows = 32768;
 	a->map_fcache = GS_TAP_FCACHE_SLOTS;
-	/* no ':' and getopt_long's own messages, then the usage */
-	gs_options_getopt(&g, GS_CMD_ATTACH, false);
+	gs_options_getopt(&g, GS_CMD_ATTACH, true);
 	optind = 1;
+	opterr = 0; /* our own one-line messages */
 	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
@@ -222,14 +223,12 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		case 'h':
 			usage(stdout);
 			exit(0);
+		case ':':
 		case '?':
-			usage(stderr);
-			return 2;
+			return gs_opt_refuse(stderr, "attach", opt, argv[optind - 1], NULL);
 		default:
-			if ((r = gs_session_option(so, "attach", opt, optarg)) == 1) {
-				usage(stderr);
-				return 2;
-			}
+			if ((r = gs_session_option(so, "attach", opt, optarg)) == 1)
+				return gs_opt_refuse(stderr, "attach", '?', argv[optind - 1], NULL);
 			if (r)
 				return r;
 		}

@@ -32,8 +32,7 @@ int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms)
 {
 	(void)b;
 	(void)timeout_ms;
-	errno = ENOSYS;
-	return -1;
+	return -ENOSYS;
 }
 
 void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__MAX])
@@ -50,7 +49,7 @@ void gs_attach_bpf_close(struct gs_attach_bpf *b)
 int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b)
 {
 	(void)b;
-	return -1;
+	return -ENOSYS;
 }
 
 void gs_attach_bpf_paths(const struct gs_attach_bpf *b, char *buf, size_t len)
@@ -599,18 +598,14 @@ static int drain_waiting(struct gs_attach_bpf *b)
 int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms)
 {
 	int n = ring_buffer__poll(b->rb, timeout_ms), m;
-	if (n < 0 && n != -EINTR) {
-		errno = -n;
-		return -1;
-	}
+	if (n < 0 && n != -EINTR)
+		return n;
 	/* a timeout consumed nothing: the records that did not wake us */
 	m = ring_buffer__consume(b->rb);
 	/* the TAI offset changes with a leap second or an adjtimex(ADJ_TAI) */
 	b->skel->bss->tai_off = gs_rxstamp_tai_off();
-	if (m < 0) {
-		errno = -m;
-		return -1;
-	}
+	if (m < 0)
+		return m;
 	/* --packets-only: nothing ever waits there (768 KiB not to scan per poll) */
 	return (n > 0 ? n : 0) + m + (b->syscalls ? drain_waiting(b) : 0);
 }

@@ -64,12 +64,12 @@ int gs_attach_bpf_open(struct gs_attach_bpf **out, const struct gs_attach_bpf_cf
 		       gs_attach_record_fn fn, void *arg, char *err, size_t errlen);
 /* Waits up to `timeout_ms` for a wake-up, then hands over every record there
  * is (records do not wake the reader: see giop_tap.bpf.c).  Returns the number
- * of records, or -1 with errno set. */
+ * of records, or a negative errno value. */
 int gs_attach_bpf_poll(struct gs_attach_bpf *b, int timeout_ms);
 /* The kernel side's counters (enum gs_tap_counter), summed over the CPUs. */
 void gs_attach_bpf_counters(const struct gs_attach_bpf *b, uint64_t out[GS_CNT__MAX]);
 /* The ring buffer's map, for other eBPF objects to write into (the TLS
- * probes: one ring, one order).  -1 in a build without eBPF. */
+ * probes: one ring, one order).  -ENOSYS in a build without eBPF. */
 int gs_attach_bpf_ring_fd(const struct gs_attach_bpf *b);
 /* Where the send/recv instants come from ("tcp_sendmsg_locked +
  * sock_recv_length (tp_btf)", "syscalls (fallback)", "none (packets only)")

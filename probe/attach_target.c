@@ -99,6 +99,7 @@ void gs_target_pids_by_comm(const char *comm, uint32_t *pids, uint32_t *n, uint3
 }
 
 /* The socket inodes among the process's open files. */
+/* 0 or the errno value of /proc/PID/fd's opendir. */
 static int socket_inodes(uint32_t pid, unsigned long **out, size_t *n)
 {
 	char path[64];
@@ -109,7 +110,7 @@ static int socket_inodes(uint32_t pid, unsigned long **out, size_t *n)
 	*n = 0;
 	snprintf(path, sizeof path, "/proc/%u/fd", pid);
 	if (!(d = opendir(path)))
-		return -1;
+		return errno;
 	while ((de = readdir(d)) != NULL) {
 		char link[300], target[64];
 		ssize_t k;
@@ -141,9 +142,9 @@ int gs_target_listen_ports(uint32_t pid, uint8_t bitmap[8192])
 	static const char *const tables[] = { "tcp", "tcp6" };
 	unsigned long *inodes;
 	size_t n_inodes;
-	int found = 0;
-	if (socket_inodes(pid, &inodes, &n_inodes) != 0)
-		return -1;
+	int found = 0, r;
+	if ((r = socket_inodes(pid, &inodes, &n_inodes)) != 0)
+		return -r;
 	for (size_t t = 0; t < 2; t++) {
 		char path[64], line[512];
 		FILE *f;
@@ -183,7 +184,7 @@ int gs_target_kernel_thread(uint32_t pid)
 	char path[64], exe[8];
 	uint64_t flags;
 	if (!stat_field(pid, 9, &flags))
-		return -1;
+		return -EIO; /* gone, or a stat line we cannot read */
 	if (flags & GS_PF_KTHREAD)
 		return 1;
 	/* a running process has an executable; a kernel thread (or a zombie) has
@@ -199,9 +200,9 @@ int gs_target_tcp_sockets(uint32_t pid)
 	static const char *const tables[] = { "tcp", "tcp6" };
 	unsigned long *inodes;
 	size_t n_inodes;
-	int found = 0;
-	if (socket_inodes(pid, &inodes, &n_inodes) != 0)
-		return -1;
+	int found = 0, r;
+	if ((r = socket_inodes(pid, &inodes, &n_inodes)) != 0)
+		return -r;
 	for (size_t t = 0; t < 2 && n_inodes; t++) {
 		char path[64], line[512];
 		FILE *f;
@@ -275,18 +276,20 @@ int gs_target_leave_netns(int *home, char *err, size_t errlen)
 	return r;
 }
 
-/* Link-layer bytes in front of the IP header as tc sees the packet. */
+/* Link-layer bytes in front of the IP header as tc sees the packet; a negative
+ * errno value when the interface cannot be asked (-ENODEV: none of that name),
+ * -EPROTONOSUPPORT for a link type the tap does not parse. */
 static int l2_len(int sock, const char *name, bool *loopback, bool *up)
 {
 	struct ifreq ifr;
 	memset(&ifr, 0, sizeof ifr);
 	snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "%s", name);
 	if (ioctl(sock, SIOCGIFFLAGS, &ifr) != 0)
-		return -1;
+		return -errno;
 	*loopback = (ifr.ifr_flags & IFF_LOOPBACK) != 0;
 	*up = (ifr.ifr_flags & IFF_UP) != 0;
 	if (ioctl(sock, SIOCGIFHWADDR, &ifr) != 0)
-		return -1;
+		return -errno;
 	switch (ifr.ifr_hwaddr.sa_family) {
 	case ARPHRD_ETHER:
 	case ARPHRD_LOOPBACK:
@@ -300,7 +303,7 @@ static int l2_len(int sock, const char *name, bool *loopback, bool *up)
 	case 519: /* ARPHRD_RAWIP */
 		return 0;
 	default:
-		return -2;
+		return -EPROTONOSUPPORT;
 	}
 }
 
@@ -310,16 +313,19 @@ int gs_target_ifaces(const char *const *names, uint32_t n_names, struct gs_attac
 	struct if_nameindex *all = NULL;
 	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	uint32_t n = 0, want;
+	int rc = 0;
 	if (sock < 0) {
-		snprintf(err, errlen, "cannot open a socket to list interfaces: %s", strerror(errno));
-		return -1;
+		rc = errno;
+		snprintf(err, errlen, "cannot open a socket to list interfaces: %s", strerror(rc));
+		return -rc;
 	}
 	if (!names) {
 		all = if_nameindex();
 		if (!all) {
-			snprintf(err, errlen, "cannot list interfaces: %s", strerror(errno));
+			rc = errno;
+			snprintf(err, errlen, "cannot list interfaces: %s", strerror(rc));
 			close(sock);
-			return -1;
+			return -rc;
 		}
 		for (want = 0; all[want].if_index; want++)
 			;
@@ -330,17 +336,17 @@ int gs_target_ifaces(const char *const *names, uint32_t n_names, struct gs_attac
 		const char *name = names ? names[i] : all[i].if_name;
 		bool lo = false, up = false;
 		int l2 = l2_len(sock, name, &lo, &up);
-		if (l2 == -1 || (l2 == -2 && names)) {
-			snprintf(err, errlen, l2 == -1 ? "no interface %s here" : "interface %s: link type not supported",
-				 name);
-			n = UINT32_MAX;
+		if (l2 < 0 && (l2 != -EPROTONOSUPPORT || names)) {
+			snprintf(err, errlen, l2 != -EPROTONOSUPPORT ? "no interface %s here" :
+				 "interface %s: link type not supported", name);
+			rc = -l2;
 			break;
 		}
 		if (l2 < 0 || (!names && !up))
 			continue;
 		if (n == max) {
 			snprintf(err, errlen, "too many interfaces (at most %u)", max);
-			n = UINT32_MAX;
+			rc = E2BIG;
 			break;
 		}
 		snprintf(out[n].name, sizeof out[n].name, "%s", name);
@@ -352,7 +358,7 @@ int gs_target_ifaces(const char *const *names, uint32_t n_names, struct gs_attac
 	if (all)
 		if_freenameindex(all);
 	close(sock);
-	return n == UINT32_MAX ? -1 : (int)n;
+	return rc ? -rc : (int)n;
 }
 
 /* ------------------------------------------------------------------ watching */

@@ -20,15 +20,16 @@ void gs_target_pids_by_comm(const char *comm, uint32_t *pids, uint32_t *n, uint3
 /* True when process `pid` exists. */
 bool gs_target_pid_exists(uint32_t pid);
 /* Sets the bits of the TCP ports `pid` listens on (IPv4 and IPv6).  Returns how
- * many, or -1 when its sockets cannot be read. */
+ * many, or a negative errno value when its sockets cannot be read. */
 int gs_target_listen_ports(uint32_t pid, uint8_t bitmap[8192]);
 
 /* 1 when `pid` is a kernel thread (PF_KTHREAD in /proc/PID/stat), 2 when it
  * has no executable (/proc/PID/exe absent: a kernel thread, or a process that
- * exited and was not yet reaped), 0 otherwise, -1 when /proc cannot tell. */
+ * exited and was not yet reaped), 0 otherwise, a negative errno value when /proc
+ * cannot tell. */
 int gs_target_kernel_thread(uint32_t pid);
-/* How many TCP sockets (any state, IPv4 and IPv6) `pid` holds; -1 when its
- * open files cannot be read. */
+/* How many TCP sockets (any state, IPv4 and IPv6) `pid` holds; a negative
+ * errno value when its open files cannot be read. */
 int gs_target_tcp_sockets(uint32_t pid);
 
 /* Moves this process into the network namespace of the pids when they all
@@ -43,7 +44,8 @@ int gs_target_enter_netns(const uint32_t *pids, uint32_t n, int *home, char *err
 int gs_target_leave_netns(int *home, char *err, size_t errlen);
 
 /* The interfaces `names` (NULL: every interface that is up), with their link
- * header lengths.  Returns how many, or -1 with a reason in `err`. */
+ * header lengths.  Returns how many, or a negative errno value with a reason in
+ * `err`. */
 int gs_target_ifaces(const char *const *names, uint32_t n_names, struct gs_attach_iface *out,
 		     uint32_t max, char *err, size_t errlen);
 

@@ -684,8 +684,9 @@ static int loop(struct attach_ctx *x)
 	for (;;) {
 		if (gs_stop_requested)
 			break;
-		if (gs_attach_bpf_poll(x->bpf, WAIT_MS) < 0 && errno != EINTR) {
-			fprintf(stderr, "giopscope attach: reading the ring buffer failed: %s\n", strerror(errno));
+		int got = gs_attach_bpf_poll(x->bpf, WAIT_MS);
+		if (got < 0 && got != -EINTR) {
+			fprintf(stderr, "giopscope attach: reading the ring buffer failed: %s\n", strerror(-got));
 			return 2;
 		}
 		if (x->tls)

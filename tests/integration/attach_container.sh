@@ -56,6 +56,8 @@ done
 
 NS_TAG=${NS_TAG:-ctr}
 . tests/lib/netns.sh
+# shellcheck source=tests/lib/attach_run.sh
+. tests/lib/attach_run.sh
 
 skip() { echo "SKIP: $*"; exit 77; }
 
@@ -137,23 +139,7 @@ run_server() {
     echo "# maps: $lib" >>"$SC_DIR/commands.log"
 }
 
-# start_attach ARGS...: attach in the background (ATT_PID); bounded wait until it says what it
-# follows
-start_attach() {
-    echo "# attach:$(printf ' %q' "$GIOPSCOPE" attach "$@")" >>"$SC_DIR/commands.log"
-    "$GIOPSCOPE" attach "$@" 2>"$SC_DIR/attach.log" &
-    ATT_PID=$!
-    ns_wait_attached "$SC_DIR/attach.log" "$ATT_PID" && return 0
-    err "attach did not start" "$(tail -5 "$SC_DIR/attach.log")"
-    return 1
-}
-
-stop_attach() {
-    kill -INT "$ATT_PID" 2>/dev/null
-    ns_wait_exit "$ATT_PID" 20 || err "attach did not exit within 20 s of SIGINT"
-    [ "$WAIT_RC" = 0 ] || err "attach: exit status $WAIT_RC after SIGINT" "$(tail -3 "$SC_DIR/attach.log")"
-    ATT_PID=""
-}
+# start_attach, stop_attach: tests/lib/attach_run.sh
 
 # client ARGS...: bench_client in NS_CLI (must exit 0), its calls logged to lat-N.csv
 CLIENTS=0

@@ -804,14 +804,6 @@ take:
 
 /* ---- the pool ------------------------------------------------------------ */
 
-static uint32_t pow2_at_least(uint64_t n)
-{
-	uint32_t p = 16;
-	while (p < n && p < (1u << 31))
-		p <<= 1;
-	return p;
-}
-
 int gs_calls_init(struct gs_calls *e, uint32_t n_calls, bool wm_kept)
 {
 	e->n_calls = n_calls;
@@ -823,7 +815,7 @@ int gs_calls_init(struct gs_calls *e, uint32_t n_calls, bool wm_kept)
 	e->calls = e->calls_mem ? (struct gs_ocall *)(((uintptr_t)e->calls_mem + 63) & ~(uintptr_t)63) : NULL;
 	e->cext = gs_table_new((size_t)n_calls * sizeof *e->cext);
 	e->cext_free = GS_NONE;
-	e->open_mask_max = pow2_at_least((uint64_t)n_calls * 2) - 1;
+	e->open_mask_max = gs_table_pow2((uint64_t)n_calls * 2) - 1;
 	e->open_mask = e->open_mask_max < GS_OPEN_INDEX_START - 1 ? e->open_mask_max : GS_OPEN_INDEX_START - 1;
 	e->open_index = gs_table_new(((size_t)e->open_mask_max + 1) * sizeof *e->open_index);
 	e->heap_mem = gs_table_new((size_t)n_calls * sizeof *e->heap_mem);

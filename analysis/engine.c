@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "endpoint.h"
+#include "table_mem.h"
 
 void gs_config_default(struct gs_config *c)
 {
@@ -27,14 +28,6 @@ void gs_config_default(struct gs_config *c)
 	c->port_bitmap = NULL;
 }
 
-static uint64_t pow2_u64(uint64_t n)
-{
-	uint64_t p = 16;
-	while (p < n && p < (1u << 31))
-		p <<= 1;
-	return p;
-}
-
 /* How many directions may hold a side table at once (a message log, a list of
  * retransmitted ranges, a head gathered across segments): an eighth of the
  * flow table, at least 256. Past it a direction goes without, and what that
@@ -49,7 +42,7 @@ static uint32_t side_tables_max(uint32_t max_flows)
 static uint64_t flows_bytes(const struct gs_config *c)
 {
 	uint64_t f = c->max_flows, slots = side_tables_max(c->max_flows);
-	return f * (sizeof(struct gs_flow) + sizeof(struct gs_lru)) + pow2_u64(f * 2) * sizeof(uint32_t) +
+	return f * (sizeof(struct gs_flow) + sizeof(struct gs_lru)) + (uint64_t)gs_table_pow2(f * 2) * sizeof(uint32_t) +
 	       slots * (c->head_max + sizeof(uint32_t)) + slots * sizeof(struct gs_msglog) +
 	       slots * GS_RTX_PENDING * sizeof(struct gs_range);
 }
@@ -58,13 +51,13 @@ static uint64_t calls_bytes(const struct gs_config *c)
 {
 	uint64_t n = c->max_open_calls;
 	return n * (sizeof(struct gs_ocall) + sizeof(struct gs_cext) + sizeof(struct gs_heap_ent)) +
-	       pow2_u64(n * 2) * sizeof(uint32_t);
+	       (uint64_t)gs_table_pow2(n * 2) * sizeof(uint32_t);
 }
 
 static uint64_t strings_bytes(uint32_t max_strings)
 {
 	/* slots (a power of two >= 2n), offset, length, hash; 64 bytes of text a string */
-	return pow2_u64((uint64_t)max_strings * 2) * sizeof(uint32_t) + (uint64_t)max_strings * (3 * 4 + 64);
+	return (uint64_t)gs_table_pow2((uint64_t)max_strings * 2) * sizeof(uint32_t) + (uint64_t)max_strings * (3 * 4 + 64);
 }
 
 static uint64_t ooo_bytes(const struct gs_config *c)

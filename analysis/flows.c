@@ -22,14 +22,6 @@ static void endpoint_of(struct gs_endpoint *ep, const struct gs_ip *ip, bool src
 }
 
 
-static uint32_t pow2_at_least(uint64_t n)
-{
-	uint32_t p = 16;
-	while (p < n && p < (1u << 31))
-		p <<= 1;
-	return p;
-}
-
 int gs_flows_init(struct gs_flows *ft, uint32_t max_flows)
 {
 	ft->max_flows = max_flows;
@@ -40,7 +32,7 @@ int gs_flows_init(struct gs_flows *ft, uint32_t max_flows)
 	ft->flows_mem = gs_table_new((size_t)max_flows * sizeof *ft->flows + 63);
 	ft->flows = ft->flows_mem ? (struct gs_flow *)(((uintptr_t)ft->flows_mem + 63) & ~(uintptr_t)63) : NULL;
 	ft->lru = gs_table_new((size_t)max_flows * sizeof *ft->lru);
-	ft->flow_mask = pow2_at_least((uint64_t)max_flows * 2) - 1;
+	ft->flow_mask = gs_table_pow2((uint64_t)max_flows * 2) - 1;
 	ft->flow_index = gs_table_new(((size_t)ft->flow_mask + 1) * sizeof *ft->flow_index);
 	/* Free lists start empty: slots are taken from the high-water mark first,
 	 * so memory is touched (made resident) only as far as it is used. */

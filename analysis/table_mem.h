@@ -11,6 +11,18 @@
 #define GS_TABLE_MEM_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+/* The size of an open-addressing index for n entries: the power of two at
+ * least n, 16 at least, 2^31 at most (the tables and the memory bound's
+ * arithmetic use the same). */
+static inline uint32_t gs_table_pow2(uint64_t n)
+{
+	uint32_t p = 16;
+	while (p < n && p < (1u << 31))
+		p <<= 1;
+	return p;
+}
 
 /* `bytes` of zeroes, 64-byte aligned; NULL when even the address space is not
  * there.  Freed with gs_table_free (NULL is fine). */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "calls.h"
+#include "engine.h"
 #include "flows.h"
 
 static unsigned long long pow2_at_least(unsigned long long n)

@@ -500,6 +500,17 @@ void gs_nest_tick(struct gs_nest *n, int64_t now_ns)
 		pump(n);
 }
 
+void gs_nest_own_addr(struct gs_nest *n, uint8_t family, const uint8_t *addr)
+{
+	if (!gs_host_addrs_add(&n->own, family, addr))
+		return;
+	/* a new address moves its calls to the host's bucket: rare (a few a capture) */
+	memset(n->served, 0, GS_NEST_BUCKETS * sizeof *n->served);
+	memset(n->made, 0, GS_NEST_BUCKETS * sizeof *n->made);
+	for (uint64_t s = n->head; s < n->tail; s++)
+		link_ent(n, s);
+}
+
 void gs_nest_flush(struct gs_nest *n)
 {
 	while (n->head < n->tail)

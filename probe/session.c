@@ -537,6 +537,7 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	info.max_open_calls = s->opt.cfg.max_open_calls;
 	info.order_window = s->opt.cfg.order_window;
 	info.max_ooo_total = s->opt.cfg.max_ooo_total;
+	info.nest = s->nesting ? &s->nest.n : NULL;
 	if (s->discard) {
 		/* nothing was read: what would follow is empty tables */
 		gs_trace_discard(s->trace);

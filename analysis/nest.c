@@ -216,6 +216,8 @@ static bool span_room(struct gs_nest *n)
 	cap = n->span_cap ? n->span_cap * 2 : NEST_CAP0;
 	/* one interval a held call, and the written children of held parents */
 	if (cap > 2 * n->max_held)
+		cap = 2 * n->max_held;
+	if (cap <= n->span_cap)
 		return false;
 	ns = realloc(n->span, (size_t)cap * sizeof *ns);
 	if (!ns)

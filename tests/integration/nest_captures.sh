@@ -53,6 +53,14 @@ else
 	bad "pcapng on stdin:"; cat "$WORK/stdin.check"
 fi
 
+# merge: the client side's rows (the first capture) through the same stage
+"$GS" merge -q --pairs "$WORK/eth.pcap" "$WORK/sll2.pcap" > "$WORK/merge.csv" 2>/dev/null
+if python3 "$PY" check "$WORK/truth.csv" "$WORK/merge.csv" addr > "$WORK/merge.check"; then
+	ok "merge (the client capture, one address one host): $(tail -1 "$WORK/merge.check")"
+else
+	bad "merge:"; cat "$WORK/merge.check"
+fi
+
 # the JSON lines: the same parents and downstream, null where the CSV is empty
 "$GS" read -q --pairs --format jsonl "$WORK/sll2.pcap" > "$WORK/sll2.jsonl" 2>/dev/null
 if python3 - "$WORK/sll2.jsonl" "$WORK/sll2-packet-type.csv" <<'PYEOF'; then

@@ -33,6 +33,11 @@ case_() {
 		bad "$label: read failed: $(head -1 "$WORK/$label.err")"
 		return
 	fi
+	# the rows' own shape, the five columns' included (tests/oracle/compare_pairs.py)
+	if ! python3 tests/oracle/compare_pairs.py "$out" "$out" > "$WORK/$label.form"; then
+		bad "$label: malformed rows"; cat "$WORK/$label.form"
+		return
+	fi
 	if python3 "$PY" check "$WORK/truth.csv" "$out" "$mode" > "$WORK/$label.check"; then
 		ok "$label: $(tail -1 "$WORK/$label.check")"
 	else

@@ -24,7 +24,6 @@
 
 struct gs_nest_ent {
 	struct gs_call c;
-	struct gs_call_times t;
 	const struct gs_engine *e;
 	uint64_t cand;              /* the (last) enclosing call seen, by seq */
 	uint64_t s_prev, s_next;    /* served list (seq + 1; 0: none) */
@@ -83,19 +82,30 @@ static struct gs_nest_ent *held(const struct gs_nest *n, uint64_t seq)
 	return seq >= n->head && seq < n->tail ? at(n, seq) : NULL;
 }
 
+/* Twice the room, in place where realloc can: a held call's slot stays or moves
+ * up by the old size (its seq's next bit), into the new half, never onto another. */
 static bool grow(struct gs_nest *n)
 {
-	uint32_t cap = n->cap * 2;
+	uint32_t old = n->cap, cap = old * 2;
 	struct gs_nest_ent *ne;
-	if (cap > n->max_held || cap < n->cap)
+	if (cap > n->max_held || cap < old)
 		return false;
-	ne = malloc((size_t)cap * sizeof *ne);
-	if (!ne)
+	if (n->times) {
+		struct gs_call_times *nt = realloc(n->times, (size_t)cap * sizeof *nt);
+		if (!nt)
+			return false;
+		n->times = nt;
+	}
+	if (!(ne = realloc(n->ent, (size_t)cap * sizeof *ne)))
 		return false;
-	for (uint64_t s = n->head; s < n->tail; s++)
-		ne[s & (cap - 1)] = *at(n, s);
-	free(n->ent);
 	n->ent = ne;
+	for (uint64_t s = n->head; s < n->tail; s++) {
+		if (!(s & old))
+			continue;
+		ne[s & (cap - 1)] = ne[s & (old - 1)];
+		if (n->times)
+			n->times[s & (cap - 1)] = n->times[s & (old - 1)];
+	}
 	n->cap = cap;
 	return true;
 }
@@ -133,6 +143,8 @@ void gs_nest_free(struct gs_nest *n)
 	free(n->served);
 	free(n->made);
 	free(n->span);
+	free(n->times);
+	n->times = NULL;
 	n->ent = NULL;
 	n->served = n->made = NULL;
 	n->span = NULL;
@@ -418,7 +430,7 @@ static void write_head(struct gs_nest *n, bool early)
 		n->n.parent_time++;
 	else if (x->c.parent_basis == GS_PARENT_THREAD)
 		n->n.parent_thread++;
-	n->fn(n->arg, x->e, &x->c, x->has_t ? &x->t : NULL);
+	n->fn(n->arg, x->e, &x->c, x->has_t ? &n->times[(n->head - 1) & (n->cap - 1)] : NULL);
 }
 
 /* Writes the head while nothing more can change it. */
@@ -450,9 +462,12 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 	seq = n->tail++;
 	x = at(n, seq);
 	x->c = *c;
-	x->has_t = t != NULL;
-	if (t)
-		x->t = *t;
+	x->has_t = false;
+	if (t && (n->times || (n->times = malloc((size_t)n->cap * sizeof *n->times)) != NULL)) {
+		/* attach's instants: beside the ring, only for a source that has them */
+		n->times[seq & (n->cap - 1)] = *t;
+		x->has_t = true;
+	}
 	x->e = e;
 	x->cand = 0;
 	x->ncand = 0;

@@ -43,6 +43,8 @@ struct gs_nest {
 	                      * calls that may enclose it to end */
 	/* the held calls: a ring indexed by arrival number (seq & mask) */
 	struct gs_nest_ent *ent;
+	struct gs_call_times *times; /* attach's instants of the held calls, the same slots
+	                              * (NULL until a call comes with them) */
 	uint32_t cap;        /* power of two */
 	uint64_t head, tail; /* seqs held: [head, tail) */
 	/* host index: per bucket, the held calls served by and made by its hosts */

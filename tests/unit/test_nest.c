@@ -312,14 +312,22 @@ static void test_grows(void **state)
 	struct gs_nest n;
 	static struct out o;
 	/* (static: 512 calls) */
-	struct gs_call p = call(1, 40000, 2, 1000, 0, 1, 9999, 10000);
+	struct gs_call p = call(1, 40000, 2, 1000, 100, 101, 9999, 10000);
 	(void)state;
 	o.n = 0;
 	assert_int_equal(gs_nest_init(&n, true, 4096, 0, collect, &o), 0);
+	/* calls written before the ring grows: it wraps, and growing moves what wrapped */
+	for (uint32_t i = 0; i < 100; i++) {
+		struct gs_call q = call(7, 30000, 8, 5000 + i, i, i, i, i);
+		add(&n, &q);
+	}
+	assert_int_equal(o.n, 99);
 	add(&n, &p);
+	assert_int_equal(o.n, 100);
+	o.n = 0;
 	for (uint32_t i = 0; i < 300; i++) {
-		struct gs_call c = call(2, (uint16_t)(40001 + i), 3, i, 10 + 30 * i, 11 + 30 * i, 19 + 30 * i,
-					20 + 30 * i);
+		struct gs_call c = call(2, (uint16_t)(40001 + i), 3, i, 110 + 30 * i, 111 + 30 * i, 119 + 30 * i,
+					120 + 30 * i);
 		add(&n, &c);
 	}
 	assert_int_equal(o.n, 0);

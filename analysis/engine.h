@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "../decoders/packet.h"
+#include "../decoders/link.h"
 #include "call.h"
 #include "counters.h"
 #include "intern.h"
@@ -75,9 +76,20 @@ void gs_engine_free(struct gs_engine *e);
 /* One captured frame. */
 void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts_ns, const uint8_t *data,
 		     uint32_t caplen, uint32_t wirelen);
-/* The frame just given to gs_engine_frame was sent by the capture host (a
- * pcapng record's outbound flag): its source address to own_addr_fn. */
+/* A frame the capture host sent (a pcapng record's outbound flag, a Linux cooked
+ * frame's packet type: gs_engine_frame_dir): its source address to own_addr_fn.
+ * The readers ask, not gs_engine_frame: its inlining stays as it was. */
 void gs_engine_outgoing(struct gs_engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen);
+/* The frame's direction where its link header records it (SLL, SLL2), then the
+ * frame (the readers' entry: one comparison for other link types). */
+static inline void gs_engine_frame_dir(struct gs_engine *e, int dlt, int64_t ts_ns, const uint8_t *data,
+				       uint32_t caplen, uint32_t wirelen)
+{
+	if (__builtin_expect(dlt == GS_DLT_LINUX_SLL || dlt == GS_DLT_LINUX_SLL2, 0) &&
+	    gs_link_outgoing(dlt, data, caplen))
+		gs_engine_outgoing(e, dlt, data, caplen, wirelen);
+	gs_engine_frame(e, dlt, ts_ns, data, caplen, wirelen);
+}
 /* A TCP segment known by its metadata and the heads of the GIOP messages that
  * start in it, as the eBPF tap ships them: `pieces` (increasing offsets, not
  * overlapping, inside `len`) are the payload bytes there are.  Each piece

@@ -449,7 +449,7 @@ fail:
 void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_t *data,
 		      uint32_t caplen, uint32_t wirelen)
 {
-	gs_engine_frame(s->e, dlt, ts_ns, data, caplen, wirelen);
+	gs_engine_frame_dir(s->e, dlt, ts_ns, data, caplen, wirelen);
 }
 
 static void progress(struct gs_session *s, int64_t mono, const struct gs_drops *d)

@@ -61,13 +61,15 @@ static bool host_same(const struct gs_nest *n, const struct gs_endpoint *a, cons
 
 static uint32_t host_bucket(const struct gs_nest *n, const struct gs_endpoint *ep)
 {
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
-	unsigned len = ep->family == 4 ? 4 : 16;
+	uint64_t w[2];
 	if (host_self(n, ep))
 		return 0; /* all the capture host's addresses: one host */
-	for (unsigned i = 0; i < len; i++)
-		h = (h ^ ep->addr[i]) * 0x100000001b3ULL;
-	return (uint32_t)(h >> 40) % (GS_NEST_BUCKETS - 1) + 1;
+	memcpy(w, ep->addr, sizeof w);
+	if (ep->family == 4)
+		w[0] &= 0xffffffffu, w[1] = 0; /* IPv4 in the first 4 bytes, the rest not the key */
+	/* buckets 1..GS_NEST_BUCKETS-1: the top bits of a multiplicative hash */
+	return (uint32_t)(((w[0] ^ (w[1] * 0xc2b2ae3d27d4eb4fULL)) * 0x9e3779b97f4a7c15ULL) >> 52) %
+		       (GS_NEST_BUCKETS - 1) + 1;
 }
 
 /* ---- the ring ------------------------------------------------------------------ */
@@ -420,7 +422,8 @@ static void write_head(struct gs_nest *n, bool early)
 	decide(n, x);
 	x->c.downstream_ns = 0;
 	x->c.hold_ns = 0;
-	settle_spans(n, &x->c, x->spans);
+	if (x->spans)
+		settle_spans(n, &x->c, x->spans);
 	x->spans = 0;
 	if (has_reply(&x->c) && x->c.t_reply_first > n->horizon)
 		n->horizon = x->c.t_reply_first;
@@ -456,7 +459,6 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 	struct gs_nest_ent *x;
 	uint64_t seq;
 	int64_t seen = c->t_done;
-	uint32_t b;
 	if (n->tail - n->head == n->cap && !grow(n))
 		write_head(n, true); /* the bound: the oldest goes undecided */
 	seq = n->tail++;
@@ -480,11 +482,11 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 	if (seen > n->clock)
 		n->clock = seen;
 	x->arrive = n->clock;
+	link_ent(n, seq);
 	/* the calls held that its client's host serves and that enclose it */
-	b = host_bucket(n, &c->client);
-	for (uint64_t s = n->served[b]; s; s = at(n, s - 1)->s_next) {
+	for (uint64_t s = n->served[x->mb]; s; s = at(n, s - 1)->s_next) {
 		struct gs_nest_ent *p = at(n, s - 1);
-		if (encloses(n, &p->c, &x->c)) {
+		if (s - 1 != seq && encloses(n, &p->c, &x->c)) {
 			x->ncand++;
 			x->cand = s - 1;
 		}
@@ -492,14 +494,12 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 	/* the calls held that its server's host made and that it encloses: they came
 	 * first (unordered: children end first; ordered: the input went back in time) */
 	if (has_reply(c) && (!n->ordered || c->t_request_first < n->max_start)) {
-		b = host_bucket(n, &c->server);
-		for (uint64_t s = n->made[b]; s; s = at(n, s - 1)->m_next) {
+		for (uint64_t s = n->made[x->sb]; s; s = at(n, s - 1)->m_next) {
 			struct gs_nest_ent *y = at(n, s - 1);
-			if (y->c.parent_basis != GS_PARENT_THREAD && encloses(n, &x->c, &y->c))
+			if (s - 1 != seq && y->c.parent_basis != GS_PARENT_THREAD && encloses(n, &x->c, &y->c))
 				late_candidate(n, y, seq);
 		}
 	}
-	link_ent(n, seq);
 	if (c->t_request_first > n->max_start)
 		n->max_start = c->t_request_first;
 	if (n->tail - n->head > n->n.max_held)

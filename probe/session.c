@@ -424,6 +424,8 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	s->rows_tty = s->tty && s->opt.pairs && gs_same_terminal(s->out);
 	s->extras = o->tail || o->interval_ns || s->report || s->trace;
 	s->row_slow = s->text || o->syscall_times || s->rows_tty;
+	if (s->nesting)
+		gs_metrics_nest(s->metrics, &s->nest.n);
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();
 	return 0;
 fail:

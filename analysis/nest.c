@@ -34,6 +34,7 @@ struct gs_nest_ent {
 	uint32_t my_span;           /* the interval it gave its parent (index + 1) */
 	int64_t arrive;             /* capture clock when it came */
 	bool has_t, decided, revoked;
+	bool wait;                  /* unordered: its client's host serves calls: it waits */
 };
 
 struct gs_nest_span {
@@ -132,7 +133,8 @@ int gs_nest_init(struct gs_nest *n, bool ordered, uint32_t max_held, int64_t hol
 	n->ent = malloc((size_t)cap * sizeof *n->ent);
 	n->served = calloc(GS_NEST_BUCKETS, sizeof *n->served);
 	n->made = calloc(GS_NEST_BUCKETS, sizeof *n->made);
-	if (!n->ent || !n->served || !n->made) {
+	n->servers = calloc(GS_NEST_BUCKETS / 64, sizeof *n->servers);
+	if (!n->ent || !n->served || !n->made || !n->servers) {
 		gs_nest_free(n);
 		return ENOMEM;
 	}
@@ -144,6 +146,8 @@ void gs_nest_free(struct gs_nest *n)
 	free(n->ent);
 	free(n->served);
 	free(n->made);
+	free(n->servers);
+	n->servers = NULL;
 	free(n->span);
 	free(n->times);
 	n->times = NULL;
@@ -357,7 +361,9 @@ static void clear_parent(struct gs_call *c)
 	c->parent_basis = GS_PARENT_NONE;
 }
 
-static void decide(struct gs_nest *n, struct gs_nest_ent *x)
+/* early: unordered, written by the bound before its hold passed (counted by the
+ * caller): the calls seen enclosing it may not be all of them, so no parent by time. */
+static void decide(struct gs_nest *n, struct gs_nest_ent *x, bool early)
 {
 	struct gs_nest_ent *p;
 	int64_t end = call_end(&x->c);
@@ -371,7 +377,7 @@ static void decide(struct gs_nest *n, struct gs_nest_ent *x)
 		return;
 	}
 	x->c.parent_basis = GS_PARENT_NONE;
-	if (end == NO_END)
+	if (end == NO_END || early)
 		return; /* not answered: nothing encloses it */
 	/* ordered: a call gone already (written early, or the input out of start order)
 	 * might have enclosed it */
@@ -419,7 +425,7 @@ static void write_head(struct gs_nest *n, bool early)
 	struct gs_nest_ent *x = at(n, n->head);
 	if (early)
 		n->n.early++;
-	decide(n, x);
+	decide(n, x, early && !n->ordered);
 	x->c.downstream_ns = 0;
 	x->c.hold_ns = 0;
 	if (x->spans)
@@ -446,7 +452,9 @@ static void pump(struct gs_nest *n)
 			 * means none can come */
 			if (has_reply(&x->c) && n->max_start <= x->c.t_reply_first)
 				return;
-		} else if (n->clock - x->arrive < n->hold_ns) {
+		} else if (x->wait && n->clock - x->arrive < n->hold_ns &&
+			   /* attach named its parent: it goes once that came (its interval to it) */
+			   !(x->c.parent_basis == GS_PARENT_THREAD && find_parent(n, &x->c))) {
 			return;
 		}
 		write_head(n, false);
@@ -474,7 +482,7 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 	x->cand = 0;
 	x->ncand = 0;
 	x->spans = x->my_span = 0;
-	x->decided = x->revoked = false;
+	x->decided = x->revoked = x->wait = false;
 	if (seen < c->t_request_last)
 		seen = c->t_request_last;
 	if (has_reply(c) && seen < c->t_reply_last)
@@ -483,6 +491,15 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 		n->clock = seen;
 	x->arrive = n->clock;
 	link_ent(n, seq);
+	if (!n->ordered) {
+		/* a call waits for a parent only where its host has served calls: a client's
+		 * calls go on at once (a host's calls before its first served call ended: no
+		 * parent, never a wrong one) */
+		x->wait = call_end(c) != NO_END && (c->parent_basis == GS_PARENT_THREAD ||
+						    (n->servers[x->mb / 64] >> (x->mb % 64) & 1));
+		if (has_reply(c))
+			n->servers[x->sb / 64] |= 1ull << (x->sb % 64);
+	}
 	/* the calls held that its client's host serves and that enclose it */
 	for (uint64_t s = n->served[x->mb]; s; s = at(n, s - 1)->s_next) {
 		struct gs_nest_ent *p = at(n, s - 1);
@@ -505,7 +522,7 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 	if (n->tail - n->head > n->n.max_held)
 		n->n.max_held = n->tail - n->head;
 	if (n->ordered)
-		decide(n, x);
+		decide(n, x, false);
 	pump(n);
 }
 

@@ -49,6 +49,8 @@ struct gs_nest {
 	uint64_t head, tail; /* seqs held: [head, tail) */
 	/* host index: per bucket, the held calls served by and made by its hosts */
 	uint64_t *served, *made; /* list heads (seq + 1; 0: empty), GS_NEST_BUCKETS each */
+	uint64_t *servers;   /* unordered: a bit a bucket whose hosts have served a call
+	                      * that ended: only their calls wait for a parent */
 	/* nested calls' intervals, per parent (a pool with a free list) */
 	struct gs_nest_span *span;
 	uint32_t span_cap, span_free, span_used;

@@ -229,7 +229,6 @@ static void emit_row_slow(struct gs_session *s, const struct gs_engine *e, const
 static inline __attribute__((always_inline)) void emit(struct gs_session *s, const struct gs_engine *e,
 							 const struct gs_call *c, const struct gs_call_times *t)
 {
-	s->calls++;
 	if (t && s->stats.parts) {
 		/* attach --sched / --orb: the parts of server_process_us, per group */
 		struct gs_call_parts p;
@@ -275,6 +274,8 @@ static void on_nested(void *arg, const struct gs_engine *e, const struct gs_call
 
 void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t)
 {
+	/* counted as it ends (--count, the progress line), not when the stage writes it */
+	s->calls++;
 	if (s->nesting)
 		gs_nest_add(&s->nest, s->e, c, t);
 	else
@@ -290,9 +291,12 @@ bool gs_session_summary_only(const struct gs_session *s)
 static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct gs_session *s = arg;
-	if (s->call_hook)
+	if (s->call_hook) {
 		s->call_hook(s->hook_arg, e, c);
-	else if (s->nesting)
+		return;
+	}
+	s->calls++;
+	if (s->nesting)
 		gs_nest_add(&s->nest, e, c, NULL);
 	else
 		emit(s, e, c, NULL);

@@ -402,13 +402,25 @@ static void decide(struct gs_nest *n, struct gs_nest_ent *x, bool early)
 	set_parent(&x->c, &p->c);
 }
 
-/* x came after y and encloses it (unordered arrival, or input out of order):
- * one more candidate for y; a parent already decided by time is taken back. */
+/* x came after y and encloses it (unordered arrival; ordered: a start equal to
+ * y's, or input out of order): one more candidate for y.  Decided already: its
+ * first enclosing call becomes its parent; a second takes a parent back. */
 static void late_candidate(struct gs_nest *n, struct gs_nest_ent *y, uint64_t xseq)
 {
 	y->ncand++;
 	y->cand = xseq;
-	if (!y->decided || y->c.parent_basis != GS_PARENT_TIME)
+	if (!y->decided)
+		return;
+	if (y->ncand == 1 && y->c.parent_basis == GS_PARENT_NONE && !y->revoked &&
+	    call_end(&y->c) > n->horizon) {
+		struct gs_nest_ent *p = held(n, xseq);
+		if (p && give_span(n, p, y))
+			set_parent(&y->c, &p->c);
+		return;
+	}
+	if (y->ncand == 2 && y->c.parent_basis == GS_PARENT_NONE)
+		n->n.undecided++; /* (named nothing: stays so) */
+	if (y->c.parent_basis != GS_PARENT_TIME)
 		return;
 	if (y->my_span)
 		n->span[y->my_span - 1].dead = true;
@@ -510,7 +522,7 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 	}
 	/* the calls held that its server's host made and that it encloses: they came
 	 * first (unordered: children end first; ordered: the input went back in time) */
-	if (has_reply(c) && (!n->ordered || c->t_request_first < n->max_start)) {
+	if (has_reply(c) && (!n->ordered || c->t_request_first <= n->max_start)) {
 		for (uint64_t s = n->made[x->sb]; s; s = at(n, s - 1)->m_next) {
 			struct gs_nest_ent *y = at(n, s - 1);
 			if (s - 1 != seq && y->c.parent_basis != GS_PARENT_THREAD && encloses(n, &x->c, &y->c))

@@ -427,6 +427,152 @@ static void test_oneway_child(void **state)
 	gs_nest_free(&n);
 }
 
+/* Random traffic among a few hosts, in start order, against the rule worked out
+ * by brute force over all pairs: every parent named is the one enclosing call,
+ * none missing (no bound reached); downstream within server time; order kept.
+ * Then the same with a small bound: whatever is named is still right. */
+#define RN 600
+static void rnd_calls(struct gs_call *v, unsigned seed)
+{
+	unsigned r = seed;
+	int64_t t = 0;
+	for (uint32_t i = 0; i < RN; i++) {
+		int64_t q0, q1, r0, r1;
+		unsigned from, to;
+		r = r * 1103515245u + 12345u;
+		t += (r >> 16) % 7;
+		from = 1 + (r >> 8) % 4;
+		to = 1 + (r >> 20) % 4;
+		if (to == from)
+			to = to % 4 + 1;
+		q0 = t;
+		q1 = q0 + (r >> 4) % 3;
+		r0 = q1 + (r >> 12) % 40;
+		r1 = r0 + (r >> 24) % 3;
+		v[i] = call(from, (uint16_t)(40000 + i), to, i, q0, q1, r0, r1);
+		if ((r >> 28) == 0) { /* a few not answered */
+			v[i].flags = GS_CF_REQ_DONE;
+			v[i].outcome = GS_OUT_NO_REPLY;
+		}
+	}
+}
+
+static bool rule_encloses(const struct gs_call *p, const struct gs_call *c)
+{
+	return (p->flags & GS_CF_REP_SEEN) && (c->flags & GS_CF_REP_SEEN) && p != c &&
+	       memcmp(p->server.addr, c->client.addr, 4) == 0 && p->t_request_last <= c->t_request_first &&
+	       c->t_reply_last <= p->t_reply_first;
+}
+
+static struct gs_call rnd_out[RN];
+static unsigned rnd_n;
+
+static void rnd_collect(void *arg, const struct gs_engine *e, const struct gs_call *c, const struct gs_call_times *t)
+{
+	(void)arg;
+	(void)e;
+	(void)t;
+	assert_true(rnd_n < RN);
+	rnd_out[rnd_n++] = *c;
+}
+
+static void test_random_against_rule(void **state)
+{
+	static struct gs_call v[RN];
+	(void)state;
+	for (unsigned seed = 1; seed <= 8; seed++) {
+		for (int bounded = 0; bounded < 2; bounded++) {
+			struct gs_nest n;
+			uint64_t named = 0;
+			rnd_n = 0;
+			rnd_calls(v, seed);
+			assert_int_equal(gs_nest_init(&n, true, bounded ? 8 : 4096, 0, rnd_collect, NULL), 0);
+			for (uint32_t i = 0; i < RN; i++)
+				add(&n, &v[i]);
+			gs_nest_flush(&n);
+			assert_int_equal(rnd_n, RN);
+			for (uint32_t i = 0; i < RN; i++) {
+				const struct gs_call *c = &rnd_out[i];
+				uint32_t cnt = 0, which = 0;
+				int64_t srv = c->t_reply_first - c->t_request_last;
+				assert_int_equal(c->request_id, i); /* the order kept */
+				for (uint32_t j = 0; j < RN; j++)
+					if (rule_encloses(&v[j], &v[i])) {
+						cnt++;
+						which = j;
+					}
+				if (c->parent_basis == GS_PARENT_TIME) {
+					/* named: always the one enclosing call */
+					assert_int_equal(cnt, 1);
+					assert_int_equal(c->parent_request_id, which);
+					named++;
+				} else if (!bounded) {
+					/* no bound reached: every call with one enclosing call is named */
+					assert_true(cnt != 1);
+				}
+				if (c->flags & GS_CF_REP_SEEN)
+					assert_true(c->downstream_ns >= 0 && c->downstream_ns <= srv);
+				else
+					assert_int_equal(c->downstream_ns, 0);
+			}
+			if (!bounded) {
+				assert_int_equal(n.n.parent_time, named);
+				assert_int_equal(n.n.early, 0);
+				assert_true(named > 10);
+			}
+			gs_nest_free(&n);
+		}
+	}
+}
+
+static int by_end(const void *a, const void *b)
+{
+	const struct gs_call *x = a, *y = b;
+	return x->t_done < y->t_done ? -1 : x->t_done > y->t_done;
+}
+
+/* Live order (as calls end), a hold longer than any call: whatever is named is the
+ * one enclosing call, and most are named. */
+static void test_random_unordered(void **state)
+{
+	static struct gs_call v[RN];
+	(void)state;
+	for (unsigned seed = 1; seed <= 8; seed++) {
+		struct gs_nest n;
+		uint64_t named = 0, want = 0;
+		rnd_n = 0;
+		rnd_calls(v, seed);
+		for (uint32_t i = 0; i < RN; i++)
+			v[i].t_done = (v[i].flags & GS_CF_REP_SEEN) ? v[i].t_reply_last : v[i].t_request_last;
+		qsort(v, RN, sizeof v[0], by_end);
+		assert_int_equal(gs_nest_init(&n, false, 4096, 1000 * MS, rnd_collect, NULL), 0);
+		for (uint32_t i = 0; i < RN; i++)
+			add(&n, &v[i]);
+		gs_nest_flush(&n);
+		assert_int_equal(rnd_n, RN);
+		for (uint32_t i = 0; i < RN; i++) {
+			const struct gs_call *c = &rnd_out[i];
+			uint32_t cnt = 0, which = 0;
+			assert_int_equal(c->request_id, v[i].request_id); /* as they came */
+			for (uint32_t j = 0; j < RN; j++)
+				if (rule_encloses(&v[j], &v[i])) {
+					cnt++;
+					which = v[j].request_id;
+				}
+			want += cnt == 1;
+			if (c->parent_basis == GS_PARENT_TIME) {
+				assert_int_equal(cnt, 1);
+				assert_int_equal(c->parent_request_id, which);
+				named++;
+			}
+		}
+		/* missed: only the calls of a host before its first served call ended */
+		assert_true(named + 8 >= want);
+		assert_true(named > 10);
+		gs_nest_free(&n);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -441,6 +587,8 @@ int main(void)
 		cmocka_unit_test(test_grows),
 		cmocka_unit_test(test_unordered),
 		cmocka_unit_test(test_oneway_child),
+		cmocka_unit_test(test_random_against_rule),
+		cmocka_unit_test(test_random_unordered),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

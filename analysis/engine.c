@@ -337,8 +337,8 @@ void gs_engine_outgoing(struct gs_engine *e, int dlt, const uint8_t *data, uint3
 {
 	struct gs_packet pk;
 	enum gs_layer layer;
-	/* the general decoder: a second caller of the inline one would change how
-	 * gs_engine_frame is inlined (measured: 20 instructions a packet more) */
+	/* the general decoder: a second caller of the inline one changes how gcc
+	 * inlines gs_engine_frame (docs/benchmarks.md, issue 32) */
 	if (e->cfg.own_addr_fn && gs_packet_decode_general(dlt, data, caplen, wirelen, &pk, &layer) == GS_DEC_OK)
 		e->cfg.own_addr_fn(e->cfg.own_addr_arg, pk.ip.family, pk.ip.src);
 }

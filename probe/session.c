@@ -259,6 +259,13 @@ static inline __attribute__((always_inline)) void emit(struct gs_session *s, con
 		gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
 }
 
+/* The nesting stage runs only for what reads its columns: the rows, the tail, the
+ * report, the trace (read's summary alone stays as fast as without it). */
+static bool wants_nesting(const struct gs_session_opts *o)
+{
+	return o->pairs || o->tail || o->report || o->trace;
+}
+
 /* An address the capture host sent from (engine.h, own_addr_fn). */
 static void on_own_addr(void *arg, uint8_t family, const uint8_t *addr)
 {
@@ -344,7 +351,7 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	else /* each call is a line the moment it ends, also into a pipe */
 		setvbuf(s->out, NULL, _IOLBF, 0);
 	/* the capture's direction names the host's addresses, unless --host-addrs did */
-	if ((o->pairs || o->tail || o->report || o->trace) && !o->host_addrs.n) {
+	if (wants_nesting(o) && !o->host_addrs.n) {
 		s->opt.cfg.own_addr_fn = on_own_addr;
 		s->opt.cfg.own_addr_arg = s;
 	}
@@ -368,8 +375,7 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	/* attach --sched / --orb: the summary's groups keep the parts too */
 	gs_stats_parts(&s->stats, (o->times_cols & GS_TIMES_COLS_SCHED ? GS_PARTS_SCHED : 0u) |
 				  (o->times_cols & GS_TIMES_COLS_ORB ? GS_PARTS_ORB : 0u));
-	/* the stage runs only for what reads its columns: read's summary alone stays as fast */
-	if (o->pairs || o->tail || o->report || o->trace) {
+	if (wants_nesting(o)) {
 		/* read: the order window bounds it as it bounds the engine's wait for order;
 		 * live and attach: a call waits a second of capture time for its parent to end */
 		if ((err = gs_nest_init(&s->nest, s->opt.cfg.ordered, s->opt.cfg.order_window,

@@ -378,7 +378,7 @@ static void decide(struct gs_nest *n, struct gs_nest_ent *x, bool early)
 	}
 	x->c.parent_basis = GS_PARENT_NONE;
 	if (end == NO_END || early)
-		return; /* not answered: nothing encloses it */
+		return; /* not answered: nothing encloses it; early: not all were seen */
 	/* ordered: a call gone already (written early, or the input out of start order)
 	 * might have enclosed it */
 	if (n->ordered && end <= n->horizon) {

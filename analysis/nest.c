@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The nesting stage (nest.h).  A call C made by host H is nested in P when H
  * served P and P encloses C at H: P's request was whole before C's request
- * began, C's reply was whole before P's reply began.  Exactly one such P: C's
- * parent (basis time); several: undecided (counted); none: top level.
+ * began, C's reply was whole before P's reply began (and C does not go to P's
+ * own server endpoint).  Exactly one such P: C's parent (basis time); several:
+ * undecided (counted); none: top level.
  *
  * Calls are held in arrival order and written in that order (a FIFO delay line):
  * - ordered (read): a call comes after every call that may enclose it (those
@@ -35,6 +36,12 @@ struct gs_nest_ent {
 	int64_t arrive;             /* capture clock when it came */
 	bool has_t, decided, revoked;
 	bool wait;                  /* unordered: its client's host serves calls: it waits */
+};
+
+/* The server endpoints the hosts of a bucket served calls on: none, one, several. */
+struct gs_nest_server {
+	struct gs_endpoint ep;
+	uint8_t seen;               /* 0, 1 (ep), 2: more than one */
 };
 
 struct gs_nest_span {
@@ -133,7 +140,7 @@ int gs_nest_init(struct gs_nest *n, bool ordered, uint32_t max_held, int64_t hol
 	n->ent = malloc((size_t)cap * sizeof *n->ent);
 	n->served = calloc(GS_NEST_BUCKETS, sizeof *n->served);
 	n->made = calloc(GS_NEST_BUCKETS, sizeof *n->made);
-	n->servers = calloc(GS_NEST_BUCKETS / 64, sizeof *n->servers);
+	n->servers = calloc(GS_NEST_BUCKETS, sizeof *n->servers);
 	if (!n->ent || !n->served || !n->made || !n->servers) {
 		gs_nest_free(n);
 		return ENOMEM;
@@ -209,16 +216,18 @@ static int64_t call_end(const struct gs_call *c)
 	return NO_END;
 }
 
+static bool ep_same(const struct gs_endpoint *a, const struct gs_endpoint *b)
+{
+	return a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0;
+}
+
+/* A call to the very endpoint that serves p is another client of p's server (one
+ * host: loopback, or clients beside their server), not a call p's server made. */
 static bool encloses(const struct gs_nest *n, const struct gs_call *p, const struct gs_call *c)
 {
 	int64_t end = call_end(c);
 	return end != NO_END && has_reply(p) && p->t_request_last <= c->t_request_first &&
-	       end <= p->t_reply_first && host_same(n, &p->server, &c->client);
-}
-
-static bool ep_same(const struct gs_endpoint *a, const struct gs_endpoint *b)
-{
-	return a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0;
+	       end <= p->t_reply_first && host_same(n, &p->server, &c->client) && !ep_same(&p->server, &c->server);
 }
 
 /* ---- nested intervals ----------------------------------------------------------------- */
@@ -507,10 +516,15 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 		/* a call waits for a parent only where its host has served calls: a client's
 		 * calls go on at once (a host's calls before its first served call ended: no
 		 * parent, never a wrong one) */
-		x->wait = call_end(c) != NO_END && (c->parent_basis == GS_PARENT_THREAD ||
-						    (n->servers[x->mb / 64] >> (x->mb % 64) & 1));
-		if (has_reply(c))
-			n->servers[x->sb / 64] |= 1ull << (x->sb % 64);
+		const struct gs_nest_server *sv = &n->servers[x->mb];
+		struct gs_nest_server *mine = &n->servers[x->sb];
+		x->wait = call_end(c) != NO_END &&
+			  (c->parent_basis == GS_PARENT_THREAD || sv->seen == 2 ||
+			   (sv->seen == 1 && !ep_same(&sv->ep, &c->server)));
+		if (has_reply(c) && mine->seen < 2 && !(mine->seen == 1 && ep_same(&mine->ep, &c->server))) {
+			mine->seen++;
+			mine->ep = c->server;
+		}
 	}
 	/* the calls held that its client's host serves and that enclose it */
 	for (uint64_t s = n->served[x->mb]; s; s = at(n, s - 1)->s_next) {

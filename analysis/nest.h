@@ -33,6 +33,7 @@ typedef void (*gs_nest_fn)(void *arg, const struct gs_engine *e, const struct gs
 
 struct gs_nest_ent;
 struct gs_nest_span;
+struct gs_nest_server;
 
 struct gs_nest {
 	gs_nest_fn fn;
@@ -49,8 +50,8 @@ struct gs_nest {
 	uint64_t head, tail; /* seqs held: [head, tail) */
 	/* host index: per bucket, the held calls served by and made by its hosts */
 	uint64_t *served, *made; /* list heads (seq + 1; 0: empty), GS_NEST_BUCKETS each */
-	uint64_t *servers;   /* unordered: a bit a bucket whose hosts have served a call
-	                      * that ended: only their calls wait for a parent */
+	struct gs_nest_server *servers; /* unordered: per bucket, the endpoints its hosts
+	                      * served calls on (ended): only calls to another one wait */
 	/* nested calls' intervals, per parent (a pool with a free list) */
 	struct gs_nest_span *span;
 	uint32_t span_cap, span_free, span_used;

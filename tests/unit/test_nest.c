@@ -402,6 +402,40 @@ static void test_unordered(void **state)
 	gs_nest_free(&n);
 }
 
+/* One address for clients and their server (loopback): a call to the server's own
+ * endpoint during a slow call is another client's, not nested; a call from there
+ * to another endpoint is.  Live: the clients' calls to that server do not wait. */
+static void test_loopback(void **state)
+{
+	struct gs_nest n;
+	struct out o = { .n = 0 };
+	struct gs_call slow = call(1, 40000, 1, 1, 0, 1, 99, 100), other = call(1, 40001, 1, 2, 10, 11, 19, 20);
+	struct gs_call out_ = call(1, 40002, 3, 3, 30, 31, 39, 40);
+	(void)state;
+	for (int ordered = 1; ordered >= 0; ordered--) {
+		o.n = 0;
+		assert_int_equal(gs_nest_init(&n, ordered, 1024, 500 * MS, collect, &o), 0);
+		if (ordered) {
+			add(&n, &slow);
+			add(&n, &other);
+			add(&n, &out_);
+		} else {
+			struct gs_call w = call(1, 40009, 1, 9, -500, -499, -400, -399);
+			add(&n, &w); /* host 1 serves 10.0.0.1:2809 from now on */
+			add(&n, &other);
+			assert_int_equal(o.n, 2); /* to that very endpoint: no wait */
+			add(&n, &out_);
+			add(&n, &slow);
+			assert_int_equal(o.n, 2); /* to another: waits */
+		}
+		gs_nest_flush(&n);
+		assert_top(&o, 2);
+		assert_parent(&o, 3, 1);
+		assert_int_equal(find(&o, 1)->downstream_ns, 10 * MS);
+		gs_nest_free(&n);
+	}
+}
+
 /* A oneway sent while serving: nested (its request whole before the reply). */
 static void test_oneway_child(void **state)
 {
@@ -461,7 +495,8 @@ static bool rule_encloses(const struct gs_call *p, const struct gs_call *c)
 {
 	return (p->flags & GS_CF_REP_SEEN) && (c->flags & GS_CF_REP_SEEN) && p != c &&
 	       memcmp(p->server.addr, c->client.addr, 4) == 0 && p->t_request_last <= c->t_request_first &&
-	       c->t_reply_last <= p->t_reply_first;
+	       c->t_reply_last <= p->t_reply_first &&
+	       !(p->server.port == c->server.port && memcmp(p->server.addr, c->server.addr, 4) == 0);
 }
 
 static struct gs_call rnd_out[RN];
@@ -587,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_grows),
 		cmocka_unit_test(test_unordered),
 		cmocka_unit_test(test_oneway_child),
+		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_random_against_rule),
 		cmocka_unit_test(test_random_unordered),
 	};

@@ -44,6 +44,15 @@ struct gs_nest_server {
 	uint8_t seen;               /* 0, 1 (ep), 2: more than one */
 };
 
+/* A call written with a parent by time (unordered), as much as the rule reads. */
+#define NEST_GHOSTS 1024u
+struct gs_nest_ghost {
+	struct gs_endpoint client, server;
+	int64_t start, end;
+	uint32_t mb;                /* its client's bucket; GS_NEST_BUCKETS: empty */
+	bool counted;
+};
+
 struct gs_nest_span {
 	int64_t a, b;               /* the nested call's [t_request_first, end] */
 	struct gs_endpoint client, server;
@@ -141,7 +150,13 @@ int gs_nest_init(struct gs_nest *n, bool ordered, uint32_t max_held, int64_t hol
 	n->served = calloc(GS_NEST_BUCKETS, sizeof *n->served);
 	n->made = calloc(GS_NEST_BUCKETS, sizeof *n->made);
 	n->servers = calloc(GS_NEST_BUCKETS, sizeof *n->servers);
-	if (!n->ent || !n->served || !n->made || !n->servers) {
+	if (!ordered) {
+		n->ghost = calloc(NEST_GHOSTS, sizeof *n->ghost);
+		n->ghosts_in = calloc(GS_NEST_BUCKETS, sizeof *n->ghosts_in);
+		for (uint32_t i = 0; n->ghost && i < NEST_GHOSTS; i++)
+			n->ghost[i].mb = GS_NEST_BUCKETS;
+	}
+	if (!n->ent || !n->served || !n->made || !n->servers || (!ordered && (!n->ghost || !n->ghosts_in))) {
 		gs_nest_free(n);
 		return ENOMEM;
 	}
@@ -155,6 +170,10 @@ void gs_nest_free(struct gs_nest *n)
 	free(n->made);
 	free(n->servers);
 	n->servers = NULL;
+	free(n->ghost);
+	free(n->ghosts_in);
+	n->ghost = NULL;
+	n->ghosts_in = NULL;
 	free(n->span);
 	free(n->times);
 	n->times = NULL;
@@ -439,6 +458,39 @@ static void late_candidate(struct gs_nest *n, struct gs_nest_ent *y, uint64_t xs
 	n->n.undecided++;
 }
 
+/* ---- live: a second enclosing call after the parent was named ------------------------------ */
+
+static void ghost_add(struct gs_nest *n, const struct gs_nest_ent *x)
+{
+	struct gs_nest_ghost *g = &n->ghost[n->ghost_next];
+	n->ghost_next = (n->ghost_next + 1) % NEST_GHOSTS;
+	if (g->mb < GS_NEST_BUCKETS)
+		n->ghosts_in[g->mb]--;
+	g->client = x->c.client;
+	g->server = x->c.server;
+	g->start = x->c.t_request_first;
+	g->end = call_end(&x->c);
+	g->mb = x->mb;
+	g->counted = false;
+	n->ghosts_in[g->mb]++;
+}
+
+/* p came: a call written with its parent (another call) that p encloses too was
+ * named before all its enclosing calls had ended: counted, the row is out. */
+static void ghost_check(struct gs_nest *n, const struct gs_call *p, uint32_t sb)
+{
+	if (!n->ghosts_in[sb])
+		return;
+	for (uint32_t i = 0; i < NEST_GHOSTS; i++) {
+		struct gs_nest_ghost *g = &n->ghost[i];
+		if (g->mb != sb || g->counted || p->t_request_last > g->start || g->end > p->t_reply_first ||
+		    !host_same(n, &p->server, &g->client) || ep_same(&p->server, &g->server))
+			continue;
+		g->counted = true;
+		n->n.late++;
+	}
+}
+
 /* ---- writing ---------------------------------------------------------------------------- */
 
 static void write_head(struct gs_nest *n, bool early)
@@ -456,10 +508,13 @@ static void write_head(struct gs_nest *n, bool early)
 		n->horizon = x->c.t_reply_first;
 	unlink_ent(n, x);
 	n->head++;
-	if (x->c.parent_basis == GS_PARENT_TIME)
+	if (x->c.parent_basis == GS_PARENT_TIME) {
 		n->n.parent_time++;
-	else if (x->c.parent_basis == GS_PARENT_THREAD)
+		if (n->ghost)
+			ghost_add(n, x);
+	} else if (x->c.parent_basis == GS_PARENT_THREAD) {
 		n->n.parent_thread++;
+	}
 	n->fn(n->arg, x->e, &x->c, x->has_t ? &n->times[(n->head - 1) & (n->cap - 1)] : NULL);
 }
 
@@ -525,6 +580,8 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 			mine->seen++;
 			mine->ep = c->server;
 		}
+		if (has_reply(c))
+			ghost_check(n, c, x->sb);
 	}
 	/* the calls held that its client's host serves and that enclose it */
 	for (uint64_t s = n->served[x->mb]; s; s = at(n, s - 1)->s_next) {

@@ -26,6 +26,8 @@ struct gs_nest_counts {
 	                         * (a call held too long, the table full), or a call
 	                         * that might enclose it had gone already */
 	uint64_t max_held;      /* the most calls held at once */
+	uint64_t late;          /* unordered: named a parent by time, then another call that
+	                         * encloses it ended (after its hold): that parent may be wrong */
 };
 
 typedef void (*gs_nest_fn)(void *arg, const struct gs_engine *e, const struct gs_call *c,
@@ -34,6 +36,7 @@ typedef void (*gs_nest_fn)(void *arg, const struct gs_engine *e, const struct gs
 struct gs_nest_ent;
 struct gs_nest_span;
 struct gs_nest_server;
+struct gs_nest_ghost;
 
 struct gs_nest {
 	gs_nest_fn fn;
@@ -60,6 +63,11 @@ struct gs_nest {
 	int64_t horizon;     /* latest t_reply_first of a call written: a call ending
 	                      * before it may have been enclosed by one gone already */
 	struct gs_host_addrs own;
+	/* unordered: the calls written lately with a parent by time, to see a second
+	 * enclosing call that ends after them (a ring; per bucket, how many it holds) */
+	struct gs_nest_ghost *ghost;
+	uint32_t ghost_next;
+	uint16_t *ghosts_in;
 	struct gs_nest_counts n;
 };
 

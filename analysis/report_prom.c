@@ -196,6 +196,9 @@ void gs_prom_write(FILE *f, const struct gs_prom_input *in)
 		head(f, "giopscope_nesting_early_total", "counter",
 		     "calls written before their nesting was decided (the stage's bound)");
 		fprintf(f, "giopscope_nesting_early_total %llu\n", (unsigned long long)in->nest->early);
+		head(f, "giopscope_nesting_late_total", "counter",
+		     "calls named a parent before another call that enclosed them ended (live)");
+		fprintf(f, "giopscope_nesting_late_total %llu\n", (unsigned long long)in->nest->late);
 	}
 	head(f, "giopscope_open_calls", "gauge", "calls waiting for a reply or for output");
 	fprintf(f, "giopscope_open_calls %u\n", in->open_calls);

@@ -402,6 +402,31 @@ static void test_unordered(void **state)
 	gs_nest_free(&n);
 }
 
+/* Live: a parent named after the hold, then a second call that enclosed the nested
+ * call too ends: the row is out, the count says so. */
+static void test_unordered_late(void **state)
+{
+	struct gs_nest n;
+	struct out o = { .n = 0 };
+	struct gs_call w = call(1, 40009, 2, 9, -500, -499, -400, -399);
+	struct gs_call c = call(2, 40001, 3, 2, 10, 11, 59, 60), p1 = call(1, 40000, 2, 1, 0, 1, 99, 100);
+	struct gs_call p2 = call(5, 40000, 2, 5, 5, 6, 1998, 2000), q = call(5, 40000, 2, 7, 2100, 2101, 2199, 2200);
+	(void)state;
+	assert_int_equal(gs_nest_init(&n, false, 1024, 500 * MS, collect, &o), 0);
+	add(&n, &w);
+	add(&n, &c);
+	add(&n, &p1);
+	gs_nest_tick(&n, T0 + 700 * MS);
+	assert_parent(&o, 2, 1);
+	assert_int_equal(n.n.late, 0);
+	add(&n, &p2); /* encloses c too: named too early */
+	assert_int_equal(n.n.late, 1);
+	add(&n, &q);  /* encloses nothing */
+	gs_nest_flush(&n);
+	assert_int_equal(n.n.late, 1);
+	gs_nest_free(&n);
+}
+
 /* One address for clients and their server (loopback): a call to the server's own
  * endpoint during a slow call is another client's, not nested; a call from there
  * to another endpoint is.  Live: the clients' calls to that server do not wait. */
@@ -623,6 +648,7 @@ int main(void)
 		cmocka_unit_test(test_unordered),
 		cmocka_unit_test(test_oneway_child),
 		cmocka_unit_test(test_loopback),
+		cmocka_unit_test(test_unordered_late),
 		cmocka_unit_test(test_random_against_rule),
 		cmocka_unit_test(test_random_unordered),
 	};

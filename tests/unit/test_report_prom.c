@@ -12,7 +12,7 @@ static void test_prom_text(void **state)
 	struct gs_counters cnt;
 	struct gs_prom_input in;
 	struct mem m;
-	struct gs_nest_counts nc = { .parent_time = 7, .parent_thread = 3, .undecided = 2, .early = 1 };
+	struct gs_nest_counts nc = { .parent_time = 7, .parent_thread = 3, .undecided = 2, .early = 1, .late = 4 };
 	uint32_t op_echo, op_odd;
 	size_t lines = 0;
 
@@ -80,6 +80,7 @@ static void test_prom_text(void **state)
 	assert_int_equal(sample_value(m.buf, "giopscope_nested_calls_total{basis=\"thread\"}"), 3);
 	assert_int_equal(sample_value(m.buf, "giopscope_nesting_undecided_total"), 2);
 	assert_int_equal(sample_value(m.buf, "giopscope_nesting_early_total"), 1);
+	assert_int_equal(sample_value(m.buf, "giopscope_nesting_late_total"), 4);
 	/* buckets never decrease */
 	{
 		uint64_t prev = 0;

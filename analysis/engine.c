@@ -339,6 +339,16 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *da
 	packet(e, &pk, NULL, 0, false);
 }
 
+void gs_engine_outgoing(struct gs_engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen)
+{
+	struct gs_packet pk;
+	enum gs_layer layer;
+	/* the general decoder: a second caller of the inline one changes how gcc
+	 * inlines gs_engine_frame (docs/benchmarks.md, issue 32) */
+	if (e->cfg.own_addr_fn && gs_packet_decode_general(dlt, data, caplen, wirelen, &pk, &layer) == GS_DEC_OK)
+		e->cfg.own_addr_fn(e->cfg.own_addr_arg, pk.ip.family, pk.ip.src);
+}
+
 /* A decoded segment; when `sparse` (gs_engine_segment), `pc` lists the payload
  * bytes there are. */
 static inline __attribute__((always_inline)) void packet(struct gs_engine *e, const struct gs_packet *pk,

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "../decoders/packet.h"
+#include "../decoders/link.h"
 #include "call.h"
 #include "counters.h"
 #include "intern.h"
@@ -35,6 +36,12 @@ struct gs_config {
 	bool heads_only;              /* gs_engine_segment: bytes outside the pieces were left
 	                               * out on purpose, they are neither loss nor truncation */
 	const uint8_t *port_bitmap;   /* 8192 bytes, NULL: GIOP by its magic on any port */
+	/* The source address of each frame the capture host sent (a Linux cooked
+	 * capture's packet type; gs_engine_outgoing for pcapng's flags): the nesting
+	 * stage's host addresses (nest.h).  NULL: not wanted.  Called on the
+	 * engine's thread. */
+	void (*own_addr_fn)(void *arg, uint8_t family, const uint8_t *addr);
+	void *own_addr_arg;
 };
 
 void gs_config_default(struct gs_config *c);
@@ -69,6 +76,20 @@ void gs_engine_free(struct gs_engine *e);
 /* One captured frame. */
 void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts_ns, const uint8_t *data,
 		     uint32_t caplen, uint32_t wirelen);
+/* A frame the capture host sent (a pcapng record's outbound flag, a Linux cooked
+ * frame's packet type: gs_engine_frame_dir): its source address to own_addr_fn.
+ * The readers ask, not gs_engine_frame: its inlining stays as it was. */
+void gs_engine_outgoing(struct gs_engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen);
+/* The frame's direction where its link header records it (SLL, SLL2), then the
+ * frame (the readers' entry: one comparison for other link types). */
+static inline void gs_engine_frame_dir(struct gs_engine *e, int dlt, int64_t ts_ns, const uint8_t *data,
+				       uint32_t caplen, uint32_t wirelen)
+{
+	if (__builtin_expect(dlt == GS_DLT_LINUX_SLL || dlt == GS_DLT_LINUX_SLL2, 0) &&
+	    gs_link_outgoing(dlt, data, caplen))
+		gs_engine_outgoing(e, dlt, data, caplen, wirelen);
+	gs_engine_frame(e, dlt, ts_ns, data, caplen, wirelen);
+}
 /* A TCP segment known by its metadata and the heads of the GIOP messages that
  * start in it, as the eBPF tap ships them: `pieces` (increasing offsets, not
  * overlapping, inside `len`) are the payload bytes there are.  Each piece

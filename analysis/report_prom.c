@@ -2,6 +2,8 @@
 /* Prometheus text: one pass over the groups, one line per sample. */
 #include "report_prom.h"
 
+#include "nest.h"
+
 #include <string.h>
 #include "summary.h"
 
@@ -183,6 +185,21 @@ void gs_prom_write(FILE *f, const struct gs_prom_input *in)
 		   "giopscope_dropped_packets_total{where=\"other\"} %llu\n",
 		(unsigned long long)in->kernel_drops, (unsigned long long)in->iface_drops,
 		(unsigned long long)in->other_drops);
+	if (in->nest) {
+		head(f, "giopscope_nested_calls_total", "counter", "calls given a parent, by how it was decided");
+		fprintf(f, "giopscope_nested_calls_total{basis=\"time\"} %llu\n"
+			   "giopscope_nested_calls_total{basis=\"thread\"} %llu\n",
+			(unsigned long long)in->nest->parent_time, (unsigned long long)in->nest->parent_thread);
+		head(f, "giopscope_nesting_undecided_total", "counter",
+		     "calls two or more calls enclosed at their host: no parent named");
+		fprintf(f, "giopscope_nesting_undecided_total %llu\n", (unsigned long long)in->nest->undecided);
+		head(f, "giopscope_nesting_early_total", "counter",
+		     "calls written before their nesting was decided (the stage's bound)");
+		fprintf(f, "giopscope_nesting_early_total %llu\n", (unsigned long long)in->nest->early);
+		head(f, "giopscope_nesting_late_total", "counter",
+		     "calls named a parent before another call that enclosed them ended (live)");
+		fprintf(f, "giopscope_nesting_late_total %llu\n", (unsigned long long)in->nest->late);
+	}
 	head(f, "giopscope_open_calls", "gauge", "calls waiting for a reply or for output");
 	fprintf(f, "giopscope_open_calls %u\n", in->open_calls);
 	head(f, "giopscope_active_connections", "gauge", "TCP connections tracked now");

@@ -16,6 +16,8 @@
 #include "intern.h"
 #include "stats.h"
 
+struct gs_nest_counts; /* nest.h */
+
 struct gs_prom_input {
 	const struct gs_stats *stats;
 	const struct gs_counters *counters;  /* NULL: none */
@@ -23,6 +25,7 @@ struct gs_prom_input {
 	uint64_t kernel_drops, iface_drops, other_drops;
 	uint32_t open_calls, active_flows;
 	int64_t last_ts;                     /* capture time of the last packet, 0: unknown */
+	const struct gs_nest_counts *nest;   /* the nesting stage's counts; NULL: it does not run */
 };
 
 void gs_prom_write(FILE *f, const struct gs_prom_input *in);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "summary.h"
 
+#include "nest.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -364,6 +366,23 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 	if (info->kernel_drops)
 		fprintf(out, ", kernel drops %llu", (unsigned long long)info->kernel_drops);
 	fputc('\n', out);
+	if (info->nest) {
+		const struct gs_nest_counts *nc = info->nest;
+		fprintf(out, "nesting: %llu %s a parent (time %llu, thread %llu), %llu undecided (two or more "
+			"calls enclosed %s at %s host), %llu written before %s nesting was decided (a bound, or a "
+			"call that might enclose %s gone already)\n",
+			(unsigned long long)(nc->parent_time + nc->parent_thread),
+			gs_plural(nc->parent_time + nc->parent_thread, "call with", "calls with"),
+			(unsigned long long)nc->parent_time, (unsigned long long)nc->parent_thread,
+			(unsigned long long)nc->undecided, gs_plural(nc->undecided, "it", "them"),
+			gs_plural(nc->undecided, "its", "their"), (unsigned long long)nc->early,
+			gs_plural(nc->early, "its", "their"), gs_plural(nc->early, "it", "them"));
+		if (nc->late)
+			fprintf(out, "nesting, live: %llu %s a parent before another call that enclosed %s ended "
+				"(after the hold): that parent may be wrong; read of a capture decides\n",
+				(unsigned long long)nc->late, gs_plural(nc->late, "call was named", "calls were named"),
+				gs_plural(nc->late, "it", "them"));
+	}
 	if (info->max_memory) {
 		/* --max-memory: what it set, and which bound the input reached */
 		fprintf(out, "--max-memory %llu MiB: %u connections, %u open calls, order window %u, "
@@ -482,6 +501,13 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 			(unsigned long long)info->kernel_drops,
 			(long long)(info->first_ts / 1000000000), (long long)(info->first_ts % 1000000000),
 			(long long)(info->last_ts / 1000000000), (long long)(info->last_ts % 1000000000));
+		if (info->nest)
+			fprintf(out, "{\"type\":\"nesting\",\"parent_time\":%llu,\"parent_thread\":%llu,"
+				"\"undecided\":%llu,\"early\":%llu,\"late\":%llu,\"max_held\":%llu}\n",
+				(unsigned long long)info->nest->parent_time,
+				(unsigned long long)info->nest->parent_thread,
+				(unsigned long long)info->nest->undecided, (unsigned long long)info->nest->early,
+				(unsigned long long)info->nest->late, (unsigned long long)info->nest->max_held);
 		if (info->max_memory) {
 			/* --max-memory: the bounds it set, and those hit with their counters
 			 * ({} when none was) */

@@ -51,6 +51,7 @@ struct gs_metrics {
 	struct gs_metrics_web *web;
 	struct mclient c[GS_METRICS_CLIENTS];
 	struct gs_metrics_info info;
+	const struct gs_nest_counts *nest; /* the session's nesting counts (NULL: no stage) */
 };
 
 /* What one poll renders at most once, for every client that asks in it. */
@@ -220,6 +221,7 @@ static char *render_body(struct gs_metrics *m, struct render *rd, size_t *len)
 	in.open_calls = rd->e ? gs_engine_open_calls(rd->e) : 0;
 	in.active_flows = rd->e ? gs_engine_active_flows(rd->e) : 0;
 	in.last_ts = rd->e ? gs_engine_last_ts(rd->e) : 0;
+	in.nest = m->nest;
 	if (rd->drops) {
 		in.kernel_drops = rd->drops->kernel;
 		in.iface_drops = rd->drops->iface;
@@ -475,6 +477,12 @@ void gs_metrics_poll(struct gs_metrics *m, const struct gs_engine *e, const stru
 			step(m, &m->c[i], &rd);
 	accept_new(m, &rd);
 	free(rd.body);
+}
+
+void gs_metrics_nest(struct gs_metrics *m, const struct gs_nest_counts *nest)
+{
+	if (m)
+		m->nest = nest;
 }
 
 void gs_metrics_close(struct gs_metrics *m)

@@ -44,6 +44,9 @@ int gs_metrics_open(struct gs_metrics **out, const char *spec, struct gs_metrics
  * drops may be NULL. */
 void gs_metrics_poll(struct gs_metrics *m, const struct gs_engine *e, const struct gs_stats *stats,
 		     const struct gs_drops *drops);
+/* The nesting stage's counts to show (read at each scrape, on the polling thread). */
+struct gs_nest_counts;
+void gs_metrics_nest(struct gs_metrics *m, const struct gs_nest_counts *nest);
 void gs_metrics_close(struct gs_metrics *m);
 
 uint16_t gs_metrics_port(const struct gs_metrics *m);

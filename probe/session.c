@@ -147,6 +147,12 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 		o->cfg.max_ooo_bytes = (uint32_t)v;
 		o->set_ooo = true;
 		return 0;
+	case GS_O_HOST_ADDRS:
+		if (gs_host_addrs_parse(&o->host_addrs, arg, why, sizeof why) != 0) {
+			fprintf(stderr, "giopscope %s: bad --host-addrs: %s\n", cmd, why);
+			return 2;
+		}
+		return 0;
 	case GS_O_MAX_MEMORY:
 		if (!gs_parse_u64(arg, GS_MIN_MEMORY, 1ull << 50, true, &o->max_memory))
 			return bad(cmd, "--max-memory wants 16m..1048576g bytes (k/m/g)");
@@ -223,7 +229,6 @@ static void emit_row_slow(struct gs_session *s, const struct gs_engine *e, const
 static inline __attribute__((always_inline)) void emit(struct gs_session *s, const struct gs_engine *e,
 							 const struct gs_call *c, const struct gs_call_times *t)
 {
-	s->calls++;
 	if (t && s->stats.parts) {
 		/* attach --sched / --orb: the parts of server_process_us, per group */
 		struct gs_call_parts p;
@@ -254,9 +259,34 @@ static inline __attribute__((always_inline)) void emit(struct gs_session *s, con
 		gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
 }
 
+/* The nesting stage runs only for what reads its columns: the rows, the tail, the
+ * report, the trace (read's summary alone stays as fast as without it). */
+static bool wants_nesting(const struct gs_session_opts *o)
+{
+	return o->pairs || o->tail || o->report || o->trace;
+}
+
+/* An address the capture host sent from (engine.h, own_addr_fn). */
+static void on_own_addr(void *arg, uint8_t family, const uint8_t *addr)
+{
+	struct gs_session *s = arg;
+	gs_nest_own_addr(&s->nest, family, addr);
+}
+
+/* The nesting stage's output: the call with its parent and downstream time. */
+static void on_nested(void *arg, const struct gs_engine *e, const struct gs_call *c, const struct gs_call_times *t)
+{
+	emit(arg, e, c, t);
+}
+
 void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t)
 {
-	emit(s, s->e, c, t);
+	/* counted as it ends (--count, the progress line), not when the stage writes it */
+	s->calls++;
+	if (s->nesting)
+		gs_nest_add(&s->nest, s->e, c, t);
+	else
+		emit(s, s->e, c, t);
 }
 
 bool gs_session_summary_only(const struct gs_session *s)
@@ -268,8 +298,13 @@ bool gs_session_summary_only(const struct gs_session *s)
 static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct gs_session *s = arg;
-	if (s->call_hook)
+	if (s->call_hook) {
 		s->call_hook(s->hook_arg, e, c);
+		return;
+	}
+	s->calls++;
+	if (s->nesting)
+		gs_nest_add(&s->nest, e, c, NULL);
 	else
 		emit(s, e, c, NULL);
 }
@@ -315,6 +350,11 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		setvbuf(s->out, o->outbuf, _IOFBF, o->outbuf_size);
 	else /* each call is a line the moment it ends, also into a pipe */
 		setvbuf(s->out, NULL, _IOLBF, 0);
+	/* the capture's direction names the host's addresses, unless --host-addrs did */
+	if (wants_nesting(o) && !o->host_addrs.n) {
+		s->opt.cfg.own_addr_fn = on_own_addr;
+		s->opt.cfg.own_addr_arg = s;
+	}
 	if ((err = gs_stats_init(&s->stats, 512, s->opt.cfg.max_strings + 1)) != 0 ||
 	    (err = gs_stats_group_by(&s->stats, (enum gs_group_by)o->by)) != 0 ||
 	    (err = gs_tail_init(&s->tail, o->tail)) != 0 ||
@@ -335,6 +375,17 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	/* attach --sched / --orb: the summary's groups keep the parts too */
 	gs_stats_parts(&s->stats, (o->times_cols & GS_TIMES_COLS_SCHED ? GS_PARTS_SCHED : 0u) |
 				  (o->times_cols & GS_TIMES_COLS_ORB ? GS_PARTS_ORB : 0u));
+	if (wants_nesting(o)) {
+		/* read: the order window bounds it as it bounds the engine's wait for order;
+		 * live and attach: a call waits a second of capture time for its parent to end */
+		if ((err = gs_nest_init(&s->nest, s->opt.cfg.ordered, s->opt.cfg.order_window,
+					GS_NEST_HOLD_NS, on_nested, s)) != 0) {
+			fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
+			goto fail;
+		}
+		s->nest.own = o->host_addrs;
+		s->nesting = true;
+	}
 	if (o->report && (err = gs_report_new(&s->report, NULL)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot set up the report: %s\n", cmd, strerror(err));
 		goto fail;
@@ -383,6 +434,8 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	s->rows_tty = s->tty && s->opt.pairs && gs_same_terminal(s->out);
 	s->extras = o->tail || o->interval_ns || s->report || s->trace;
 	s->row_slow = s->text || o->syscall_times || s->rows_tty;
+	if (s->nesting)
+		gs_metrics_nest(s->metrics, &s->nest.n);
 	s->start_mono = s->last_progress_mono = s->last_tick_mono = gs_mono_ns();
 	return 0;
 fail:
@@ -391,6 +444,7 @@ fail:
 	gs_metrics_web_free(s->opt.metrics_web); /* not handed to gs_metrics_open yet */
 	gs_trace_discard(s->trace);
 	gs_report_free(s->report);
+	gs_nest_free(&s->nest);
 	if (s->shards)
 		gs_shards_free(s->shards); /* e was its engine */
 	else
@@ -407,7 +461,7 @@ fail:
 void gs_session_frame(struct gs_session *s, int dlt, int64_t ts_ns, const uint8_t *data,
 		      uint32_t caplen, uint32_t wirelen)
 {
-	gs_engine_frame(s->e, dlt, ts_ns, data, caplen, wirelen);
+	gs_engine_frame_dir(s->e, dlt, ts_ns, data, caplen, wirelen);
 }
 
 static void progress(struct gs_session *s, int64_t mono, const struct gs_drops *d)
@@ -441,6 +495,8 @@ void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops
 {
 	int64_t mono = gs_mono_ns();
 	gs_engine_tick(s->e, now_ns);
+	if (s->nesting)
+		gs_nest_tick(&s->nest, now_ns);
 	gs_metrics_poll(s->metrics, s->e, &s->stats, drops); /* no-op without --metrics */
 	if (s->tty && mono - s->last_progress_mono >= 1000000000) {
 		progress(s, mono, drops);
@@ -480,6 +536,8 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 		gs_engine_finish(s->e);
 	if (s->flush_hook)
 		s->flush_hook(s->hook_arg);
+	if (s->nesting)
+		gs_nest_flush(&s->nest);
 	c = gs_engine_counters(s->e);
 	memset(&info, 0, sizeof info);
 	info.source = source;
@@ -491,6 +549,7 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	info.max_open_calls = s->opt.cfg.max_open_calls;
 	info.order_window = s->opt.cfg.order_window;
 	info.max_ooo_total = s->opt.cfg.max_ooo_total;
+	info.nest = s->nesting ? &s->nest.n : NULL;
 	if (s->discard) {
 		/* nothing was read: what would follow is empty tables */
 		gs_trace_discard(s->trace);
@@ -594,6 +653,7 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 	else
 		gs_engine_free(s->e);
 	s->shards = NULL;
+	gs_nest_free(&s->nest);
 	gs_stats_free(&s->stats);
 	gs_tail_free(&s->tail);
 	if (s->opt.interval_ns)

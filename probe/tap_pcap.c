@@ -67,6 +67,7 @@ struct sink {
 	struct gs_engine *e;     /* the engine, or ... */
 	gs_frame_fn fn;          /* ... a function given every frame (read --threads) */
 	void *arg;
+	bool dir;                /* e: a link type that records the direction (SLL, SLL2) */
 };
 
 /* Inlined into each reading loop: called out of line, its twelve arguments,
@@ -80,6 +81,8 @@ static inline __attribute__((always_inline)) void feed(const struct sink *k, str
 {
 	if (k->fn)
 		k->fn(k->arg, dlt, ts, data, caplen, len);
+	else if (k->dir)
+		gs_engine_frame_dir(k->e, dlt, ts, data, caplen, len);
 	else
 		gs_engine_frame(k->e, dlt, ts, data, caplen, len);
 	if (prog->enabled && (n & 0xffff) == 0) {
@@ -235,6 +238,7 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 	off_t size = 0;
 	bool is_stdin = strcmp(path, "-") == 0;
 	uint64_t n = n0;
+	struct sink kd;
 	struct fast_reader fr = { .fd = -1 };
 	bool fast = false;
 	struct gs_walk w;
@@ -298,6 +302,11 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 		pcap_close(p);
 		return GS_READ_BAD_INPUT;
 	}
+	/* the link types that record the direction: their frames go by the test (known
+	 * once a file: the others pay nothing) */
+	kd = *k;
+	kd.dir = !k->fn && (dlt == GS_DLT_LINUX_SLL || dlt == GS_DLT_LINUX_SLL2);
+	k = &kd;
 	if (snaplen)
 		*snaplen = pcap_snapshot(p);
 	/* a pipe cannot be handed back to libpcap at a record: stdin is libpcap's;
@@ -323,6 +332,8 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 			 * not handed over) */
 			if ((wr = gs_walk_next(&w, &it, &r)) != 1 || gs_walk_cut())
 				break;
+			if (r.dir == 2) /* pcapng's outbound flag: the capture host sent it */
+				gs_engine_outgoing(k->e, dlt, r.data, r.caplen, r.len);
 			feed(k, prog, path, dlt, r.ts, r.data, r.caplen, r.len, ++n, (off_t)it.off, NULL, size);
 			if (it.off >= drop_at) {
 				gs_walk_drop_behind(&w, it.off, &dropped);

@@ -26,7 +26,7 @@ cd "$root" || exit 2
 G=${GIOPSCOPE:-build/giopscope}
 TMO=${BAD_TIMEOUT:-20}
 cases_file=$here/cases.txt
-header='client,server,request_id,giop,kind,operation,oneway,status,request_bytes,reply_bytes,t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us,retransmits,gap_fills,capture_loss'
+header='client,server,request_id,giop,kind,operation,oneway,status,request_bytes,reply_bytes,t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us,retransmits,gap_fills,capture_loss,parent_client,parent_server,parent_request_id,parent_basis,downstream_us'
 
 if [ ! -x "$G" ]; then
 	echo "run.sh: $G is not an executable (build it with make, or set GIOPSCOPE)" >&2

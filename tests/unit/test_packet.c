@@ -162,6 +162,36 @@ static void test_sll_sll2(void **state)
 	}
 }
 
+/* The capture host's own frames (the nesting stage's host addresses): SLL's
+ * packet type and SLL2's byte 10, PACKET_OUTGOING (4); other types and link
+ * layers, and a header cut short, say nothing. */
+static void test_link_outgoing(void **state)
+{
+	struct pk p;
+	size_t len;
+	(void)state;
+	pk_defaults4(&p);
+	p.dlt = GS_DLT_LINUX_SLL;
+	len = build(&p);
+	assert_false(gs_link_outgoing(GS_DLT_LINUX_SLL, frame, (uint32_t)len)); /* to us */
+	frame[1] = 4;
+	assert_true(gs_link_outgoing(GS_DLT_LINUX_SLL, frame, (uint32_t)len));
+	assert_false(gs_link_outgoing(GS_DLT_LINUX_SLL, frame, 15));
+	frame[0] = 1; /* 0x0104: not a packet type */
+	assert_false(gs_link_outgoing(GS_DLT_LINUX_SLL, frame, (uint32_t)len));
+	p.dlt = GS_DLT_LINUX_SLL2;
+	len = build(&p);
+	assert_false(gs_link_outgoing(GS_DLT_LINUX_SLL2, frame, (uint32_t)len));
+	frame[10] = 4;
+	assert_true(gs_link_outgoing(GS_DLT_LINUX_SLL2, frame, (uint32_t)len));
+	assert_false(gs_link_outgoing(GS_DLT_LINUX_SLL2, frame, 19));
+	frame[10] = 3; /* PACKET_OTHERHOST */
+	assert_false(gs_link_outgoing(GS_DLT_LINUX_SLL2, frame, (uint32_t)len));
+	pk_defaults4(&p);
+	len = build(&p);
+	assert_false(gs_link_outgoing(GS_DLT_EN10MB, frame, (uint32_t)len));
+}
+
 static void test_null_loop(void **state)
 {
 	static const uint32_t v6fams[] = { 10, 24, 28, 30 };
@@ -730,6 +760,7 @@ int main(void)
 		UT(test_vlan_too_deep),
 		UT(test_non_ip_ethertype),
 		UT(test_sll_sll2),
+		UT(test_link_outgoing),
 		UT(test_null_loop),
 		UT(test_raw),
 		UT(test_link_names_and_unsupported),

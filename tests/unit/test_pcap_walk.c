@@ -253,6 +253,73 @@ static void epb(struct fb *b, uint32_t ifid, uint64_t t, uint32_t caplen, uint32
 	blk_end(b, at);
 }
 
+/* An EPB with options after its (padded) packet: `opts` of them, each code, length
+ * and a 32-bit value (len 4) or nothing; then opt_endofopt unless `noend`. */
+static void epb_opts(struct fb *b, uint32_t caplen, const uint16_t (*opts)[2], const uint32_t *vals, int nopts,
+		     bool noend)
+{
+	size_t at = blk_start(b, 6);
+	put32(b, 0);
+	put32(b, 0);
+	put32(b, 1);
+	put32(b, caplen);
+	put32(b, caplen);
+	put_bytes(b, PKT, caplen); /* (padded to 4 bytes) */
+	for (int i = 0; i < nopts; i++) {
+		put16(b, opts[i][0]);
+		put16(b, opts[i][1]);
+		if (opts[i][1] == 4)
+			put32(b, vals[i]);
+	}
+	if (!noend) {
+		put16(b, 0);
+		put16(b, 0);
+	}
+	blk_end(b, at);
+}
+
+/* The EPB flags' direction (the capture host's own packets: the nesting stage's
+ * host addresses); no flags, other options first, a flags option of another
+ * length: not known.  Never a reason to hand the file to libpcap. */
+static void test_pcapng_epb_flags(void **state)
+{
+	static const uint16_t flags_only[1][2] = { { 2, 4 } };
+	static const uint16_t after_comment[2][2] = { { 1, 0 }, { 2, 4 } };
+	static const uint16_t bad_len[1][2] = { { 2, 0 } };
+	static const uint32_t out[2] = { 2, 2 }, in[1] = { 1 }, odd[1] = { 0xfffffffe };
+	(void)state;
+	for (int be = 0; be < 2; be++) {
+		struct fb b = { .be = be };
+		struct gs_walk w;
+		struct gs_walk_it it;
+		struct gs_walk_rec r;
+		shb(&b);
+		idb(&b, 1, 128, 9, false);
+		epb_opts(&b, 61, flags_only, out, 1, false);     /* outbound */
+		epb_opts(&b, 60, flags_only, in, 1, true);       /* inbound, no end option */
+		epb_opts(&b, 62, after_comment, out, 2, false);  /* after an empty comment */
+		epb_opts(&b, 60, bad_len, odd, 1, false);        /* a flags option of length 0 */
+		epb_opts(&b, 60, flags_only, odd, 1, false);     /* bits 0-1 only: 2 */
+		epb(&b, 0, 1, 60, 60);                           /* no options */
+		assert_int_equal(gs_walk_init(&w, b.d, b.n, 1, 128), 0);
+		gs_walk_start(&w, &it);
+		assert_int_equal(gs_walk_next(&w, &it, &r), 1);
+		assert_int_equal(r.dir, 2);
+		assert_int_equal(r.caplen, 61);
+		assert_int_equal(gs_walk_next(&w, &it, &r), 1);
+		assert_int_equal(r.dir, 1);
+		assert_int_equal(gs_walk_next(&w, &it, &r), 1);
+		assert_int_equal(r.dir, 2);
+		assert_int_equal(gs_walk_next(&w, &it, &r), 1);
+		assert_int_equal(r.dir, 0);
+		assert_int_equal(gs_walk_next(&w, &it, &r), 1);
+		assert_int_equal(r.dir, 2);
+		assert_int_equal(gs_walk_next(&w, &it, &r), 1);
+		assert_int_equal(r.dir, 0);
+		assert_int_equal(gs_walk_next(&w, &it, &r), 0);
+	}
+}
+
 static void spb(struct fb *b, uint32_t len, uint32_t stored)
 {
 	size_t at = blk_start(b, 3);
@@ -479,6 +546,7 @@ int main(void)
 		cmocka_unit_test(test_classic_headers),
 		cmocka_unit_test(test_pcapng_forms),
 		cmocka_unit_test(test_pcapng_malformed),
+		cmocka_unit_test(test_pcapng_epb_flags),
 		cmocka_unit_test(test_pcapng_idb_refused),
 		cmocka_unit_test(test_pcapng_headers),
 	};

@@ -3,6 +3,7 @@
 #include "call_fixtures.h"
 #include "text_check.h"
 #include "../../analysis/report_prom.h"
+#include "../../analysis/nest.h"
 
 static void test_prom_text(void **state)
 {
@@ -11,6 +12,7 @@ static void test_prom_text(void **state)
 	struct gs_counters cnt;
 	struct gs_prom_input in;
 	struct mem m;
+	struct gs_nest_counts nc = { .parent_time = 7, .parent_thread = 3, .undecided = 2, .early = 1, .late = 4 };
 	uint32_t op_echo, op_odd;
 	size_t lines = 0;
 
@@ -42,6 +44,7 @@ static void test_prom_text(void **state)
 	in.kernel_drops = 5;
 	in.open_calls = 2;
 	in.last_ts = T0 + 123;
+	in.nest = &nc;
 	mem_open(&m);
 	gs_prom_write(m.f, &in);
 	mem_close(&m);
@@ -73,6 +76,11 @@ static void test_prom_text(void **state)
 	assert_int_equal(sample_value(m.buf, "giopscope_retransmissions_total"), 3);
 	assert_int_equal(sample_value(m.buf, "giopscope_dropped_packets_total{where=\"kernel\"}"), 5);
 	assert_int_equal(sample_value(m.buf, "giopscope_open_calls"), 2);
+	assert_int_equal(sample_value(m.buf, "giopscope_nested_calls_total{basis=\"time\"}"), 7);
+	assert_int_equal(sample_value(m.buf, "giopscope_nested_calls_total{basis=\"thread\"}"), 3);
+	assert_int_equal(sample_value(m.buf, "giopscope_nesting_undecided_total"), 2);
+	assert_int_equal(sample_value(m.buf, "giopscope_nesting_early_total"), 1);
+	assert_int_equal(sample_value(m.buf, "giopscope_nesting_late_total"), 4);
 	/* buckets never decrease */
 	{
 		uint64_t prev = 0;

@@ -531,7 +531,8 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 			if (n > 1)
 				text_parts_row(out, st, kind, "(all)", &st->all);
 		}
-		if (st->nesting) {
+		/* for people: the split table only where some call had a parent or nested calls */
+		if (st->nesting && st->all.nest && (st->all.nest->nested || st->all.nest->with_down)) {
 			text_nest_header(out, st);
 			for (uint32_t i = 0; i < n; i++) {
 				group_label(st, order[i], strings, label, sizeof label);
@@ -541,7 +542,7 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 				text_nest_row(out, "(all)", &st->all);
 		}
 		text_counters(out, c, info);
-		if (info->nesting)
+		if (info->nesting && (info->parent_time || info->parent_thread || info->undecided))
 			fprintf(out, "nesting: %llu %s with a parent (%llu by time, %llu by thread), %llu undecided "
 				"(two or more calls enclosed it at its host)\n",
 				(unsigned long long)(info->parent_time + info->parent_thread),

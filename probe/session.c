@@ -363,6 +363,8 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		}
 		s->nest.own = o->host_addrs;
 		s->nesting = true;
+		/* the summary's groups split server time with the stage's fields */
+		gs_stats_nesting(&s->stats, true);
 	}
 	if (o->report && (err = gs_report_new(&s->report, NULL)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot set up the report: %s\n", cmd, strerror(err));
@@ -525,6 +527,12 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	info.max_open_calls = s->opt.cfg.max_open_calls;
 	info.order_window = s->opt.cfg.order_window;
 	info.max_ooo_total = s->opt.cfg.max_ooo_total;
+	if (s->nesting) {
+		info.nesting = true;
+		info.parent_time = s->nest.n.parent_time;
+		info.parent_thread = s->nest.n.parent_thread;
+		info.undecided = s->nest.n.undecided;
+	}
 	if (s->discard) {
 		/* nothing was read: what would follow is empty tables */
 		gs_trace_discard(s->trace);

@@ -326,11 +326,21 @@ void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts, const uint8_t *da
 		return;
 	}
 	pk.ts_ns = ts;
+	if (__builtin_expect(e->cfg.own_addr_fn != NULL, 0) && gs_link_outgoing(dlt, data, caplen))
+		e->cfg.own_addr_fn(e->cfg.own_addr_arg, pk.ip.family, pk.ip.src);
 	if (pk.ip.len_clamped)
 		e->cnt.ip_len_clamped++;
 	if (pk.payload_cap < pk.payload_len)
 		e->cnt.payload_truncated++;
 	packet(e, &pk, NULL, 0, false);
+}
+
+void gs_engine_outgoing(struct gs_engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen)
+{
+	struct gs_packet pk;
+	enum gs_layer layer;
+	if (e->cfg.own_addr_fn && gs_packet_decode(dlt, data, caplen, wirelen, &pk, &layer) == GS_DEC_OK)
+		e->cfg.own_addr_fn(e->cfg.own_addr_arg, pk.ip.family, pk.ip.src);
 }
 
 /* A decoded segment; when `sparse` (gs_engine_segment), `pc` lists the payload

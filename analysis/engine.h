@@ -35,6 +35,12 @@ struct gs_config {
 	bool heads_only;              /* gs_engine_segment: bytes outside the pieces were left
 	                               * out on purpose, they are neither loss nor truncation */
 	const uint8_t *port_bitmap;   /* 8192 bytes, NULL: GIOP by its magic on any port */
+	/* The source address of each frame the capture host sent (a Linux cooked
+	 * capture's packet type; gs_engine_outgoing for pcapng's flags): the nesting
+	 * stage's host addresses (nest.h).  NULL: not wanted.  Called on the
+	 * engine's thread. */
+	void (*own_addr_fn)(void *arg, uint8_t family, const uint8_t *addr);
+	void *own_addr_arg;
 };
 
 void gs_config_default(struct gs_config *c);
@@ -69,6 +75,9 @@ void gs_engine_free(struct gs_engine *e);
 /* One captured frame. */
 void gs_engine_frame(struct gs_engine *e, int dlt, int64_t ts_ns, const uint8_t *data,
 		     uint32_t caplen, uint32_t wirelen);
+/* The frame just given to gs_engine_frame was sent by the capture host (a
+ * pcapng record's outbound flag): its source address to own_addr_fn. */
+void gs_engine_outgoing(struct gs_engine *e, int dlt, const uint8_t *data, uint32_t caplen, uint32_t wirelen);
 /* A TCP segment known by its metadata and the heads of the GIOP messages that
  * start in it, as the eBPF tap ships them: `pieces` (increasing offsets, not
  * overlapping, inside `len`) are the payload bytes there are.  Each piece

@@ -52,7 +52,11 @@ int gs_host_addrs_parse(struct gs_host_addrs *h, const char *list, char *why, si
 		uint8_t a[16];
 		memset(a, 0, sizeof a);
 		/* the longest form an address has, and no empty item (",," or a trailing comma) */
-		if (len == 0 || len >= sizeof one) {
+		if (len == 0) {
+			snprintf(why, whylen, "an empty address (two commas together, or one at an end)");
+			return -1;
+		}
+		if (len >= sizeof one) {
 			snprintf(why, whylen, "'%.*s' is not an IPv4 or IPv6 address (comma-separated list)",
 				 (int)(len > 60 ? 60 : len), p);
 			return -1;

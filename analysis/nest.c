@@ -216,6 +216,8 @@ static bool span_room(struct gs_nest *n)
 	cap = n->span_cap ? n->span_cap * 2 : NEST_CAP0;
 	/* one interval a held call, and the written children of held parents */
 	if (cap > 2 * n->max_held)
+		cap = 2 * n->max_held;
+	if (cap <= n->span_cap)
 		return false;
 	ns = realloc(n->span, (size_t)cap * sizeof *ns);
 	if (!ns)
@@ -498,6 +500,17 @@ void gs_nest_tick(struct gs_nest *n, int64_t now_ns)
 		n->clock = now_ns;
 	if (!n->ordered)
 		pump(n);
+}
+
+void gs_nest_own_addr(struct gs_nest *n, uint8_t family, const uint8_t *addr)
+{
+	if (!gs_host_addrs_add(&n->own, family, addr))
+		return;
+	/* a new address moves its calls to the host's bucket: rare (a few a capture) */
+	memset(n->served, 0, GS_NEST_BUCKETS * sizeof *n->served);
+	memset(n->made, 0, GS_NEST_BUCKETS * sizeof *n->made);
+	for (uint64_t s = n->head; s < n->tail; s++)
+		link_ent(n, s);
 }
 
 void gs_nest_flush(struct gs_nest *n)

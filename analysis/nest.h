@@ -73,10 +73,8 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 void gs_nest_tick(struct gs_nest *n, int64_t now_ns);
 /* End of input: every held call decided and written. */
 void gs_nest_flush(struct gs_nest *n);
-/* An address the capture host sends from (an outgoing packet's source). */
-static inline void gs_nest_own_addr(struct gs_nest *n, uint8_t family, const uint8_t *addr)
-{
-	gs_host_addrs_add(&n->own, family, addr);
-}
+/* An address the capture host sends from (an outgoing packet's source): from
+ * now on it is the same host as the others (the held calls are indexed again). */
+void gs_nest_own_addr(struct gs_nest *n, uint8_t family, const uint8_t *addr);
 
 #endif

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 #include "summary.h"
 
+#include "nest.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 
@@ -455,6 +457,18 @@ static void text_counters(FILE *out, const struct gs_counters *c, const struct g
 	if (info->kernel_drops)
 		fprintf(out, ", kernel drops %llu", (unsigned long long)info->kernel_drops);
 	fputc('\n', out);
+	if (info->nest) {
+		const struct gs_nest_counts *nc = info->nest;
+		fprintf(out, "nesting: %llu %s a parent (time %llu, thread %llu), %llu undecided (two or more "
+			"calls enclosed %s at %s host), %llu written before %s nesting was decided (a bound, or a "
+			"call that might enclose %s gone already)\n",
+			(unsigned long long)(nc->parent_time + nc->parent_thread),
+			gs_plural(nc->parent_time + nc->parent_thread, "call with", "calls with"),
+			(unsigned long long)nc->parent_time, (unsigned long long)nc->parent_thread,
+			(unsigned long long)nc->undecided, gs_plural(nc->undecided, "it", "them"),
+			gs_plural(nc->undecided, "its", "their"), (unsigned long long)nc->early,
+			gs_plural(nc->early, "its", "their"), gs_plural(nc->early, "it", "them"));
+	}
 	if (info->max_memory) {
 		/* --max-memory: what it set, and which bound the input reached */
 		fprintf(out, "--max-memory %llu MiB: %u connections, %u open calls, order window %u, "
@@ -542,13 +556,6 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 				text_nest_row(out, "(all)", &st->all);
 		}
 		text_counters(out, c, info);
-		if (info->nesting && (info->parent_time || info->parent_thread || info->undecided))
-			fprintf(out, "nesting: %llu %s with a parent (%llu by time, %llu by thread), %llu undecided "
-				"(two or more calls enclosed it at its host)\n",
-				(unsigned long long)(info->parent_time + info->parent_thread),
-				gs_plural(info->parent_time + info->parent_thread, "call", "calls"),
-				(unsigned long long)info->parent_time, (unsigned long long)info->parent_thread,
-				(unsigned long long)info->undecided);
 	} else if (fmt == GS_SUM_CSV) {
 		fputs("operation,calls,errors,answered,total_p50_us,total_p90_us,total_p99_us,"
 		      "total_p999_us,total_max_us,server_p50_us,server_p90_us,server_p99_us,"
@@ -592,10 +599,13 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 			(unsigned long long)info->kernel_drops,
 			(long long)(info->first_ts / 1000000000), (long long)(info->first_ts % 1000000000),
 			(long long)(info->last_ts / 1000000000), (long long)(info->last_ts % 1000000000));
-		if (info->nesting)
+		if (info->nest)
 			fprintf(out, "{\"type\":\"nesting\",\"parent_time\":%llu,\"parent_thread\":%llu,"
-				"\"undecided\":%llu}\n", (unsigned long long)info->parent_time,
-				(unsigned long long)info->parent_thread, (unsigned long long)info->undecided);
+				"\"undecided\":%llu,\"early\":%llu,\"max_held\":%llu}\n",
+				(unsigned long long)info->nest->parent_time,
+				(unsigned long long)info->nest->parent_thread,
+				(unsigned long long)info->nest->undecided, (unsigned long long)info->nest->early,
+				(unsigned long long)info->nest->max_held);
 		if (info->max_memory) {
 			/* --max-memory: the bounds it set, and those hit with their counters
 			 * ({} when none was) */

@@ -9,6 +9,8 @@
 #include "intern.h"
 #include "stats.h"
 
+struct gs_nest_counts; /* nest.h */
+
 enum gs_summary_format { GS_SUM_TEXT, GS_SUM_CSV, GS_SUM_JSONL };
 
 struct gs_summary_info {
@@ -20,10 +22,9 @@ struct gs_summary_info {
 	uint64_t max_memory;      /* 0: not given */
 	uint32_t max_flows, max_open_calls, order_window;
 	uint64_t max_ooo_total;
-	/* the nesting stage ran (the summary's groups split server time, see
-	 * gs_stats_nesting): how it decided the calls' parents */
-	bool nesting;
-	uint64_t parent_time, parent_thread, undecided;
+	/* the nesting stage's counts (nest.h); NULL: it did not run (nothing read
+	 * its columns) */
+	const struct gs_nest_counts *nest;
 };
 
 /* The table bounds --max-memory sizes, each with the counter that says the

@@ -112,6 +112,16 @@ static enum gs_dec bsd_null(struct gs_span s, bool network_order, enum gs_net *n
 	return GS_DEC_SKIP;
 }
 
+bool gs_link_outgoing(int dlt, const uint8_t *data, uint32_t caplen)
+{
+	/* SLL: the packet type is the header's first 16 bits; SLL2: its byte 10 */
+	if (dlt == GS_DLT_LINUX_SLL)
+		return caplen >= 16 && data[0] == 0 && data[1] == 4;
+	if (dlt == GS_DLT_LINUX_SLL2)
+		return caplen >= 20 && data[10] == 4;
+	return false;
+}
+
 enum gs_dec gs_link_decode(int dlt, struct gs_span s, enum gs_net *net, size_t *off)
 {
 	uint16_t proto;

@@ -30,6 +30,10 @@ enum {
 bool gs_link_supported(int dlt);
 const char *gs_link_name(int dlt);
 
+/* A Linux cooked capture's frame the capture host sent (SLL packet type, SLL2
+ * packet type: 4, PACKET_OUTGOING): its source address is the host's own. */
+bool gs_link_outgoing(int dlt, const uint8_t *data, uint32_t caplen);
+
 /* On OK, *net says which IP version starts at *off; SKIP for non-IP frames. */
 enum gs_dec gs_link_decode(int dlt, struct gs_span frame, enum gs_net *net, size_t *off);
 

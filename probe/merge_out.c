@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "../analysis/endpoint.h"
+#include "../analysis/nest.h"
 #include "../analysis/sink_pairs.h"
 
 #define ROW_MAX 16384
@@ -39,109 +40,148 @@ static const struct gs_text_col merge_text_cols[MT__N] = {
 	[MT_NETWORK] = { "network_us", 12, false, false },
 };
 
+/* What writing one record needs (the nesting stage hands the calls back). */
+struct pairs_w {
+	FILE *out, *mf;
+	char *row;
+	enum gs_merge_fmt fmt;
+	const struct gs_merge *m;
+	const struct gs_intern *strings;
+	struct gs_pairs_cache cache;
+};
+
+/* Client call i (c->serial: its index) with its parent and downstream time. */
+static void write_one(void *arg, const struct gs_engine *e, const struct gs_call *cp, const struct gs_call_times *t)
+{
+	struct pairs_w *w = arg;
+	FILE *out = w->out, *mf = w->mf;
+	char *row = w->row;
+	enum gs_merge_fmt fmt = w->fmt;
+	const struct gs_merge *m = w->m;
+	const struct gs_intern *strings = w->strings;
+	uint32_t i = cp->serial;
+	struct gs_call c = *cp;
+	struct gs_merge_figures f;
+	char a[32], b[32], o[32], s[32], lo[32], hi[32];
+	long len;
+	(void)e;
+	(void)t;
+	figures_of(m, i, &f);
+	if (f.known) {
+		us3(a, sizeof a, f.network_ns);
+		us3(b, sizeof b, f.server_total_ns);
+		us3(s, sizeof s, f.server_server_ns);
+		us3(lo, sizeof lo, f.offset_lo_ns);
+		us3(hi, sizeof hi, f.offset_hi_ns);
+		if (f.offset_known)
+			us3(o, sizeof o, f.offset_ns);
+		else
+			o[0] = '\0';
+	}
+	if (fmt == GS_MERGE_TEXT) {
+		char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN], id[16], op[24], total[32];
+		const char *v[MT__N];
+		size_t on;
+		const char *name = gs_intern_get(strings, c.op, &on);
+		gs_endpoint_str(&c.client, cl, sizeof cl);
+		gs_endpoint_str(&c.server, sv, sizeof sv);
+		snprintf(id, sizeof id, "%u", c.request_id);
+		snprintf(op, sizeof op, "%.*s", (int)(on > 22 ? 22 : on), c.kind == GS_KIND_REQUEST ? name : "");
+		if (c.flags & GS_CF_REP_SEEN)
+			snprintf(total, sizeof total, "%.3f", (double)(c.t_reply_last - c.t_request_first) / 1e3);
+		else
+			snprintf(total, sizeof total, "-");
+		v[MT_CLIENT] = cl;
+		v[MT_SERVER] = sv;
+		v[MT_REQUEST_ID] = id;
+		v[MT_OPERATION] = op;
+		v[MT_STATUS] = gs_call_status(&c);
+		v[MT_TOTAL] = total;
+		v[MT_SERVER_SERVER] = f.known ? s : "-";
+		v[MT_NETWORK] = f.known ? a : "-";
+		gs_text_row(out, merge_text_cols, MT__N, v);
+		return;
+	}
+	rewind(mf);
+	gs_pairs_write_cached(mf, fmt == GS_MERGE_CSV ? GS_PAIRS_CSV : GS_PAIRS_JSONL, strings, &c, &w->cache);
+	fflush(mf);
+	len = ftell(mf);
+	if (fmt == GS_MERGE_CSV) {
+		/* the row without its newline, then the merged columns */
+		if (len > 0)
+			fwrite(row, 1, (size_t)len - 1, out);
+		if (f.known)
+			fprintf(out, ",%s,%s,%s,%s,%s,%s\n", a, b, o, s, lo, hi);
+		else
+			fputs(",,,,,,\n", out);
+	} else {
+		/* the object without "}\n", then the merged keys */
+		if (len > 1)
+			fwrite(row, 1, (size_t)len - 2, out);
+		if (f.known)
+			fprintf(out, ",\"matched\":true,\"network_us\":%s,\"server_side_total_us\":%s,"
+				"\"clock_offset_us\":%s,\"server_side_server_us\":%s,\"clock_offset_lo_us\":%s,"
+				"\"clock_offset_hi_us\":%s", a, b, f.offset_known ? o : "null", s, lo, hi);
+		else
+			fprintf(out, ",\"matched\":%s,\"network_us\":null,\"server_side_total_us\":null,"
+				"\"clock_offset_us\":null,\"server_side_server_us\":null,\"clock_offset_lo_us\":null,"
+				"\"clock_offset_hi_us\":null",
+				gs_merge_match(m, i) != GS_MERGE_NONE ? "true" : "false");
+		if (gs_merge_match(m, i) != GS_MERGE_NONE) {
+			/* the endpoints as the server's host saw them (NAT) */
+			const struct gs_mcall *sc = gs_merge_get(m, GS_MERGE_SERVER, gs_merge_match(m, i));
+			char e1[GS_ENDPOINT_STRLEN], e2[GS_ENDPOINT_STRLEN];
+			gs_endpoint_str(&sc->client, e1, sizeof e1);
+			gs_endpoint_str(&sc->server, e2, sizeof e2);
+			fprintf(out, ",\"server_side_client\":\"%s\",\"server_side_server\":\"%s\"", e1, e2);
+		}
+		fputs("}\n", out);
+	}
+}
+
 int gs_merge_write_pairs(FILE *out, enum gs_merge_fmt fmt, const struct gs_merge *m)
 {
-	const struct gs_intern *strings = gs_merge_strings(m);
-	struct gs_pairs_cache cache;
-	char *row = NULL;
-	FILE *mf = NULL;
+	struct pairs_w *w = calloc(1, sizeof *w);
+	struct gs_nest nest;
 	uint32_t n = gs_merge_count(m, GS_MERGE_CLIENT);
+	int err = 0;
 
-	memset(&cache, 0, sizeof cache);
+	if (!w)
+		return ENOMEM;
+	w->out = out;
+	w->fmt = fmt;
+	w->m = m;
+	w->strings = gs_merge_strings(m);
 	if (fmt != GS_MERGE_TEXT) {
-		row = malloc(ROW_MAX);
-		if (!row || !(mf = fmemopen(row, ROW_MAX, "w"))) {
-			free(row);
+		w->row = malloc(ROW_MAX);
+		if (!w->row || !(w->mf = fmemopen(w->row, ROW_MAX, "w"))) {
+			free(w->row);
+			free(w);
 			return ENOMEM;
 		}
 	}
+	/* the client side's calls through the nesting stage, in its order (merge
+	 * holds them all: the stage's bound is their number) */
+	if ((err = gs_nest_init(&nest, true, n + 2, 0, write_one, w)) != 0)
+		goto end;
 	if (fmt == GS_MERGE_CSV)
 		fputs(GS_PAIRS_HEADER GS_MERGE_EXTRA_HEADER "\n", out);
 	else if (fmt == GS_MERGE_TEXT)
 		gs_text_header(out, merge_text_cols, MT__N);
 	for (uint32_t i = 0; i < n; i++) {
-		const struct gs_mcall *mc = gs_merge_get(m, GS_MERGE_CLIENT, i);
 		struct gs_call c;
-		struct gs_merge_figures f;
-		char a[32], b[32], o[32], s[32], lo[32], hi[32];
-		long len;
-		gs_merge_to_call(mc, &c);
-		figures_of(m, i, &f);
-		if (f.known) {
-			us3(a, sizeof a, f.network_ns);
-			us3(b, sizeof b, f.server_total_ns);
-			us3(s, sizeof s, f.server_server_ns);
-			us3(lo, sizeof lo, f.offset_lo_ns);
-			us3(hi, sizeof hi, f.offset_hi_ns);
-			if (f.offset_known)
-				us3(o, sizeof o, f.offset_ns);
-			else
-				o[0] = '\0';
-		}
-		if (fmt == GS_MERGE_TEXT) {
-			char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN], id[16], op[24], total[32];
-			const char *v[MT__N];
-			size_t on;
-			const char *name = gs_intern_get(strings, c.op, &on);
-			gs_endpoint_str(&c.client, cl, sizeof cl);
-			gs_endpoint_str(&c.server, sv, sizeof sv);
-			snprintf(id, sizeof id, "%u", c.request_id);
-			snprintf(op, sizeof op, "%.*s", (int)(on > 22 ? 22 : on), c.kind == GS_KIND_REQUEST ? name : "");
-			if (c.flags & GS_CF_REP_SEEN)
-				snprintf(total, sizeof total, "%.3f", (double)(c.t_reply_last - c.t_request_first) / 1e3);
-			else
-				snprintf(total, sizeof total, "-");
-			v[MT_CLIENT] = cl;
-			v[MT_SERVER] = sv;
-			v[MT_REQUEST_ID] = id;
-			v[MT_OPERATION] = op;
-			v[MT_STATUS] = gs_call_status(&c);
-			v[MT_TOTAL] = total;
-			v[MT_SERVER_SERVER] = f.known ? s : "-";
-			v[MT_NETWORK] = f.known ? a : "-";
-			gs_text_row(out, merge_text_cols, MT__N, v);
-			continue;
-		}
-		rewind(mf);
-		gs_pairs_write_cached(mf, fmt == GS_MERGE_CSV ? GS_PAIRS_CSV : GS_PAIRS_JSONL, strings, &c, &cache);
-		fflush(mf);
-		len = ftell(mf);
-		if (fmt == GS_MERGE_CSV) {
-			/* the row without its newline, then the merged columns */
-			if (len > 0)
-				fwrite(row, 1, (size_t)len - 1, out);
-			if (f.known)
-				fprintf(out, ",%s,%s,%s,%s,%s,%s\n", a, b, o, s, lo, hi);
-			else
-				fputs(",,,,,,\n", out);
-		} else {
-			/* the object without "}\n", then the merged keys */
-			if (len > 1)
-				fwrite(row, 1, (size_t)len - 2, out);
-			if (f.known)
-				fprintf(out, ",\"matched\":true,\"network_us\":%s,\"server_side_total_us\":%s,"
-					"\"clock_offset_us\":%s,\"server_side_server_us\":%s,\"clock_offset_lo_us\":%s,"
-					"\"clock_offset_hi_us\":%s", a, b, f.offset_known ? o : "null", s, lo, hi);
-			else
-				fprintf(out, ",\"matched\":%s,\"network_us\":null,\"server_side_total_us\":null,"
-					"\"clock_offset_us\":null,\"server_side_server_us\":null,\"clock_offset_lo_us\":null,"
-					"\"clock_offset_hi_us\":null",
-					gs_merge_match(m, i) != GS_MERGE_NONE ? "true" : "false");
-			if (gs_merge_match(m, i) != GS_MERGE_NONE) {
-				/* the endpoints as the server's host saw them (NAT) */
-				const struct gs_mcall *sc = gs_merge_get(m, GS_MERGE_SERVER, gs_merge_match(m, i));
-				char e1[GS_ENDPOINT_STRLEN], e2[GS_ENDPOINT_STRLEN];
-				gs_endpoint_str(&sc->client, e1, sizeof e1);
-				gs_endpoint_str(&sc->server, e2, sizeof e2);
-				fprintf(out, ",\"server_side_client\":\"%s\",\"server_side_server\":\"%s\"", e1, e2);
-			}
-			fputs("}\n", out);
-		}
+		gs_merge_to_call(gs_merge_get(m, GS_MERGE_CLIENT, i), &c);
+		c.serial = i;
+		gs_nest_add(&nest, NULL, &c, NULL);
 	}
-	if (mf)
-		fclose(mf);
-	free(row);
-	return ferror(out) ? EIO : 0;
+	gs_nest_flush(&nest);
+	gs_nest_free(&nest);
+end:
+	if (w->mf)
+		fclose(w->mf);
+	free(w->row);
+	free(w);
+	return err ? err : ferror(out) ? EIO : 0;
 }
 
 /* ---- the summary ----------------------------------------------------------------- */

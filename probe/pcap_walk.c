@@ -8,7 +8,7 @@ enum {
 	CL_HDR = 24,
 	BT_SHB = 0x0A0D0D0A, BT_IDB = 1, BT_SPB = 3, BT_EPB = 6, BT_PB = 2,
 	NG_MAGIC = 0x1A2B3C4D,
-	OPT_END = 0, OPT_TSRESOL = 9, OPT_TSOFFSET = 14,
+	OPT_END = 0, OPT_EPB_FLAGS = 2, OPT_TSRESOL = 9, OPT_TSOFFSET = 14,
 };
 #define NS 1000000000ull
 
@@ -101,6 +101,23 @@ static bool idb_options(const struct gs_walk *w, const uint8_t *p, size_t n, uin
 	return n == 0;
 }
 
+/* An EPB's epb_flags direction (bits 0-1: 1 inbound, 2 outbound; 0 not known).
+ * Only read, never refused: libpcap reads the packet whatever its options. */
+static uint8_t epb_direction(const struct gs_walk *w, const uint8_t *p, size_t n)
+{
+	while (n >= 4) {
+		uint16_t code = rd16(w, p), len = rd16(w, p + 2);
+		size_t padded = ((size_t)len + 3) & ~(size_t)3;
+		if (code == OPT_END || padded > n - 4)
+			return 0;
+		if (code == OPT_EPB_FLAGS && len == 4)
+			return (uint8_t)(rd32(w, p + 4) & 3);
+		p += 4 + padded;
+		n -= 4 + padded;
+	}
+	return 0;
+}
+
 static const uint64_t dec_pow[10] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, NS };
 
 int gs_walk_next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_walk_rec *r)
@@ -134,6 +151,11 @@ int gs_walk_next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_wa
 			r->data = p + 28;
 			r->caplen = caplen;
 			r->len = len;
+			{
+				/* the options after the padded packet data, before the trailing length */
+				size_t used = 28 + (((size_t)caplen + 3) & ~(size_t)3);
+				r->dir = blen - 4 > used ? epb_direction(w, p + used, blen - 4 - used) : 0;
+			}
 			gs_walk_ahead_(w->base, w->size, it, it->off);
 			return 1;
 		case BT_SPB:
@@ -148,6 +170,7 @@ int gs_walk_next_ng(const struct gs_walk *w, struct gs_walk_it *it, struct gs_wa
 			r->data = p + 12;
 			r->caplen = caplen;
 			r->len = len;
+			r->dir = 0;
 			gs_walk_ahead_(w->base, w->size, it, it->off);
 			return 1;
 		case BT_IDB:

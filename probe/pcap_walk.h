@@ -50,6 +50,7 @@ struct gs_walk_rec {
 	int64_t ts;           /* ns */
 	const uint8_t *data;
 	uint32_t caplen, len;
+	uint8_t dir;          /* pcapng epb_flags' direction: 0 not known, 1 inbound, 2 outbound */
 };
 
 /* Sets `w` up over a mapped file whose libpcap handle said link type `dlt` and
@@ -166,6 +167,7 @@ static inline int gs_walk_next_classic_(const struct gs_walk *w, struct gs_walk_
 		return -1;
 	r->caplen = caplen;
 	r->len = h[3];
+	r->dir = 0;
 	r->data = base + off + 16;
 	off += 16 + (size_t)caplen;
 	it->off = off;

@@ -212,6 +212,10 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 					cfg->max_open_calls / 2) : 0;
 	sc.max_open_calls = (uint32_t)((cfg->max_open_calls - room) / n < 2 ? 2 : (cfg->max_open_calls - room) / n);
 	sc.max_ooo_total = cfg->max_ooo_total / n;
+	/* the engines run on threads of their own: the nesting stage's set is the
+	 * merge's (--host-addrs names the addresses; docs/output.md) */
+	sc.own_addr_fn = NULL;
+	mc.own_addr_fn = NULL;
 	/* An engine may have out_max batches of calls out; when they are all in
 	 * the rs_merge, waiting for another engine, the merge holds more than its
 	 * window and writes the earliest: an engine never waits for ever */

@@ -260,6 +260,13 @@ static inline __attribute__((always_inline)) void emit(struct gs_session *s, con
 		gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
 }
 
+/* An address the capture host sent from (engine.h, own_addr_fn). */
+static void on_own_addr(void *arg, uint8_t family, const uint8_t *addr)
+{
+	struct gs_session *s = arg;
+	gs_nest_own_addr(&s->nest, family, addr);
+}
+
 /* The nesting stage's output: the call with its parent and downstream time. */
 static void on_nested(void *arg, const struct gs_engine *e, const struct gs_call *c, const struct gs_call_times *t)
 {
@@ -332,6 +339,11 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 		setvbuf(s->out, o->outbuf, _IOFBF, o->outbuf_size);
 	else /* each call is a line the moment it ends, also into a pipe */
 		setvbuf(s->out, NULL, _IOLBF, 0);
+	/* the capture's direction names the host's addresses, unless --host-addrs did */
+	if ((o->pairs || o->tail || o->report || o->trace) && !o->host_addrs.n) {
+		s->opt.cfg.own_addr_fn = on_own_addr;
+		s->opt.cfg.own_addr_arg = s;
+	}
 	if ((err = gs_stats_init(&s->stats, 512, s->opt.cfg.max_strings + 1)) != 0 ||
 	    (err = gs_stats_group_by(&s->stats, (enum gs_group_by)o->by)) != 0 ||
 	    (err = gs_tail_init(&s->tail, o->tail)) != 0 ||
@@ -527,12 +539,7 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 	info.max_open_calls = s->opt.cfg.max_open_calls;
 	info.order_window = s->opt.cfg.order_window;
 	info.max_ooo_total = s->opt.cfg.max_ooo_total;
-	if (s->nesting) {
-		info.nesting = true;
-		info.parent_time = s->nest.n.parent_time;
-		info.parent_thread = s->nest.n.parent_thread;
-		info.undecided = s->nest.n.undecided;
-	}
+	info.nest = s->nesting ? &s->nest.n : NULL;
 	if (s->discard) {
 		/* nothing was read: what would follow is empty tables */
 		gs_trace_discard(s->trace);

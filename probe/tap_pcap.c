@@ -323,6 +323,8 @@ static enum gs_read_result read_file(const char *path, const struct sink *k, off
 			 * not handed over) */
 			if ((wr = gs_walk_next(&w, &it, &r)) != 1 || gs_walk_cut())
 				break;
+			if (r.dir == 2) /* pcapng's outbound flag: the capture host sent it */
+				gs_engine_outgoing(k->e, dlt, r.data, r.caplen, r.len);
 			feed(k, prog, path, dlt, r.ts, r.data, r.caplen, r.len, ++n, (off_t)it.off, NULL, size);
 			if (it.off >= drop_at) {
 				gs_walk_drop_behind(&w, it.off, &dropped);

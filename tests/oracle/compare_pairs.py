@@ -156,6 +156,36 @@ def check_expected(table):
             raise Unusable("expected %s line %d: no usable key" % (table.path, r["_line"]))
 
 
+NEST_PARENT = ("parent_client", "parent_server", "parent_request_id", "parent_basis")
+
+
+def nest_problems(r, reply_present, durs, flag, bad):
+    """The nesting columns (pairs-csv.md): a parent all set or all empty, its basis
+    time or thread, downstream_us empty exactly without a reply, within server_us."""
+    set_ = [c for c in NEST_PARENT if r.get(c)]
+    if set_ and len(set_) != len(NEST_PARENT):
+        bad.append("parent columns partly empty (%s set)" % ",".join(set_))
+    if r.get("parent_basis") and r["parent_basis"] not in ("time", "thread"):
+        flag("parent_basis", "not time or thread")
+    for c in ("parent_client", "parent_server"):
+        if r.get(c) and canonical_endpoint(r[c]) != r[c]:
+            flag(c, "not a canonical endpoint")
+    if r.get("parent_request_id") and (not UINT_RE.match(r["parent_request_id"])
+                                       or int(r["parent_request_id"]) > 0xFFFFFFFF):
+        flag("parent_request_id", "not an unsigned 32-bit decimal")
+    ds = r.get("downstream_us", "")
+    if bool(ds) != bool(reply_present):
+        flag("downstream_us", "set exactly when the reply columns are")
+    elif ds:
+        try:
+            v = duration_ns(ds)
+        except ValueError:
+            flag("downstream_us", "not microseconds with 3 decimals")
+        else:
+            if v < 0 or ("server_us" in durs and v > durs["server_us"]):
+                flag("downstream_us", "not within 0..server_us")
+
+
 def format_problems(table):
     """Everything wrong with the shape of OURS, as (line, text)."""
     out = []
@@ -241,6 +271,8 @@ def format_problems(table):
             flag("status", "unknown status")
         if status == "ONEWAY" and r["oneway"] != "1":
             bad.append("status ONEWAY but oneway=%r" % r["oneway"])
+        if "parent_basis" in r:
+            nest_problems(r, present, durs, flag, bad)
         if len(stamps) == 4 and "total_us" in durs and \
                 abs(durs["total_us"] - (stamps["t_reply_last"] - stamps["t_request_first"])) > 1:
             flag("total_us", "is not t_reply_last - t_request_first")

@@ -343,6 +343,20 @@ static int ref_fixed(char *b, size_t len, int64_t v, int dec)
 }
 
 /* the row as docs/output.md describes it, field by field with printf */
+/* The nesting columns: no parent (most calls), or one by time or by thread,
+ * IPv4 or IPv6, with a downstream time of any size. */
+static void rnd_parent(struct gs_call *c)
+{
+	unsigned r = (unsigned)(rnd() % 4);
+	c->downstream_ns = rnd() % 3 ? 0 : (int64_t)(rnd() >> (rnd() % 40));
+	if (r < 2)
+		return;
+	rnd_endpoint(&c->parent_client, 5000);
+	rnd_endpoint(&c->parent_server, 700);
+	c->parent_request_id = (uint32_t)rnd_wide();
+	c->parent_basis = r == 2 ? GS_PARENT_TIME : GS_PARENT_THREAD;
+}
+
 static size_t ref_row(char *b, size_t len, const struct gs_intern *t, const struct gs_call *c,
 		      const struct gs_call_times *tm)
 {
@@ -386,6 +400,18 @@ static size_t ref_row(char *b, size_t len, const struct gs_intern *t, const stru
 		n += (size_t)snprintf(b + n, len - n, "%u,,1", c->retransmits);
 	else
 		n += (size_t)snprintf(b + n, len - n, "%u,%u,0", c->retransmits, c->gap_fills);
+	if (c->parent_basis != GS_PARENT_NONE) {
+		char pc[128], ps[128];
+		ref_endpoint(&c->parent_client, pc, sizeof pc);
+		ref_endpoint(&c->parent_server, ps, sizeof ps);
+		n += (size_t)snprintf(b + n, len - n, ",%s,%s,%u,%s", pc, ps, c->parent_request_id,
+				      c->parent_basis == GS_PARENT_TIME ? "time" : "thread");
+	} else {
+		n += (size_t)snprintf(b + n, len - n, ",,,,");
+	}
+	n += (size_t)snprintf(b + n, len - n, ",");
+	if (rep)
+		n += (size_t)ref_fixed(b + n, len - n, c->downstream_ns, 3);
 	if (tm) {
 		const int64_t inst[4] = { tm->client_send, tm->server_recv, tm->server_send, tm->client_recv };
 		for (int i = 0; i < 4; i++) {
@@ -479,6 +505,7 @@ static void test_csv_rows_reference(void **state)
 		c.t_request_last = rnd_stamp(base);
 		c.t_reply_first = rnd_stamp(base);
 		c.t_reply_last = rnd_stamp(base);
+		rnd_parent(&c);
 		if (i % 3 == 1) {
 			tm.client_send = rnd_stamp(base);
 			tm.server_recv = rnd_stamp(base);
@@ -567,6 +594,7 @@ static void rows_into_stream(int mode, bool cached, enum gs_pairs_format fmt)
 		c.t_request_last = rnd() % 2 ? c.t_request_first : rnd_stamp(base);
 		c.t_reply_first = rnd_stamp(base);
 		c.t_reply_last = rnd() % 2 ? c.t_reply_first : rnd_stamp(base);
+		rnd_parent(&c);
 		if (i % 5 == 1) {
 			tm.client_send = rnd_stamp(base);
 			tm.server_recv = rnd_stamp(base);

@@ -110,6 +110,16 @@ static void test_enclosure(void **state)
 	assert_int_equal(n.n.parent_time, 1);
 	assert_int_equal(n.n.undecided, 0);
 	gs_nest_free(&n);
+	/* a bound below the first sizes (merge: its number of calls) */
+	o.n = 0;
+	assert_int_equal(gs_nest_init(&n, true, 3, 0, collect, &o), 0);
+	add(&n, &p);
+	add(&n, &c);
+	gs_nest_flush(&n);
+	assert_parent(&o, 2, 1);
+	assert_int_equal(o.c[0].downstream_ns, 50 * MS);
+	assert_int_equal(n.n.early, 0);
+	gs_nest_free(&n);
 }
 
 /* Not enclosed: the child's request began before the parent's was whole; the

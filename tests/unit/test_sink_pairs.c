@@ -30,18 +30,36 @@ static void test_pairs_csv_rows(void **state)
 	fclose(f);
 	assert_string_equal(hdr, "client,server,request_id,giop,kind,operation,oneway,status,request_bytes,"
 				 "reply_bytes,t_request_first,t_request_last,t_reply_first,t_reply_last,"
-				 "total_us,server_us,retransmits,gap_fills,capture_loss\n");
+				 "total_us,server_us,retransmits,gap_fills,capture_loss,parent_client,parent_server,"
+				 "parent_request_id,parent_basis,downstream_us\n");
 
 	assert_string_equal(row(&t, &c, GS_PAIRS_CSV),
 			    "10.0.0.1:40000,10.0.0.2:2809,4294967295,1.2,Request,echoString,0,NO_EXCEPTION,64,40,"
 			    "1700000000.000000001,1700000000.000500000,1700000000.001500000,1700000000.001999999,"
-			    "1999.998,1000.000,2,0,0\n");
+			    "1999.998,1000.000,2,0,0,,,,,0.000\n");
 	/* gap fills counted; where the capture lost bytes, unknown and flagged */
 	c.gap_fills = 3;
-	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1000.000,2,3,0\n"));
+	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1000.000,2,3,0,,,,,0.000\n"));
 	c.flags |= GS_CF_CAPTURE_LOSS;
-	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1000.000,2,,1\n"));
+	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1000.000,2,,1,,,,,0.000\n"));
 	c.gap_fills = 0;
+	c.flags &= ~(uint32_t)GS_CF_CAPTURE_LOSS;
+
+	/* a nested call: its parent (by time, by thread); a parent: its downstream time */
+	c.parent_client = c.client;
+	c.parent_server = c.server;
+	c.parent_client.addr[3] = 9;
+	c.parent_request_id = 77;
+	c.parent_basis = GS_PARENT_TIME;
+	c.downstream_ns = 250500;
+	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1000.000,2,0,0,10.0.0.9:40000,10.0.0.2:2809,77,time,250.500\n"));
+	c.parent_basis = GS_PARENT_THREAD;
+	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",0,10.0.0.9:40000,10.0.0.2:2809,77,thread,250.500\n"));
+	assert_non_null(strstr(row(&t, &c, GS_PAIRS_JSONL),
+			       "\"capture_loss\":0,\"parent_client\":\"10.0.0.9:40000\",\"parent_server\":\"10.0.0.2:2809\","
+			       "\"parent_request_id\":77,\"parent_basis\":\"thread\",\"downstream_us\":250.500}\n"));
+	c.parent_basis = GS_PARENT_NONE;
+	c.downstream_ns = 0;
 
 	/* oneway: empty reply columns */
 	c.flags = GS_CF_ONEWAY | GS_CF_OP_KNOWN | GS_CF_REQ_DONE;
@@ -50,12 +68,12 @@ static void test_pairs_csv_rows(void **state)
 	c.minor = 0;
 	assert_string_equal(row(&t, &c, GS_PAIRS_CSV),
 			    "10.0.0.1:40000,10.0.0.2:2809,4294967295,1.0,Request,echoString,1,ONEWAY,64,,"
-			    "1700000000.000000001,1700000000.000500000,,,,,0,0,0\n");
+			    "1700000000.000000001,1700000000.000500000,,,,,0,0,0,,,,,\n");
 	c.flags = GS_CF_OP_KNOWN;
 	c.outcome = GS_OUT_NO_REPLY;
 	assert_string_equal(row(&t, &c, GS_PAIRS_CSV),
 			    "10.0.0.1:40000,10.0.0.2:2809,4294967295,1.0,Request,echoString,0,NO_REPLY,64,,"
-			    "1700000000.000000001,1700000000.000500000,,,,,0,0,0\n");
+			    "1700000000.000000001,1700000000.000500000,,,,,0,0,0,,,,,\n");
 	c.outcome = GS_OUT_CANCELLED;
 	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",0,CANCELLED,64,,"));
 
@@ -81,9 +99,9 @@ static void test_pairs_csv_rows(void **state)
 	 * bounds the instants by causality, calls.c) */
 	c = base_call();
 	c.t_reply_first = c.t_request_last - 1500;
-	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1999.998,-1.500,2,0,0\n"));
+	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1999.998,-1.500,2,0,0,,,,,0.000\n"));
 	c.t_reply_first = c.t_request_last - 500;
-	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1999.998,-0.500,2,0,0\n"));
+	assert_non_null(strstr(row(&t, &c, GS_PAIRS_CSV), ",1999.998,-0.500,2,0,0,,,,,0.000\n"));
 
 	/* IPv6 endpoints */
 	c = base_call();
@@ -107,7 +125,8 @@ static void test_pairs_jsonl_rows(void **state)
 			    "\"t_request_first\":\"1700000000.000000001\",\"t_request_last\":\"1700000000.000500000\","
 			    "\"t_reply_first\":\"1700000000.001500000\",\"t_reply_last\":\"1700000000.001999999\","
 			    "\"total_us\":1999.998,\"server_us\":1000.000,\"retransmits\":2,\"gap_fills\":0,"
-			    "\"capture_loss\":0}\n");
+			    "\"capture_loss\":0,\"parent_client\":null,\"parent_server\":null,"
+			    "\"parent_request_id\":null,\"parent_basis\":null,\"downstream_us\":0.000}\n");
 	c.flags = GS_CF_OP_KNOWN | GS_CF_HAS_PRIORITY | GS_CF_CAPTURE_LOSS;
 	c.outcome = GS_OUT_NO_REPLY;
 	c.priority = -3;
@@ -115,7 +134,8 @@ static void test_pairs_jsonl_rows(void **state)
 			       "\"reply_bytes\":null,\"t_request_first\":\"1700000000.000000001\","
 			       "\"t_request_last\":\"1700000000.000500000\",\"t_reply_first\":null,"
 			       "\"t_reply_last\":null,\"total_us\":null,\"server_us\":null,\"retransmits\":2,"
-			       "\"gap_fills\":null,\"capture_loss\":1,\"priority\":-3}\n"));
+			       "\"gap_fills\":null,\"capture_loss\":1,\"parent_client\":null,\"parent_server\":null,"
+			       "\"parent_request_id\":null,\"parent_basis\":null,\"downstream_us\":null,\"priority\":-3}\n"));
 	c = base_call();
 	c.status = GIOP_SYSTEM_EXCEPTION;
 	c.flags |= GS_CF_HAS_EXCEPTION;
@@ -123,8 +143,9 @@ static void test_pairs_jsonl_rows(void **state)
 	c.minor_code = 0x4f4d0001;
 	c.completion = 1;
 	assert_non_null(strstr(row(&t, &c, GS_PAIRS_JSONL),
-			       "\"retransmits\":2,\"gap_fills\":0,\"capture_loss\":0,"
-			       "\"exception\":\"IDL:omg.org/CORBA/TRANSIENT:1.0\","
+			       "\"retransmits\":2,\"gap_fills\":0,\"capture_loss\":0,\"parent_client\":null,"
+			       "\"parent_server\":null,\"parent_request_id\":null,\"parent_basis\":null,"
+			       "\"downstream_us\":0.000,\"exception\":\"IDL:omg.org/CORBA/TRANSIENT:1.0\","
 			       "\"minor_code\":1330446337,\"completed\":1}\n"));
 	gs_intern_free(&t);
 }

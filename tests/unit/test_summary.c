@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The summary's forms (analysis/summary.c) of the nesting split: the columns
  * appear when the calls came through the nesting stage, with the group's own
- * and downstream parts of server time and the stage's counts. */
+ * and downstream parts of server time beside the stage's counts. */
 #include "unit.h"
 #include "call_fixtures.h"
+#include "../../analysis/nest.h"
 #include "../../analysis/summary.h"
 
 static char *summary(const struct gs_stats *st, const struct gs_intern *names, enum gs_summary_format fmt,
@@ -26,6 +27,7 @@ static void test_summary_nesting(void **state)
 	struct gs_stats st;
 	struct gs_intern names;
 	struct gs_summary_info info;
+	struct gs_nest_counts nc;
 	struct gs_call c = base_call(); /* server 1000 us */
 	char *out;
 	(void)state;
@@ -44,10 +46,11 @@ static void test_summary_nesting(void **state)
 	gs_stats_nesting(&st, true);
 	c.downstream_ns = 800000;
 	gs_stats_add_call(&st, &names, &c);
-	info.nesting = true;
-	info.parent_time = 3;
-	info.parent_thread = 1;
-	info.undecided = 2;
+	memset(&nc, 0, sizeof nc);
+	nc.parent_time = 3;
+	nc.parent_thread = 1;
+	nc.undecided = 2;
+	info.nest = &nc;
 	out = summary(&st, &names, GS_SUM_CSV, &info);
 	assert_non_null(strstr(out, ",gap_filled,capture_loss,nested_calls,calls_with_downstream,server_own_p50_us,"
 				    "server_own_p99_us,server_own_max_us,server_own_mean_us,downstream_p50_us,"
@@ -57,12 +60,13 @@ static void test_summary_nesting(void **state)
 	out = summary(&st, &names, GS_SUM_JSONL, &info);
 	assert_non_null(strstr(out, "\"nested_calls\":0,\"calls_with_downstream\":1,\"server_own_us\":{\"p50\":200.000,"));
 	assert_non_null(strstr(out, "\"downstream_us\":{\"p50\":800.000,\"p99\":800.000,\"max\":800.000,\"mean\":800.000}}\n"));
-	assert_non_null(strstr(out, "{\"type\":\"nesting\",\"parent_time\":3,\"parent_thread\":1,\"undecided\":2}\n"));
+	/* the stage's own record (nest.c's counts) beside the groups' split */
+	assert_non_null(strstr(out, "{\"type\":\"nesting\",\"parent_time\":3,\"parent_thread\":1,\"undecided\":2,"));
 	out = summary(&st, &names, GS_SUM_TEXT, &info);
 	assert_non_null(strstr(out, "\nserver_us split"));
 	assert_non_null(strstr(out, "\nforward                         0        1 |    200.0    200.0    200.0    200.0 |"
 				    "    800.0    800.0    800.0    800.0\n"));
-	assert_non_null(strstr(out, "nesting: 4 calls with a parent (3 by time, 1 by thread), 2 undecided"));
+	assert_non_null(strstr(out, "nesting: 4 calls with a parent (time 3, thread 1), 2 undecided"));
 	gs_stats_free(&st);
 	gs_intern_free(&names);
 }

@@ -103,7 +103,7 @@ static void wf_one(FILE *f, uint32_t rank, const struct rp_tree *t)
 	uint32_t order[RP_TREE_MAX], n = wf_order(t, 0, order, 0);
 	int H = 34 + (int)n * row + 40;
 	struct wf_axis a = { t->n[0].t0, t->n[0].t1, bx, W - bx - 110 };
-	char title[160], tot[32], sv[GS_ENDPOINT_STRLEN];
+	char title[160], tot[32], sv[GS_ENDPOINT_STRLEN], cl[GS_ENDPOINT_STRLEN];
 	if (a.t1 <= a.t0)
 		a.t1 = a.t0 + 1;
 	rp_fmt_us(tot, sizeof tot, a.t1 - a.t0);
@@ -122,7 +122,12 @@ static void wf_one(FILE *f, uint32_t rank, const struct rp_tree *t)
 		snprintf(label, sizeof label, "%s at %s #%u", nd->op[0] ? nd->op : "(unknown)", sv, nd->rid);
 		fprintf(f, "<text class=\"rowlabel\" x=\"%.1f\" y=\"%.1f\">", 10.0 + 14.0 * nd->depth, y + 13);
 		rp_html_text(f, label);
-		fputs("</text>\n<g class=\"call\">\n", f);
+		/* the label names the server; the whole call (which client) on hover */
+		gs_endpoint_str(&nd->client, cl, sizeof cl);
+		snprintf(label, sizeof label, "%s -> %s request %u", cl, sv, nd->rid);
+		fputs("<title>", f);
+		rp_html_text(f, label);
+		fputs("</title></text>\n<g class=\"call\">\n", f);
 		wf_rect(f, &a, "wf-net", WF_NET, nd->t0, nd->req_last, y + 2, row - 4, "request bytes in transit");
 		wf_rect(f, &a, "wf-srv", WF_SRV, nd->req_last, nd->rep_first, y + 2, row - 4, "far side held it (server)");
 		wf_downstream(f, &a, t, order[k], y + 2, row - 4);

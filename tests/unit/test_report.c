@@ -349,10 +349,11 @@ static void check_waterfall(const char *html)
 	ut_keep(w, free);
 	assert_non_null(strstr(w, "1. forward #1 and its nested calls (500.0 us)"));
 	/* rows depth first: P, c1, c2, then g under c2, indented by depth */
-	assert_non_null(strstr(w, "x=\"10.0\" y=\"43.0\">forward at 10.0.0.2:2809 #1</text>"));
-	assert_non_null(strstr(w, "x=\"24.0\" y=\"63.0\">slow at 10.0.0.3:2809 #7</text>"));
-	assert_non_null(strstr(w, "x=\"24.0\" y=\"83.0\">slow at 10.0.0.3:2809 #8</text>"));
-	assert_non_null(strstr(w, "x=\"38.0\" y=\"103.0\">back at 10.0.0.4:2809 #9</text>"));
+	assert_non_null(strstr(w, "x=\"10.0\" y=\"43.0\">forward at 10.0.0.2:2809 #1<title>"));
+	assert_non_null(strstr(w, "x=\"24.0\" y=\"63.0\">slow at 10.0.0.3:2809 #7<title>"));
+	assert_non_null(strstr(w, "x=\"24.0\" y=\"83.0\">slow at 10.0.0.3:2809 #8<title>"));
+	assert_non_null(strstr(w, "x=\"38.0\" y=\"103.0\">back at 10.0.0.4:2809 #9<title>"));
+	assert_non_null(strstr(w, "<title>10.0.0.3:60000 -&gt; 10.0.0.4:2809 request 9</title></text>"));
 	/* downstream shading: P's two stretches (100..200, 250..450 us), c2's one (300..400) */
 	assert_int_equal(count(w, "class=\"wf wf-down\""), 3);
 	assert_int_equal(count(w, "<title>downstream: nested calls open: 100.0 us</title>"), 2);

@@ -8,6 +8,7 @@
 
 #include "endpoint.h"
 #include "sink_pairs.h"
+#include "text_out.h"
 
 int gs_tail_init(struct gs_tail *t, uint32_t max)
 {
@@ -147,13 +148,10 @@ static size_t app(char *buf, size_t len, size_t at, const char *fmt, ...)
 static size_t app(char *buf, size_t len, size_t at, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
-	if (at >= len)
-		return at;
 	va_start(ap, fmt);
-	n = vsnprintf(buf + at, len - at, fmt, ap);
+	at = gs_vappendf(buf, len, at, fmt, ap);
 	va_end(ap);
-	return n < 0 ? at : at + (size_t)n;
+	return at;
 }
 
 static double ms(int64_t ns) { return (double)ns / 1e6; }

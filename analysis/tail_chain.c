@@ -12,7 +12,6 @@
  * or never seen (the capture missed it), leaves the hop "not seen". */
 #include "tail.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,21 +118,6 @@ void gs_tail_chain_free(struct gs_tail *t)
 	t->chains = 0;
 }
 
-static size_t app(char *buf, size_t len, size_t at, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static size_t app(char *buf, size_t len, size_t at, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-	if (at >= len)
-		return at;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + at, len - at, fmt, ap);
-	va_end(ap);
-	return n < 0 ? at : at + (size_t)n;
-}
-
 static double us(int64_t ns) { return (double)ns / 1e3; }
 
 unsigned gs_downstream_reason(const struct gs_call *c, const char *hold_op, const char *child, char *buf,
@@ -143,17 +127,17 @@ unsigned gs_downstream_reason(const struct gs_call *c, const char *hold_op, cons
 	char sv[GS_ENDPOINT_STRLEN];
 	if (srv <= 0 || c->downstream_ns <= 0 || c->downstream_ns * 2 < srv)
 		return 0;
-	at = app(buf, len, at, "%sdownstream %.1f us (%.0f%% of server) in nested calls", at ? "; " : "",
+	at = gs_appendf(buf, len, at, "%sdownstream %.1f us (%.0f%% of server) in nested calls", at ? "; " : "",
 		 us(c->downstream_ns), 100.0 * (double)c->downstream_ns / (double)srv);
 	if (!c->hold_ns)
 		return GS_TAG_DOWNSTREAM;
 	gs_endpoint_str(&c->hold_server, sv, sizeof sv);
-	at = app(buf, len, at, ", longest %s at %s request %u, %.1f us", hold_op && *hold_op ? hold_op : "?", sv,
+	at = gs_appendf(buf, len, at, ", longest %s at %s request %u, %.1f us", hold_op && *hold_op ? hold_op : "?", sv,
 		 c->hold_request_id, us(c->hold_ns));
 	if (child)
-		at = app(buf, len, at, " -> [%s]", child);
+		at = gs_appendf(buf, len, at, " -> [%s]", child);
 	else
-		at = app(buf, len, at, " (not seen)");
+		at = gs_appendf(buf, len, at, " (not seen)");
 	(void)at;
 	return GS_TAG_DOWNSTREAM;
 }

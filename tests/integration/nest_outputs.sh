@@ -18,10 +18,13 @@
 #             "downstream ... -> [server" on 5 rows
 #   report    --report: one waterfall per listed slow call that made a nested call, each with its
 #             expected back-end call as a row; none for a back-end call
+#   live      the capture replayed on a veth (tests/lib/replay_sll2.py) under `giopscope live`:
+#             the nested calls then come before their parents (end order); the same tail,
+#             trace and report checks (skipped when not root)
 #   summary   --tail --format csv: the split columns; `slow` has 5 nested calls (the back end's)
 #             and 5 with nested calls open (the relay's), and its downstream max is at least the
 #             back end's longest servant time (back.spans: t_exit - t_entry)
-# Exit 0, 1 on a failure.
+# Exit 0, 1 on a failure (the live part is skipped, said in a SKIP line, when not root).
 set -u
 export LC_ALL=C
 cd "$(dirname "$0")/../.." || exit 2
@@ -33,7 +36,9 @@ CAP=$D/three_tier.pcap
 HOSTS=(--host-addrs 10.57.118.2,192.168.118.1)
 [ -x "$GS" ] || { echo "nest_outputs: no $GS (make first)" >&2; exit 2; }
 WORK=$(mktemp -d /tmp/gs-nest-outputs.XXXXXX) || exit 2
-trap 'rm -rf "$WORK"' EXIT
+cleanup_work() { rm -rf "$WORK"; }
+trap cleanup_work EXIT
+NS_CLEANUP_HOOK=cleanup_work
 pass=0 fail=0
 ok() { echo "PASS $1: $2"; pass=$((pass + 1)); }
 ko() { echo "FAIL $1: $2"; fail=$((fail + 1)); }
@@ -63,22 +68,28 @@ print("\n".join(out))
 PY
 n_exp=$(wc -l <"$WORK/expected.txt")
 
-# --- trace
-if "$GS" read "$CAP" "${HOSTS[@]}" --trace "$WORK/trace.json" >/dev/null 2>"$WORK/trace.err" &&
-	python3 tests/lib/trace_links.py "$WORK/trace.json" >"$WORK/links.txt"; then
-	if diff <(sed 's/ [^ ]*$//' "$WORK/expected.txt" | sort) <(sort "$WORK/links.txt") >"$WORK/links.diff"; then
-		ok trace "$n_exp parent -> child links, each expected one and no other"
+# --- trace: check_trace NAME TRACE.json
+check_trace() {
+	if python3 tests/lib/trace_links.py "$2" >"$WORK/links.txt"; then
+		if diff <(sed 's/ [^ ]*$//' "$WORK/expected.txt" | sort) <(sort "$WORK/links.txt") >"$WORK/links.diff"; then
+			ok "$1" "$n_exp parent -> child links, each expected one and no other"
+		else
+			ko "$1" "links differ from the logs': $(head -5 "$WORK/links.diff")"
+		fi
 	else
-		ko trace "links differ from the logs': $(head -5 "$WORK/links.diff")"
+		ko "$1" "$(grep PROBLEM "$WORK/links.txt" | head -3)"
 	fi
+}
+if "$GS" read "$CAP" "${HOSTS[@]}" --trace "$WORK/trace.json" >/dev/null 2>"$WORK/trace.err"; then
+	check_trace trace "$WORK/trace.json"
 else
-	ko trace "$(head -3 "$WORK/trace.err") $(grep PROBLEM "$WORK/links.txt" | head -3)"
+	ko trace "$(head -3 "$WORK/trace.err")"
 fi
 
 # --- tail
-"$GS" read "$CAP" "${HOSTS[@]}" --tail 10 --format jsonl >"$WORK/tail.jsonl" 2>"$WORK/tail.err"
-"$GS" read "$CAP" "${HOSTS[@]}" --tail 10 >"$WORK/tail.txt" 2>&1
-if out=$(python3 - "$WORK/tail.jsonl" "$WORK/expected.txt" <<'PY'
+# check_tail JSONL: prints what it found, exit 1 on a difference
+check_tail() {
+	python3 - "$1" "$WORK/expected.txt" <<'PY'
 import json, sys
 exp = {}
 for l in open(sys.argv[2]):
@@ -113,7 +124,10 @@ print("; ".join(bad) if bad else "the 5 slow relay calls: downstream -> their ba
       "the 5 back-end calls: server")
 sys.exit(1 if bad else 0)
 PY
-); then
+}
+"$GS" read "$CAP" "${HOSTS[@]}" --tail 10 --format jsonl >"$WORK/tail.jsonl" 2>"$WORK/tail.err"
+"$GS" read "$CAP" "${HOSTS[@]}" --tail 10 >"$WORK/tail.txt" 2>&1
+if out=$(check_tail "$WORK/tail.jsonl"); then
 	if [ "$(grep -c 'downstream .* -> \[server' "$WORK/tail.txt")" = 5 ]; then
 		ok tail "$out; the text rows say it too"
 	else
@@ -124,8 +138,9 @@ else
 fi
 
 # --- report
-if "$GS" read "$CAP" "${HOSTS[@]}" --report "$WORK/report.html" >/dev/null 2>"$WORK/report.err" &&
-	out=$(python3 - "$WORK/report.html" "$WORK/expected.txt" <<'PY'
+# check_report HTML
+check_report() {
+	python3 - "$1" "$WORK/expected.txt" <<'PY'
 import re, sys
 html = open(sys.argv[1]).read()
 exp = {}
@@ -153,7 +168,9 @@ if not wfs:
 print("; ".join(bad) if bad else "%d waterfalls, each with its expected back-end call" % len(wfs))
 sys.exit(1 if bad else 0)
 PY
-); then
+}
+if "$GS" read "$CAP" "${HOSTS[@]}" --report "$WORK/report.html" >/dev/null 2>"$WORK/report.err" &&
+	out=$(check_report "$WORK/report.html"); then
 	ok report "$out"
 else
 	ko report "${out:-$(head -3 "$WORK/report.err")}"
@@ -184,6 +201,43 @@ PY
 else
 	ko summary "${out:-$(head -3 "$WORK/sum.err")}"
 fi
+
+# --- live: the same capture replayed on a veth, `giopscope live` on its other end (end order:
+# the nested calls end, and come out of the nesting stage, before their parents)
+live_case() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "SKIP live: not root"
+		return 0
+	fi
+	NS_TAG=nso
+	. tests/lib/netns.sh
+	ns_require
+	ns_setup || { ko live "no namespaces"; return 0; }
+	ns_start "$NS_SRV" "$WORK/live.err" "$GS" live -i "$NS_VETH_SRV" --duration 5 "${HOSTS[@]}" \
+		--tail 10 --format jsonl -o "$WORK/live.out" --trace "$WORK/live.trace.json" --report "$WORK/live.html"
+	local pid=$NS_LAST_PID
+	if ! ns_wait_grep "$WORK/live.err" "listening on" 15; then
+		ko live "giopscope live did not start: $(tail -3 "$WORK/live.err")"
+		return 0
+	fi
+	if ! ip netns exec "$NS_CLI" python3 tests/lib/replay_sll2.py "$CAP" "$NS_VETH_CLI" >"$WORK/replay.log" 2>&1; then
+		ko live "replay: $(tail -3 "$WORK/replay.log")"
+		return 0
+	fi
+	ns_wait_exit "$pid" 30 || { ko live "giopscope live did not end after --duration"; return 0; }
+	if grep -q '"type":"tail"' "$WORK/live.out" && out=$(check_tail "$WORK/live.out"); then
+		ok live_tail "$out"
+	else
+		ko live_tail "${out:-no tail rows: $(tail -3 "$WORK/live.err")}"
+	fi
+	check_trace live_trace "$WORK/live.trace.json"
+	if out=$(check_report "$WORK/live.html"); then
+		ok live_report "$out"
+	else
+		ko live_report "$out"
+	fi
+}
+live_case
 
 echo "nest_outputs: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -38,7 +38,8 @@
 /* Nested calls kept for the order in which children end before their parent
  * (live capture, attach): the last ones seen, a ring. */
 #define GS_TAIL_RECENT 256
-/* Kept calls that may hold a chain at once (each GS_TAIL_DEPTH copies). */
+/* Kept calls that may hold a chain at once (each GS_TAIL_DEPTH copies, about
+ * 3 KB): --tail allows 100000 kept calls, and most never need one. */
 #define GS_TAIL_CHAINS 1024
 
 struct gs_tail_entry {
@@ -118,12 +119,12 @@ void gs_tail_chain_free(struct gs_tail *t);
 unsigned gs_downstream_reason(const struct gs_call *c, const char *hold_op, const char *child, char *buf,
 			      size_t len, size_t at);
 /* A kept entry's reasons (the wire's, attach's, downstream), each hop of its
- * chain from `from` down in brackets; returns the tags of the entry's own. */
+ * chain below in brackets; returns the tags of the entry's own reasons. */
 unsigned gs_tail_entry_reasons(const struct gs_tail_entry *en, char *buf, size_t len);
 /* The chain of a kept entry as a JSON array ("chain":[...]) of hops, each with
  * its own figures, tags and reasons; nothing when the call had no nested call. */
 void gs_tail_chain_json(FILE *out, const struct gs_tail_entry *en);
-/* The tag names, bit k of the set is names[k] (GS_TAG_*). */
+/* A tag set (GS_TAG_*) as a JSON array of their names. */
 void gs_tail_tags_json(FILE *out, unsigned tags);
 
 /* Writes the kept calls, slowest first: a table (text) or JSON lines. */

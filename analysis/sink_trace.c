@@ -36,6 +36,15 @@ struct tr_recent {
 	bool used, has_parent, linked;
 };
 
+/* The ring slots (+ 1; 0: none) of the recent calls of one family, by the hash
+ * of the parent's key: a parent is put under its own key, a nested call under its
+ * parent's, so either finds the other in one bucket. */
+#define TR_FAMILY_WAYS 16
+struct tr_family {
+	uint32_t slot[TR_FAMILY_WAYS];
+	uint32_t next;             /* the way replaced next */
+};
+
 struct gs_trace {
 	struct gs_trace_config cfg;
 	FILE *f;
@@ -57,9 +66,11 @@ struct gs_trace {
 	uint32_t smask, nservers;
 	bool other_pid_named;
 	char *iobuf;
-	/* nesting: the recent calls with nesting fields, a ring (made with the first) */
+	/* nesting: the recent calls with nesting fields, a ring (made with the first),
+	 * and where in it each family (a parent and its nested calls) is */
 	struct tr_recent *recent;
 	uint32_t recent_next;
+	struct tr_family *family;
 	uint64_t flows;            /* parent -> child links written */
 	uint64_t flows_unlinked;   /* nested calls whose parent was not drawn near them */
 };
@@ -345,12 +356,29 @@ static uint32_t lane_for(struct gs_trace *t, uint32_t no, uint32_t pid, int64_t 
 
 /* The calls remembered for the flows: a parent and its nested calls end close
  * together (the child inside the parent's server time), so a ring of the last
- * ones drawn holds both; one that is gone leaves its child unlinked (counted). */
+ * ones drawn holds both; one that is gone, or pushed out of its family's bucket
+ * (more than TR_FAMILY_WAYS calls of a family, or of families hashed alike,
+ * coming before the one that links them), leaves its child unlinked (counted). */
 #define TR_RECENT 1024
+#define TR_FAMILIES 1024
 
 static bool same_ep(const struct gs_endpoint *a, const struct gs_endpoint *b)
 {
 	return ep_cmp(a, b) == 0;
+}
+
+static struct tr_family *family_of(struct gs_trace *t, const struct gs_endpoint *cl, const struct gs_endpoint *sv,
+				   uint32_t rid)
+{
+	uint32_t h = ep_hash(ep_hash(2166136261u, cl), sv);
+	h = (h ^ rid) * 16777619u;
+	return &t->family[(h ^ (h >> 15)) % TR_FAMILIES];
+}
+
+static void family_put(struct tr_family *f, uint32_t slot)
+{
+	f->slot[f->next] = slot + 1;
+	f->next = (f->next + 1) % TR_FAMILY_WAYS;
 }
 
 /* Chrome's flow events v1 (what Perfetto and chrome://tracing read alike, and
@@ -381,8 +409,18 @@ static void nest_flows(struct gs_trace *t, const struct gs_call *c, uint32_t pid
 		       int64_t end)
 {
 	struct tr_recent me, *slot;
-	if (!t->recent && !(t->recent = calloc(TR_RECENT, sizeof *t->recent)))
-		return;
+	struct tr_family *pf = NULL, *own = NULL;
+	if (!t->recent) {
+		t->recent = calloc(TR_RECENT, sizeof *t->recent);
+		t->family = calloc(TR_FAMILIES, sizeof *t->family);
+		if (!t->recent || !t->family) {
+			free(t->recent);
+			free(t->family);
+			t->recent = NULL;
+			t->family = NULL;
+			return;
+		}
+	}
 	memset(&me, 0, sizeof me);
 	me.client = c->client;
 	me.server = c->server;
@@ -396,27 +434,38 @@ static void nest_flows(struct gs_trace *t, const struct gs_call *c, uint32_t pid
 	me.end = end;
 	me.used = true;
 	me.has_parent = c->parent_basis != GS_PARENT_NONE;
-	for (uint32_t i = 0; i < TR_RECENT; i++) {
-		struct tr_recent *r = &t->recent[i];
-		if (!r->used)
-			continue;
+	if (me.has_parent) {
 		/* its parent, drawn before it (start order) */
-		if (me.has_parent && !me.linked && r->rid == me.prid && same_ep(&r->client, &me.pclient) &&
-		    same_ep(&r->server, &me.pserver)) {
-			flow(t, r, &me);
-			me.linked = true;
+		pf = family_of(t, &me.pclient, &me.pserver, me.prid);
+		for (uint32_t w = 0; w < TR_FAMILY_WAYS && !me.linked; w++) {
+			const struct tr_recent *r = pf->slot[w] ? &t->recent[pf->slot[w] - 1] : NULL;
+			if (r && r->used && r->rid == me.prid && same_ep(&r->client, &me.pclient) &&
+			    same_ep(&r->server, &me.pserver)) {
+				flow(t, r, &me);
+				me.linked = true;
+			}
 		}
+	}
+	if (c->downstream_ns > 0) {
 		/* its nested calls, drawn before it (end order: they ended first) */
-		if (c->downstream_ns > 0 && r->has_parent && !r->linked && r->prid == me.rid &&
-		    same_ep(&r->pclient, &me.client) && same_ep(&r->pserver, &me.server)) {
-			flow(t, &me, r);
-			r->linked = true;
+		own = family_of(t, &me.client, &me.server, me.rid);
+		for (uint32_t w = 0; w < TR_FAMILY_WAYS; w++) {
+			struct tr_recent *r = own->slot[w] ? &t->recent[own->slot[w] - 1] : NULL;
+			if (r && r->used && r->has_parent && !r->linked && r->prid == me.rid &&
+			    same_ep(&r->pclient, &me.client) && same_ep(&r->pserver, &me.server)) {
+				flow(t, &me, r);
+				r->linked = true;
+			}
 		}
 	}
 	slot = &t->recent[t->recent_next];
 	if (slot->used && slot->has_parent && !slot->linked)
 		t->flows_unlinked++;
 	*slot = me;
+	if (pf)
+		family_put(pf, t->recent_next);
+	if (own && own != pf)
+		family_put(own, t->recent_next);
 	t->recent_next = (t->recent_next + 1) % TR_RECENT;
 }
 
@@ -525,6 +574,7 @@ static void trace_free(struct gs_trace *t)
 	free(t->lane_end);
 	free(t->iobuf);
 	free(t->recent);
+	free(t->family);
 	free(t);
 }
 

@@ -222,6 +222,27 @@ static void test_trace_nested_end_order(void **state)
 	assert_non_null(strstr(m.buf, "\"nested_links\":2,\"nested_unlinked\":1"));
 }
 
+/* A parent with more nested calls than a family's bucket keeps, all ending
+ * before it (end order): it links the last TR_FAMILY_WAYS (16), and the others
+ * are counted unlinked, never linked to something else. */
+static void test_trace_nested_many_children(void **state)
+{
+	struct mem m;
+	struct gs_trace *t = trace_open(&m, NULL);
+	struct gs_call p, c1, c2;
+	relay_calls(&p, &c1, &c2);
+	for (uint32_t i = 0; i < 20; i++) {
+		struct gs_call c = c1;
+		c.request_id = 100 + i;
+		c.client.port = (uint16_t)(50000 + i); /* a connection each: one lane each */
+		gs_trace_add_named(t, "slow", 4, &c);
+	}
+	gs_trace_add_named(t, "forward", 7, &p);
+	trace_close(t, &m);
+	assert_int_equal(count(m.buf, "\"ph\":\"s\""), 16);
+	assert_non_null(strstr(m.buf, "\"nested_links\":16,\"nested_unlinked\":4"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -231,6 +252,7 @@ int main(void)
 		UT(test_trace_empty_and_file),
 		UT(test_trace_nested_start_order),
 		UT(test_trace_nested_end_order),
+		UT(test_trace_nested_many_children),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

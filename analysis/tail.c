@@ -103,7 +103,6 @@ static void fill_entry(struct gs_tail_entry *en, const struct gs_intern *strings
 	en->hold_op[0] = '\0';
 	if (c->hold_ns)
 		name_of(en->hold_op, sizeof en->hold_op, strings, c->hold_op);
-	en->depth = 0;
 }
 
 void gs_tail_add_strings(struct gs_tail *t, const struct gs_intern *strings, const struct gs_call *c,
@@ -401,7 +400,7 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 		fprintf(out, "{\"type\":\"tail_bounds\",\"chains_refused\":%llu,\"max_chains\":%u}\n",
 			(unsigned long long)t->chains_refused, GS_TAIL_CHAINS);
 	else if (t->chains_refused)
-		fprintf(out, "%llu nested %s not kept for the chains (at most %u kept calls hold a chain)\n",
+		fprintf(out, "%llu %s without the chain of nested calls (at most %u kept calls hold one)\n",
 			(unsigned long long)t->chains_refused, gs_plural(t->chains_refused, "call", "calls"),
 			GS_TAIL_CHAINS);
 }

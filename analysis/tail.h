@@ -42,6 +42,9 @@
  * 3 KB): --tail allows 100000 kept calls, and most never need one. */
 #define GS_TAIL_CHAINS 1024
 
+struct gs_tail_chain;
+struct gs_tail_want;
+
 struct gs_tail_entry {
 	struct gs_call call;
 	char op[64];
@@ -50,11 +53,9 @@ struct gs_tail_entry {
 	/* attach's syscall instants (0: not seen); has_times: the call came with them */
 	struct gs_call_times times;
 	bool has_times;
-	/* copies of the nested calls that held it, longest first: chain[0] is
-	 * call.hold_*, chain[k + 1] is chain[k].call.hold_*; NULL until one comes
-	 * (copies in the chain have no chain of their own) */
-	struct gs_tail_entry *chain;
-	uint8_t depth;         /* hops of chain filled */
+	/* copies of the nested calls that held it (tail_chain.c; NULL: it had none,
+	 * or the bound GS_TAIL_CHAINS was reached; copies in a chain have none) */
+	struct gs_tail_chain *chain;
 };
 
 struct gs_tail {
@@ -63,6 +64,7 @@ struct gs_tail {
 	/* the recent nested calls (tail_chain.c): allocated with the first one */
 	struct gs_tail_entry *recent;
 	uint32_t recent_n, recent_next;
+	struct gs_tail_want *want;  /* the calls the chains await (start order) */
 	uint32_t chains;          /* entries of v holding a chain allocation */
 	uint64_t chains_refused;  /* a kept call's chain not kept: GS_TAIL_CHAINS or no memory */
 };
@@ -108,7 +110,8 @@ void gs_tail_add_strings(struct gs_tail *t, const struct gs_intern *strings, con
  * recent nested calls, where a call kept later finds its child (live output:
  * children end first). */
 void gs_tail_chain_offer(struct gs_tail *t, const struct gs_tail_entry *en);
-/* A kept entry (chain reset): follows its hold_* down the recent ring. */
+/* A call just kept in an entry (whose previous call's chain it reuses): its
+ * chain from the recent ring (end order), then it awaits the rest (start order). */
 void gs_tail_chain_start(struct gs_tail *t, struct gs_tail_entry *en);
 void gs_tail_chain_free(struct gs_tail *t);
 /* `downstream`: when at least half of the call's server time had nested calls

@@ -18,6 +18,26 @@
 #include "endpoint.h"
 #include "text_out.h"
 
+/* A kept call's chain: its own allocation, which stays put while the kept
+ * calls move in the tail's heap, so the table of the calls awaited can point
+ * at it.  hop[0] held the kept call, hop[k + 1] held hop[k]. */
+struct gs_tail_chain {
+	struct gs_tail_entry hop[GS_TAIL_DEPTH];
+	uint8_t depth;
+	bool waiting;              /* `want` is in the table */
+	struct gs_endpoint want_client, want_server;
+	uint32_t want_rid;
+};
+
+/* The calls awaited (start order), each the next hop of one chain: an open
+ * addressing table of twice GS_TAIL_CHAINS slots (at most half full: a chain
+ * awaits one call at a time), so a nested call costs one probe, not a look at
+ * every kept call. */
+#define GS_TAIL_WANT (2 * GS_TAIL_CHAINS)
+struct gs_tail_want {
+	struct gs_tail_chain *ch;  /* NULL: free */
+};
+
 static bool same_ep(const struct gs_endpoint *a, const struct gs_endpoint *b)
 {
 	return a->family == b->family && a->port == b->port && memcmp(a->addr, b->addr, sizeof a->addr) == 0;
@@ -30,32 +50,94 @@ static bool is_hold_of(const struct gs_call *p, const struct gs_call *c)
 	       same_ep(&p->hold_server, &c->server);
 }
 
-/* The call whose hold the next hop of `en` must be: the last hop's, or its own. */
-static const struct gs_call *chain_end(const struct gs_tail_entry *en)
+static uint32_t key_hash(const struct gs_endpoint *cl, const struct gs_endpoint *sv, uint32_t rid)
 {
-	return en->depth ? &en->chain[en->depth - 1].call : &en->call;
+	/* FNV-1a over the fields that name a call (struct padding is not known to be zero) */
+	uint32_t h = 2166136261u;
+	const struct gs_endpoint *ep[2] = { cl, sv };
+	for (int e = 0; e < 2; e++) {
+		for (int i = 0; i < 16; i++)
+			h = (h ^ ep[e]->addr[i]) * 16777619u;
+		h = (h ^ ep[e]->port) * 16777619u;
+	}
+	h = (h ^ rid) * 16777619u;
+	return h ^ (h >> 16);
 }
 
-/* A copy of `child` as the next hop of `en`; false when the chain has no room
- * (depth) or no memory (the bound on chains, counted). */
-static bool chain_push(struct gs_tail *t, struct gs_tail_entry *en, const struct gs_tail_entry *child)
+static bool want_is(const struct gs_tail_chain *ch, const struct gs_call *c)
 {
-	struct gs_tail_entry *hop;
-	if (en->depth >= GS_TAIL_DEPTH)
-		return false;
-	if (!en->chain) {
-		if (t->chains >= GS_TAIL_CHAINS ||
-		    !(en->chain = calloc(GS_TAIL_DEPTH, sizeof *en->chain))) {
-			t->chains_refused++;
-			return false;
+	return ch->want_rid == c->request_id && same_ep(&ch->want_client, &c->client) &&
+	       same_ep(&ch->want_server, &c->server);
+}
+
+/* The chain awaiting `c`, or NULL; *at: its slot. */
+static struct gs_tail_chain *want_find(const struct gs_tail *t, const struct gs_call *c, uint32_t *at)
+{
+	uint32_t i = key_hash(&c->client, &c->server, c->request_id) % GS_TAIL_WANT;
+	if (!t->want)
+		return NULL;
+	for (uint32_t n = 0; n < GS_TAIL_WANT && t->want[i].ch; n++, i = (i + 1) % GS_TAIL_WANT)
+		if (want_is(t->want[i].ch, c)) {
+			*at = i;
+			return t->want[i].ch;
 		}
-		t->chains++;
+	return NULL;
+}
+
+/* Linear probing's delete: the slots after it that hash at or before it move up. */
+static void want_del(struct gs_tail *t, struct gs_tail_chain *ch)
+{
+	uint32_t i, j;
+	if (!ch->waiting)
+		return;
+	ch->waiting = false;
+	i = key_hash(&ch->want_client, &ch->want_server, ch->want_rid) % GS_TAIL_WANT;
+	while (t->want[i].ch && t->want[i].ch != ch)
+		i = (i + 1) % GS_TAIL_WANT;
+	if (!t->want[i].ch)
+		return;
+	t->want[i].ch = NULL;
+	for (j = (i + 1) % GS_TAIL_WANT; t->want[j].ch; j = (j + 1) % GS_TAIL_WANT) {
+		const struct gs_tail_chain *o = t->want[j].ch;
+		uint32_t h = key_hash(&o->want_client, &o->want_server, o->want_rid) % GS_TAIL_WANT;
+		/* o stays unless its home h is cyclically outside (i, j] */
+		if (i <= j ? (h > i && h <= j) : (h > i || h <= j))
+			continue;
+		t->want[i] = t->want[j];
+		t->want[j].ch = NULL;
+		i = j;
 	}
-	hop = &en->chain[en->depth++];
+}
+
+/* The chain awaits the call that held `end` (if it has room for it). */
+static void want_put(struct gs_tail *t, struct gs_tail_chain *ch, const struct gs_call *end)
+{
+	uint32_t i;
+	want_del(t, ch);
+	if (!end->hold_ns || ch->depth >= GS_TAIL_DEPTH || !t->want)
+		return;
+	ch->want_client = end->hold_client;
+	ch->want_server = end->hold_server;
+	ch->want_rid = end->hold_request_id;
+	i = key_hash(&ch->want_client, &ch->want_server, ch->want_rid) % GS_TAIL_WANT;
+	while (t->want[i].ch)
+		i = (i + 1) % GS_TAIL_WANT;
+	t->want[i].ch = ch;
+	ch->waiting = true;
+}
+
+/* The call whose hold the next hop must be: the last hop's, or the kept call's. */
+static const struct gs_call *chain_end(const struct gs_tail_entry *en)
+{
+	const struct gs_tail_chain *ch = en->chain;
+	return ch && ch->depth ? &ch->hop[ch->depth - 1].call : &en->call;
+}
+
+static void hop_push(struct gs_tail_chain *ch, const struct gs_tail_entry *child)
+{
+	struct gs_tail_entry *hop = &ch->hop[ch->depth++];
 	*hop = *child;
 	hop->chain = NULL;
-	hop->depth = 0;
-	return true;
 }
 
 /* The recent nested call that held `p`, or NULL. */
@@ -69,24 +151,28 @@ static const struct gs_tail_entry *recent_find(const struct gs_tail *t, const st
 	return NULL;
 }
 
-/* Down the ring from the chain's end, as far as it has the hops. */
+/* Down the ring from the chain's end, as far as it has the hops; then the
+ * chain awaits the next one. */
 static void chain_pull(struct gs_tail *t, struct gs_tail_entry *en)
 {
 	const struct gs_tail_entry *r;
-	while (en->depth < GS_TAIL_DEPTH && (r = recent_find(t, chain_end(en))) != NULL)
-		if (!chain_push(t, en, r))
-			return;
+	struct gs_tail_chain *ch = en->chain;
+	while (ch->depth < GS_TAIL_DEPTH && t->recent && (r = recent_find(t, chain_end(en))) != NULL)
+		hop_push(ch, r);
+	want_put(t, ch, chain_end(en));
 }
 
 void gs_tail_chain_offer(struct gs_tail *t, const struct gs_tail_entry *en)
 {
-	/* start order: the kept calls waiting for this one as their next hop */
-	for (uint32_t i = 0; i < t->n; i++) {
-		struct gs_tail_entry *k = &t->v[i];
-		if (k->depth < GS_TAIL_DEPTH && is_hold_of(chain_end(k), &en->call) && chain_push(t, k, en))
-			chain_pull(t, k);
+	uint32_t at;
+	struct gs_tail_chain *ch;
+	/* start order: the chain awaiting this one (its kept call came first) */
+	if ((ch = want_find(t, &en->call, &at)) != NULL) {
+		want_del(t, ch);
+		hop_push(ch, en);
+		want_put(t, ch, &ch->hop[ch->depth - 1].call);
 	}
-	/* end order: a parent kept later looks here */
+	/* end order: a call kept later looks here */
 	if (!t->recent) {
 		t->recent = calloc(GS_TAIL_RECENT, sizeof *t->recent);
 		if (!t->recent)
@@ -101,9 +187,33 @@ void gs_tail_chain_offer(struct gs_tail *t, const struct gs_tail_entry *en)
 
 void gs_tail_chain_start(struct gs_tail *t, struct gs_tail_entry *en)
 {
-	en->depth = 0;
-	if (en->call.hold_ns && t->recent)
-		chain_pull(t, en);
+	struct gs_tail_chain *ch = en->chain;
+	if (ch) {
+		/* the slot's previous call's chain: emptied for this one, or given back */
+		want_del(t, ch);
+		ch->depth = 0;
+		if (!en->call.hold_ns) {
+			free(ch);
+			en->chain = NULL;
+			t->chains--;
+			return;
+		}
+	} else if (!en->call.hold_ns) {
+		return;
+	}
+	if (!t->want && !(t->want = calloc(GS_TAIL_WANT, sizeof *t->want))) {
+		t->chains_refused++;
+		return;
+	}
+	if (!ch) {
+		if (t->chains >= GS_TAIL_CHAINS || !(ch = calloc(1, sizeof *ch))) {
+			t->chains_refused++;
+			return;
+		}
+		t->chains++;
+		en->chain = ch;
+	}
+	chain_pull(t, en);
 }
 
 void gs_tail_chain_free(struct gs_tail *t)
@@ -113,7 +223,9 @@ void gs_tail_chain_free(struct gs_tail *t)
 		t->v[i].chain = NULL;
 	}
 	free(t->recent);
+	free(t->want);
 	t->recent = NULL;
+	t->want = NULL;
 	t->recent_n = t->recent_next = 0;
 	t->chains = 0;
 }
@@ -157,8 +269,8 @@ static unsigned hop_reasons(const struct gs_tail_entry *en, const char *child, c
 static unsigned chain_reasons(const struct gs_tail_entry *top, int k, char *buf, size_t len)
 {
 	char below[4096];
-	const struct gs_tail_entry *en = k < 0 ? top : &top->chain[k];
-	bool has_child = k + 1 < (int)top->depth;
+	const struct gs_tail_entry *en = k < 0 ? top : &top->chain->hop[k];
+	bool has_child = top->chain && k + 1 < (int)top->chain->depth;
 	if (has_child)
 		chain_reasons(top, k + 1, below, sizeof below);
 	return hop_reasons(en, has_child ? below : NULL, buf, len);
@@ -174,6 +286,7 @@ void gs_tail_chain_json(FILE *out, const struct gs_tail_entry *en)
 	char cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
 	char reasons[4096];
 	const struct gs_call *up = &en->call;
+	int depth = en->chain ? en->chain->depth : 0;
 	if (!en->call.hold_ns)
 		return;
 	fputs(",\"chain\":[", out);
@@ -187,14 +300,15 @@ void gs_tail_chain_json(FILE *out, const struct gs_tail_entry *en)
 		fputs(",\"server\":", out);
 		gs_json_str(out, sv);
 		fprintf(out, ",\"request_id\":%u,\"operation\":", up->hold_request_id);
-		gs_json_str(out, k ? en->chain[k - 1].hold_op : en->hold_op);
+		gs_json_str(out, k ? en->chain->hop[k - 1].hold_op : en->hold_op);
 		fprintf(out, ",\"held_us\":%.3f", us(up->hold_ns));
-		if (k >= (int)en->depth) {
-			/* a tier deeper than GS_TAIL_DEPTH, or a record not seen */
-			fprintf(out, ",\"seen\":false,\"why\":\"%s\"}", k >= GS_TAIL_DEPTH ? "depth" : "not seen");
+		if (k >= depth) {
+			/* a tier deeper than GS_TAIL_DEPTH, a record not seen, or no chain kept */
+			fprintf(out, ",\"seen\":false,\"why\":\"%s\"}", k >= GS_TAIL_DEPTH ? "depth" :
+				en->chain ? "not seen" : "not kept");
 			break;
 		}
-		const struct gs_tail_entry *h = &en->chain[k];
+		const struct gs_tail_entry *h = &en->chain->hop[k];
 		const struct gs_call *c = &h->call;
 		int64_t net;
 		fprintf(out, ",\"seen\":true,\"total_us\":%.3f,\"server_us\":%.3f",

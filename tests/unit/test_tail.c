@@ -11,7 +11,10 @@
  *   depth     a chain deeper than GS_TAIL_DEPTH ends in a hop "depth"
  *   ring      a child pushed out of the recent ring before its parent: not seen
  *   evicted   kept parents replaced by slower calls give their chains back
- *             (ASan: nothing leaks, nothing is read after it is freed) */
+ *             (ASan: nothing leaks, nothing is read after it is freed)
+ *   many      100 parents awaiting their children at once, kept ones replaced:
+ *             each kept chain holds its own child
+ *   bound     more kept calls with nested calls than GS_TAIL_CHAINS: counted, said */
 #include "unit.h"
 #include "../../analysis/tail.h"
 
@@ -284,11 +287,74 @@ static void test_evicted(void **state)
 	assert_int_equal(f->t.chains_refused, 0);
 }
 
+/* Start order with many parents waiting at once, kept ones replaced by slower
+ * ones as they come (their chains reused, the calls they awaited forgotten):
+ * every kept call's chain holds its own child, none another's. */
+static void test_many_waiting(void **state)
+{
+	struct fix *f = fix_new(50);
+	struct gs_call top[200], back[200];
+	char *json;
+	(void)state;
+	for (uint32_t i = 0; i < 200; i++) {
+		top[i] = mk(f, 1, (uint16_t)(40000 + i), 2, i, "forward", 0, 20000 + 10 * i);
+		back[i] = mk(f, 2, 50000, 3, 1000 + i, "slow", 150, 19000 + 10 * i);
+		nest(f, &top[i], &back[i], 19500 + 10 * i, 19500 + 10 * i);
+	}
+	/* the parents of a window of 100 first, then each child while later parents come */
+	for (uint32_t i = 0; i < 200; i++) {
+		gs_tail_add_strings(&f->t, &f->s, &top[i], NULL);
+		if (i >= 100)
+			gs_tail_add_strings(&f->t, &f->s, &back[i - 100], NULL);
+	}
+	for (uint32_t i = 100; i < 200; i++)
+		gs_tail_add_strings(&f->t, &f->s, &back[i], NULL);
+	/* kept: the 50 slowest, top[150..199] (the back-end calls are faster) */
+	json = tail_out(&f->t, true);
+	for (uint32_t i = 150; i < 200; i++) {
+		char want[160];
+		snprintf(want, sizeof want, "\"request_id\":%u,\"operation\":\"forward\"", i);
+		const char *row = strstr(json, want);
+		assert_non_null(row);
+		snprintf(want, sizeof want, "\"chain\":[{\"client\":\"10.0.0.2:50000\",\"server\":\"10.0.0.3:2809\","
+			 "\"request_id\":%u,\"operation\":\"slow\",\"held_us\":%u.000,\"seen\":true", 1000 + i,
+			 19500 + 10 * i);
+		assert_non_null(strstr(row, want));
+		assert_true(strstr(row, want) < strchr(row, '\n'));
+	}
+	assert_int_equal(f->t.chains_refused, 0);
+	assert_true(f->t.chains <= 50);
+}
+
+/* More kept calls with nested calls than GS_TAIL_CHAINS: the others keep no
+ * chain, said in their JSON ("not kept") and under the tail. */
+static void test_chain_bound(void **state)
+{
+	struct fix *f = fix_new(GS_TAIL_CHAINS + 10);
+	struct gs_call top, back;
+	char *json, *text;
+	(void)state;
+	for (uint32_t i = 0; i < GS_TAIL_CHAINS + 10; i++) {
+		top = mk(f, 1, 40000, 2, i, "forward", 0, 20000);
+		back = mk(f, 2, 50000, 3, 100000 + i, "slow", 150, 100);
+		nest(f, &top, &back, 15000, 15000);
+		gs_tail_add_strings(&f->t, &f->s, &top, NULL);
+	}
+	assert_int_equal(f->t.chains, GS_TAIL_CHAINS);
+	assert_int_equal(f->t.chains_refused, 10);
+	json = tail_out(&f->t, true);
+	assert_non_null(strstr(json, "\"seen\":false,\"why\":\"not kept\"}]}\n"));
+	assert_non_null(strstr(json, "{\"type\":\"tail_bounds\",\"chains_refused\":10,\"max_chains\":1024}\n"));
+	text = tail_out(&f->t, false);
+	assert_non_null(strstr(text, "\n10 calls without the chain of nested calls (at most 1024 kept calls hold one)\n"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		UT(test_ordered), UT(test_live), UT(test_deep), UT(test_own_time),
 		UT(test_unseen), UT(test_depth), UT(test_ring), UT(test_evicted),
+		UT(test_many_waiting), UT(test_chain_bound),
 	};
 	return cmocka_run_group_tests_name("test_tail", tests, NULL, NULL);
 }

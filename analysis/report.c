@@ -58,6 +58,7 @@ void gs_report_free(struct gs_report *r)
 	free(r->ops);
 	free(r->bins);
 	free(r->smp);
+	rp_nest_free(r);
 	free(r->slow);
 	free(r);
 }
@@ -406,7 +407,7 @@ static void heap_up(struct rp_slow *h, uint32_t i)
 }
 
 static void keep_slow(struct gs_report *r, const struct gs_call *c, uint32_t op,
-		      const struct gs_report_split *sp, const char *queued_op)
+		      const struct gs_report_split *sp, const char *queued_op, const char *name, size_t namelen)
 {
 	struct rp_slow s;
 	if (!r->cfg.slowest)
@@ -433,10 +434,13 @@ static void keep_slow(struct gs_report *r, const struct gs_call *c, uint32_t op,
 	s.op = op;
 	s.status = gs_call_status(c);
 	gs_call_reasons(c, queued_op, s.reasons, sizeof s.reasons);
+	/* its nested calls that ended before it (report_nest.c) */
+	rp_nest_collect(r, &s, c, name, namelen);
 	if (r->nslow < r->cfg.slowest) {
 		r->slow[r->nslow] = s;
 		heap_up(r->slow, r->nslow++);
 	} else {
+		free(r->slow[0].tree);
 		r->slow[0] = s;
 		heap_down(r->slow, r->nslow, 0);
 	}
@@ -468,10 +472,12 @@ static void add(struct gs_report *r, const char *op, size_t oplen, const struct 
 	if (sp && sp->network_ns != GS_REPORT_UNKNOWN && answered)
 		r->any_network = true;
 	bin_account(r, c->t_request_first, answered, err, total);
+	if (c->parent_basis != GS_PARENT_NONE)
+		rp_nest_offer(r, c, op, op ? oplen : 0);
 	if (!answered)
 		return;
 	sample(r, c->t_request_first, total, oi, err);
-	keep_slow(r, c, oi, sp, queued_op);
+	keep_slow(r, c, oi, sp, queued_op, op, op ? oplen : 0);
 }
 
 void gs_report_add_named(struct gs_report *r, const char *op, size_t oplen, const struct gs_call *c,

@@ -300,6 +300,7 @@ int gs_report_write_stream(const struct gs_report *r, FILE *f, const char *title
 		fprintf(f, "<h2>The %u slowest calls</h2>\n", r->nslow);
 	rp_plot_slow(f, r, slow, r->nslow);
 	slow_table(f, r, slow, r->nslow);
+	rp_plot_waterfalls(f, r, slow, r->nslow);
 
 	if (counters) {
 		fputs("<h2>Counters</h2>\n", f);

@@ -45,6 +45,30 @@ struct rp_sample {
 	bool err;
 };
 
+/* A slow call's nested calls, for its waterfall (report_nest.c): the call
+ * itself is node 0, each other node names its parent node; bounded. */
+#define RP_TREE_MAX 32
+#define RP_TREE_DEPTH 4
+/* nested calls kept for the order in which children end before their parent */
+#define RP_RECENT 512
+
+struct rp_node {
+	struct gs_endpoint client, server, pclient, pserver;
+	uint32_t rid, prid;
+	int64_t t0, req_last, rep_first, t1;  /* request first .. reply last */
+	int64_t downstream;
+	uint16_t parent;           /* node index (node 0: none) */
+	uint8_t depth;             /* node 0: 0 */
+	bool has_parent;           /* a recent call: its parent fields are set */
+	char op[48];
+};
+
+struct rp_tree {
+	struct rp_node n[RP_TREE_MAX];
+	uint32_t nn;
+	uint32_t dropped;          /* nested calls of the tree beyond RP_TREE_MAX or the depth */
+};
+
 struct rp_slow {
 	int64_t total, req_xfer, hold, rep_xfer, t0;
 	struct gs_report_split split;
@@ -53,6 +77,7 @@ struct rp_slow {
 	uint32_t request_id, retransmits, gap_fills, flags, op;
 	const char *status;        /* a static string of gs_call_status */
 	char reasons[256];         /* the tail reasons (tail.c) */
+	struct rp_tree *tree;      /* its nested calls (NULL: none came) */
 };
 
 struct gs_report {
@@ -77,6 +102,11 @@ struct gs_report {
 	struct rp_slow *slow;      /* min-heap on (total, -serial) */
 	uint32_t nslow;
 
+	/* nesting (report_nest.c): recent nested calls, a ring made with the first */
+	struct rp_node *recent;
+	uint32_t recent_next;
+	uint64_t trees_no_memory;  /* slow calls whose nested calls could not be kept */
+
 	uint64_t calls, serial;
 	int64_t t_first, t_last;   /* request first bytes */
 	char notes[RP_NOTES][RP_NOTE_LEN];
@@ -100,6 +130,18 @@ void rp_plot_hist(FILE *f, const struct rp_op *op, const struct rp_range *rg);
 void rp_plot_cdf(FILE *f, const struct rp_op *op, const struct rp_range *rg);
 void rp_plot_time(FILE *f, const struct gs_report *r, const struct rp_range *rg);
 void rp_plot_rate(FILE *f, const struct gs_report *r);
+/* report_nest.c: a call with a parent joins the trees of the kept slow calls
+ * it belongs to (start order: the parent came first) and the ring of recent
+ * nested calls; a slow call being kept takes its nested calls from the ring
+ * (end order: they ended first). */
+void rp_nest_offer(struct gs_report *r, const struct gs_call *c, const char *op, size_t oplen);
+void rp_nest_collect(struct gs_report *r, struct rp_slow *s, const struct gs_call *c, const char *op,
+		     size_t oplen);
+void rp_nest_free(struct gs_report *r);
+/* report_waterfall.c: the slow calls with nested calls, each a waterfall on
+ * its own time axis (nothing when none has any) */
+void rp_plot_waterfalls(FILE *f, const struct gs_report *r, const struct rp_slow *const *order, uint32_t n);
+
 /* the slow calls sorted slowest first */
 void rp_plot_slow(FILE *f, const struct gs_report *r, const struct rp_slow *const *order, uint32_t n);
 /* attach --sched / --orb: per operation, the mean server_process_us split into

@@ -26,6 +26,25 @@ struct tr_server {
 	uint32_t pid;              /* 0: slot free */
 };
 
+/* A call drawn lately, for the flows between nested calls and their parents
+ * (whichever of the two comes first). */
+struct tr_recent {
+	struct gs_endpoint client, server, pclient, pserver;
+	uint32_t rid, prid;
+	uint32_t pid, tid;
+	int64_t start, end;
+	bool used, has_parent, linked;
+};
+
+/* The ring slots (+ 1; 0: none) of the recent calls of one family, by the hash
+ * of the parent's key: a parent is put under its own key, a nested call under its
+ * parent's, so either finds the other in one bucket. */
+#define TR_FAMILY_WAYS 16
+struct tr_family {
+	uint32_t slot[TR_FAMILY_WAYS];
+	uint32_t next;             /* the way replaced next */
+};
+
 struct gs_trace {
 	struct gs_trace_config cfg;
 	FILE *f;
@@ -47,6 +66,13 @@ struct gs_trace {
 	uint32_t smask, nservers;
 	bool other_pid_named;
 	char *iobuf;
+	/* nesting: the recent calls with nesting fields, a ring (made with the first),
+	 * and where in it each family (a parent and its nested calls) is */
+	struct tr_recent *recent;
+	uint32_t recent_next;
+	struct tr_family *family;
+	uint64_t flows;            /* parent -> child links written */
+	uint64_t flows_unlinked;   /* nested calls whose parent was not drawn near them */
 };
 
 void gs_trace_config_default(struct gs_trace_config *c)
@@ -326,6 +352,123 @@ static uint32_t lane_for(struct gs_trace *t, uint32_t no, uint32_t pid, int64_t 
 	return 0;
 }
 
+/* ---- nesting: flow arrows from a parent to each of its nested calls ---------- */
+
+/* The calls remembered for the flows: a parent and its nested calls end close
+ * together (the child inside the parent's server time), so a ring of the last
+ * ones drawn holds both; one that is gone, or pushed out of its family's bucket
+ * (more than TR_FAMILY_WAYS calls of a family, or of families hashed alike,
+ * coming before the one that links them), leaves its child unlinked (counted). */
+#define TR_RECENT 1024
+#define TR_FAMILIES 1024
+
+static bool same_ep(const struct gs_endpoint *a, const struct gs_endpoint *b)
+{
+	return ep_cmp(a, b) == 0;
+}
+
+static struct tr_family *family_of(struct gs_trace *t, const struct gs_endpoint *cl, const struct gs_endpoint *sv,
+				   uint32_t rid)
+{
+	uint32_t h = ep_hash(ep_hash(2166136261u, cl), sv);
+	h = (h ^ rid) * 16777619u;
+	return &t->family[(h ^ (h >> 15)) % TR_FAMILIES];
+}
+
+static void family_put(struct tr_family *f, uint32_t slot)
+{
+	f->slot[f->next] = slot + 1;
+	f->next = (f->next + 1) % TR_FAMILY_WAYS;
+}
+
+/* Chrome's flow events v1 (what Perfetto and chrome://tracing read alike, and
+ * several from one slice, which the one bind_id of v2 cannot): "s" on the
+ * parent's track at the child's start (inside the parent's span, so bound to
+ * it), "f" with "bp":"e" inside the child's span (bound to the child). */
+static void flow(struct gs_trace *t, const struct tr_recent *p, const struct tr_recent *c)
+{
+	int64_t s_ts = c->start, f_ts = c->start + (c->end - c->start) / 2;
+	if (s_ts < p->start)
+		s_ts = p->start;
+	if (s_ts >= p->end && p->end > p->start)
+		s_ts = p->end - 1;
+	t->flows++;
+	event_sep(t);
+	fprintf(t->f, "{\"ph\":\"s\",\"cat\":\"nest\",\"name\":\"nested call\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":",
+		(unsigned long long)t->flows, p->pid, p->tid);
+	put_us(t->f, s_ts - t->origin);
+	fputs("}", t->f);
+	event_sep(t);
+	fprintf(t->f, "{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"nest\",\"name\":\"nested call\",\"id\":%llu,\"pid\":%u,"
+		"\"tid\":%u,\"ts\":", (unsigned long long)t->flows, c->pid, c->tid);
+	put_us(t->f, f_ts - t->origin);
+	fputs("}", t->f);
+}
+
+static void nest_flows(struct gs_trace *t, const struct gs_call *c, uint32_t pid, uint32_t tid, int64_t start,
+		       int64_t end)
+{
+	struct tr_recent me, *slot;
+	struct tr_family *pf = NULL, *own = NULL;
+	if (!t->recent) {
+		t->recent = calloc(TR_RECENT, sizeof *t->recent);
+		t->family = calloc(TR_FAMILIES, sizeof *t->family);
+		if (!t->recent || !t->family) {
+			free(t->recent);
+			free(t->family);
+			t->recent = NULL;
+			t->family = NULL;
+			return;
+		}
+	}
+	memset(&me, 0, sizeof me);
+	me.client = c->client;
+	me.server = c->server;
+	me.rid = c->request_id;
+	me.pclient = c->parent_client;
+	me.pserver = c->parent_server;
+	me.prid = c->parent_request_id;
+	me.pid = pid;
+	me.tid = tid;
+	me.start = start;
+	me.end = end;
+	me.used = true;
+	me.has_parent = c->parent_basis != GS_PARENT_NONE;
+	if (me.has_parent) {
+		/* its parent, drawn before it (start order) */
+		pf = family_of(t, &me.pclient, &me.pserver, me.prid);
+		for (uint32_t w = 0; w < TR_FAMILY_WAYS && !me.linked; w++) {
+			const struct tr_recent *r = pf->slot[w] ? &t->recent[pf->slot[w] - 1] : NULL;
+			if (r && r->used && r->rid == me.prid && same_ep(&r->client, &me.pclient) &&
+			    same_ep(&r->server, &me.pserver)) {
+				flow(t, r, &me);
+				me.linked = true;
+			}
+		}
+	}
+	if (c->downstream_ns > 0) {
+		/* its nested calls, drawn before it (end order: they ended first) */
+		own = family_of(t, &me.client, &me.server, me.rid);
+		for (uint32_t w = 0; w < TR_FAMILY_WAYS; w++) {
+			struct tr_recent *r = own->slot[w] ? &t->recent[own->slot[w] - 1] : NULL;
+			if (r && r->used && r->has_parent && !r->linked && r->prid == me.rid &&
+			    same_ep(&r->pclient, &me.client) && same_ep(&r->pserver, &me.server)) {
+				flow(t, &me, r);
+				r->linked = true;
+			}
+		}
+	}
+	slot = &t->recent[t->recent_next];
+	if (slot->used && slot->has_parent && !slot->linked)
+		t->flows_unlinked++;
+	*slot = me;
+	if (pf)
+		family_put(pf, t->recent_next);
+	if (own && own != pf)
+		family_put(own, t->recent_next);
+	t->recent_next = (t->recent_next + 1) % TR_RECENT;
+}
+
 /* ---- events ------------------------------------------------------------------ */
 
 static void add(struct gs_trace *t, const char *op, size_t oplen, int64_t first_ts, const struct gs_call *c)
@@ -397,7 +540,13 @@ static void add(struct gs_trace *t, const char *op, size_t oplen, int64_t first_
 			(double)c->fill_wait_ns / 1e3);
 	if (c->flags & GS_CF_CAPTURE_LOSS)
 		fputs(",\"capture_loss\":true", t->f);
+	if (c->downstream_ns > 0) {
+		fputs(",\"downstream_us\":", t->f);
+		put_us(t->f, c->downstream_ns);
+	}
 	fputs("}}", t->f);
+	if (c->parent_basis != GS_PARENT_NONE || c->downstream_ns > 0)
+		nest_flows(t, c, pid, tid, start, end);
 }
 
 void gs_trace_add(struct gs_trace *t, const struct gs_engine *e, const struct gs_call *c)
@@ -424,6 +573,8 @@ static void trace_free(struct gs_trace *t)
 	free(t->lane_tid);
 	free(t->lane_end);
 	free(t->iobuf);
+	free(t->recent);
+	free(t->family);
 	free(t);
 }
 
@@ -442,6 +593,9 @@ int gs_trace_close(struct gs_trace *t)
 	char utc[40] = "";
 	if (!t)
 		return 0;
+	for (uint32_t i = 0; t->recent && i < TR_RECENT; i++)
+		if (t->recent[i].used && t->recent[i].has_parent && !t->recent[i].linked)
+			t->flows_unlinked++;
 	if (t->started) {
 		time_t sec = (time_t)(t->origin / 1000000000);
 		struct tm tm;
@@ -453,13 +607,14 @@ int gs_trace_close(struct gs_trace *t)
 		"\"origin_ns\":\"%lld\",\"origin_utc\":\"%s\",\"calls\":%llu,\"events\":%llu,"
 		"\"connections\":%u,\"servers\":%u,\"connections_over_limit\":%llu,"
 		"\"servers_over_limit\":%llu,\"calls_not_drawn_lanes_full\":%llu,"
-		"\"calls_before_origin\":%llu}}\n",
+		"\"calls_before_origin\":%llu,\"nested_links\":%llu,\"nested_unlinked\":%llu}}\n",
 		(long long)t->origin, utc, (unsigned long long)t->calls,
 		(unsigned long long)t->info.events, t->info.conns, t->info.servers,
 		(unsigned long long)t->info.conns_over_limit,
 		(unsigned long long)t->info.servers_over_limit,
 		(unsigned long long)t->info.lanes_over_limit,
-		(unsigned long long)t->info.before_origin);
+		(unsigned long long)t->info.before_origin, (unsigned long long)t->flows,
+		(unsigned long long)t->flows_unlinked);
 	errno = 0;
 	if (fflush(t->f) != 0 || ferror(t->f))
 		err = errno ? errno : EIO;

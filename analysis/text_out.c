@@ -71,3 +71,21 @@ const char *gs_call_status(const struct gs_call *c)
 		return "NO_REPLY";
 	}
 }
+
+size_t gs_vappendf(char *buf, size_t len, size_t at, const char *fmt, va_list ap)
+{
+	int n;
+	if (at >= len)
+		return at;
+	n = vsnprintf(buf + at, len - at, fmt, ap);
+	return n < 0 ? at : at + (size_t)n;
+}
+
+size_t gs_appendf(char *buf, size_t len, size_t at, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	at = gs_vappendf(buf, len, at, fmt, ap);
+	va_end(ap);
+	return at;
+}

@@ -4,6 +4,7 @@
 #ifndef GS_TEXT_OUT_H
 #define GS_TEXT_OUT_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -24,6 +25,11 @@ void gs_text_header(FILE *out, const struct gs_text_col *cols, size_t n);
 void gs_text_row(FILE *out, const struct gs_text_col *cols, size_t n, const char *const *vals);
 /* A JSON string, escaped (for the summary's and the tail's JSON lines). */
 void gs_json_str(FILE *out, const char *s);
+/* printf at `at` into buf (len bytes in all), for text built in pieces (the tail's
+ * reasons): returns the new end, which may pass len when the text was cut (then
+ * further calls add nothing). */
+size_t gs_appendf(char *buf, size_t len, size_t at, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+size_t gs_vappendf(char *buf, size_t len, size_t at, const char *fmt, va_list ap);
 /* The status column of a call ("" when a reply was seen but its status was not). */
 const char *gs_call_status(const struct gs_call *c);
 

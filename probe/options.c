@@ -148,7 +148,7 @@ const struct gs_option gs_options[] = {
 	{ "tail", 0, required_argument, GS_O_TAIL, R | S,
 	  { { R, "N", "also list the N slowest calls with their split and the reasons\n"
 		      "the wire shows (server, network, retransmission, queued, nagle,\n"
-		      "zero-window, capture-loss)", 0 },
+		      "zero-window, capture-loss, downstream)", 0 },
 	    { S, "N", "at the end, the N slowest calls with their split and reasons", 0 } } },
 	{ "by", 0, required_argument, GS_O_BY, R | S,
 	  { { R | S, "KEY", "group the summary by op (default), conn, object, server, priority", 0 } } },

@@ -14,6 +14,9 @@
 #                   not blank: enough non-white pixels, and coloured ones (the plots)
 #   offline         chromium with every host name resolving to nothing and proxying to a dead
 #                   port still gives the same DOM (nothing was fetched to build it)
+#   waterfall       the report of a capture at a middle tier (tests/data/nested): chromium's DOM
+#                   has a waterfall per slow relay call, its nested call's bar inside the call's
+#                   server hold, and downstream shading there
 # Prints PASS/FAIL per check, then "N passed, N failed"; exit 0, 1 on failure, 77 when chromium
 # is missing. Chromium runs in its own process group under a bounded wait; that group is killed
 # by its id if it overstays.
@@ -202,6 +205,48 @@ if [ "$rc" = 0 ] && out=$(dom_check "$WORK/dom_offline.html") && cmp -s "$WORK/d
     pass offline "the same DOM with no name resolution and a dead proxy"
 else
     fail offline "exit $rc; $(cmp "$WORK/dom.html" "$WORK/dom_offline.html" 2>&1 | head -1)"
+fi
+
+# ---------------------------------------------------------------- nested calls' waterfalls
+# A capture at the middle tier of a three-tier chain (tests/data/nested): the report's slow
+# relay calls each get a waterfall; in chromium's DOM each has its call's bar and, under it,
+# its nested call's bar within the call's server hold, and downstream shading in that hold.
+NESTED=${NESTED:-tests/data/nested/three_tier.pcap}
+if [ -f "$NESTED" ] && "$GIOPSCOPE" read -q "$NESTED" --report "$WORK/nested.html" >/dev/null 2>"$WORK/nested.err"; then
+    chrome "$WORK/nested_dom.html" --dump-dom "file://$WORK/nested.html"
+    if out=$(python3 - "$WORK/nested_dom.html" <<'PY'
+import re, sys
+d = open(sys.argv[1], errors="replace").read()
+wfs = re.findall(r'<svg class="plot waterfall".*?</svg>', d, re.S)
+bad = []
+def bars(w, cls):
+    return [(float(x), float(x) + float(wd), float(y)) for x, y, wd in
+            re.findall(r'<rect class="wf %s" x="([0-9.]+)" y="([0-9.]+)" width="([0-9.]+)"' % cls, w)]
+for i, w in enumerate(wfs):
+    srv, down = bars(w, "wf-srv"), bars(w, "wf-down")
+    rows = sorted({y for _, _, y in srv})
+    if len(rows) < 2 or not down:
+        bad.append("waterfall %d: %d rows, %d downstream stretches" % (i + 1, len(rows), len(down)))
+        continue
+    top = [b for b in srv if b[2] == rows[0]][0]
+    kids = [b for b in srv if b[2] != rows[0]]
+    # every nested call's hold inside the top call's hold, and shaded downstream there
+    if any(k[0] < top[0] - 0.01 or k[1] > top[1] + 0.01 for k in kids):
+        bad.append("waterfall %d: a nested call's bar outside its parent's hold" % (i + 1))
+    if not any(dn[2] == rows[0] and dn[0] >= top[0] - 0.01 and dn[1] <= top[1] + 0.01 for dn in down):
+        bad.append("waterfall %d: no downstream shading in the top call's hold" % (i + 1))
+if len(wfs) < 5:
+    bad.append("%d waterfalls (the 5 slow relay calls at least)" % len(wfs))
+print("; ".join(bad) if bad else "%d waterfalls, nested calls inside their parents' holds, shaded" % len(wfs))
+sys.exit(1 if bad else 0)
+PY
+    ); then
+        pass waterfall "$out"
+    else
+        fail waterfall "$out"
+    fi
+else
+    fail waterfall "no report of $NESTED: $(head -2 "$WORK/nested.err" 2>/dev/null)"
 fi
 
 echo "$PASSED passed, $FAILED failed"

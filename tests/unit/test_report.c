@@ -309,6 +309,95 @@ static void test_report_out_of_order_range(void **state)
 	}
 }
 
+/* A relay's call P (10.0.0.1 -> 10.0.0.2, 10..510 us), the two calls the relay
+ * made while serving it (10.0.0.2 -> 10.0.0.3, 100..200 and 250..450 us), and
+ * one call the back end made while serving the second (300..400 us). */
+static void tree_calls(struct gs_call *p, struct gs_call *c1, struct gs_call *c2, struct gs_call *g)
+{
+	*p = answered(40000, 1, T0 + 10 * US, 1 * US, 498 * US, 1 * US);
+	*c1 = answered(50000, 7, T0 + 100 * US, 1 * US, 98 * US, 1 * US);
+	*c2 = answered(50000, 8, T0 + 250 * US, 1 * US, 198 * US, 1 * US);
+	*g = answered(60000, 9, T0 + 300 * US, 1 * US, 98 * US, 1 * US);
+	c1->client = c2->client = ep4(10, 0, 0, 2, 50000);
+	c1->server = c2->server = g->client = ep4(10, 0, 0, 3, 2809);
+	g->client.port = 60000;
+	g->server = ep4(10, 0, 0, 4, 2809);
+	p->downstream_ns = 300 * US;
+	c2->downstream_ns = 100 * US;
+	for (struct gs_call *c = c1; c; c = c == c1 ? c2 : NULL) {
+		c->parent_client = p->client;
+		c->parent_server = p->server;
+		c->parent_request_id = 1;
+		c->parent_basis = GS_PARENT_TIME;
+	}
+	g->parent_client = c2->client;
+	g->parent_server = c2->server;
+	g->parent_request_id = 8;
+	g->parent_basis = GS_PARENT_TIME;
+}
+
+static void check_waterfall(const char *html)
+{
+	const char *from = strstr(html, "<svg class=\"plot waterfall\""), *to;
+	char *w;
+	assert_non_null(from);
+	to = strstr(from, "</svg>");
+	assert_non_null(to);
+	/* the first waterfall alone (the slowest call's) */
+	w = strndup(from, (size_t)(to - from));
+	assert_non_null(w);
+	ut_keep(w, free);
+	assert_non_null(strstr(w, "1. forward #1 and its nested calls (500.0 us)"));
+	/* rows depth first: P, c1, c2, then g under c2, indented by depth */
+	assert_non_null(strstr(w, "x=\"10.0\" y=\"43.0\">forward at 10.0.0.2:2809 #1<title>"));
+	assert_non_null(strstr(w, "x=\"24.0\" y=\"63.0\">slow at 10.0.0.3:2809 #7<title>"));
+	assert_non_null(strstr(w, "x=\"24.0\" y=\"83.0\">slow at 10.0.0.3:2809 #8<title>"));
+	assert_non_null(strstr(w, "x=\"38.0\" y=\"103.0\">back at 10.0.0.4:2809 #9<title>"));
+	assert_non_null(strstr(w, "<title>10.0.0.3:60000 -&gt; 10.0.0.4:2809 request 9</title></text>"));
+	/* downstream shading: P's two stretches (100..200, 250..450 us), c2's one (300..400) */
+	assert_int_equal(count(w, "class=\"wf wf-down\""), 3);
+	assert_int_equal(count(w, "<title>downstream: nested calls open: 100.0 us</title>"), 2);
+	assert_int_equal(count(w, "<title>downstream: nested calls open: 200.0 us</title>"), 1);
+}
+
+static void test_report_waterfall_start_order(void **state)
+{
+	struct gs_report *r = report_new(NULL);
+	struct gs_call p, c1, c2, g;
+	tree_calls(&p, &c1, &c2, &g);
+	gs_report_add_named(r, "forward", 7, &p, NULL);
+	gs_report_add_named(r, "slow", 4, &c1, NULL);
+	gs_report_add_named(r, "slow", 4, &c2, NULL);
+	gs_report_add_named(r, "back", 4, &g, NULL);
+	check_waterfall(report_html(r, "nested", NULL));
+	report_free(r);
+}
+
+static void test_report_waterfall_end_order(void **state)
+{
+	struct gs_report *r = report_new(NULL);
+	struct gs_call p, c1, c2, g, plain = answered(40001, 3, T0, 1 * US, 50 * US, 1 * US);
+	char *html;
+	tree_calls(&p, &c1, &c2, &g);
+	gs_report_add_named(r, "slow", 4, &c1, NULL);
+	gs_report_add_named(r, "back", 4, &g, NULL);
+	gs_report_add_named(r, "slow", 4, &c2, NULL);
+	gs_report_add_named(r, "forward", 7, &p, NULL);
+	gs_report_add_named(r, "plain", 5, &plain, NULL);
+	html = report_html(r, "nested", NULL);
+	check_waterfall(html);
+	/* c2 is slow and has its own nested call: a waterfall of its own; P's is the only other */
+	assert_int_equal(count(html, "<svg class=\"plot waterfall\""), 2);
+	assert_non_null(strstr(html, "2. slow #8 and its nested calls (200.0 us)"));
+	report_free(r);
+	/* no nesting: no waterfall section */
+	r = report_new(NULL);
+	gs_report_add_named(r, "plain", 5, &plain, NULL);
+	html = report_html(r, "plain", NULL);
+	assert_null(strstr(html, "waterfall"));
+	report_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -319,6 +408,8 @@ int main(void)
 		UT(test_report_empty),
 		UT(test_report_plurals),
 		UT(test_report_out_of_order_range),
+		UT(test_report_waterfall_start_order),
+		UT(test_report_waterfall_end_order),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -147,6 +147,102 @@ static void test_trace_empty_and_file(void **state)
 	unlink(path);
 }
 
+/* A relay's call P (10.0.0.1 -> 10.0.0.2, 10..60 us) and the two calls the
+ * relay made while serving it (10.0.0.2 -> 10.0.0.3, 20..30 and 35..50 us),
+ * their nesting fields set as the nesting stage sets them. */
+static void relay_calls(struct gs_call *p, struct gs_call *c1, struct gs_call *c2)
+{
+	*p = answered(40000, 1, T0 + 10 * US, 1 * US, 48 * US, 1 * US);
+	*c1 = answered(50000, 7, T0 + 20 * US, 1 * US, 8 * US, 1 * US);
+	*c2 = answered(50000, 8, T0 + 35 * US, 1 * US, 13 * US, 1 * US);
+	c1->client = c2->client = ep4(10, 0, 0, 2, 50000);
+	c1->server = c2->server = ep4(10, 0, 0, 3, 2809);
+	p->downstream_ns = 25 * US;
+	for (struct gs_call *c = c1; c; c = c == c1 ? c2 : NULL) {
+		c->parent_client = p->client;
+		c->parent_server = p->server;
+		c->parent_request_id = p->request_id;
+		c->parent_basis = GS_PARENT_TIME;
+	}
+}
+
+/* The flow start on the parent's track inside its span (10..60 us, pid 1 tid 1)
+ * at the child's start, the end inside the child's span (pid 2, tid 2). */
+static void check_links(const struct mem *m)
+{
+	assert_int_equal(count(m->buf, "\"ph\":\"s\""), 2);
+	assert_int_equal(count(m->buf, "\"ph\":\"f\",\"bp\":\"e\""), 2);
+	assert_non_null(strstr(m->buf, "\"name\":\"slow\",\"pid\":2,\"tid\":2,\"ts\":20.000,\"dur\":10.000"));
+	assert_non_null(strstr(m->buf, "\"name\":\"slow\",\"pid\":2,\"tid\":2,\"ts\":35.000,\"dur\":15.000"));
+	assert_non_null(strstr(m->buf, "\"name\":\"forward\",\"pid\":1,\"tid\":1,\"ts\":10.000,\"dur\":50.000"));
+	assert_non_null(strstr(m->buf, "\"downstream_us\":25.000}}"));
+	assert_non_null(strstr(m->buf, "\"name\":\"nested call\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":"));
+	assert_non_null(strstr(m->buf, "\"name\":\"nested call\",\"id\":2,\"pid\":1,\"tid\":1,\"ts\":"));
+	assert_non_null(strstr(m->buf, "\"nested_links\":2,\"nested_unlinked\":0"));
+}
+
+static void test_trace_nested_start_order(void **state)
+{
+	struct mem m;
+	struct gs_trace *t = trace_open(&m, NULL);
+	struct gs_call p, c1, c2;
+	relay_calls(&p, &c1, &c2);
+	gs_trace_add_named(t, "forward", 7, &p);
+	gs_trace_add_named(t, "slow", 4, &c1);
+	gs_trace_add_named(t, "slow", 4, &c2);
+	trace_close(t, &m);
+	check_links(&m);
+	assert_non_null(strstr(m.buf, "\"id\":1,\"pid\":1,\"tid\":1,\"ts\":20.000}"));
+	assert_non_null(strstr(m.buf, "\"id\":1,\"pid\":2,\"tid\":2,\"ts\":25.000}"));
+	assert_non_null(strstr(m.buf, "\"id\":2,\"pid\":1,\"tid\":1,\"ts\":35.000}"));
+	assert_non_null(strstr(m.buf, "\"id\":2,\"pid\":2,\"tid\":2,\"ts\":42.500}"));
+}
+
+static void test_trace_nested_end_order(void **state)
+{
+	struct mem m;
+	struct gs_trace *t = trace_open(&m, NULL);
+	struct gs_call p, c1, c2, lone;
+	relay_calls(&p, &c1, &c2);
+	/* live and attach: the children end first; pid 1 is then the back end */
+	gs_trace_add_named(t, "slow", 4, &c1);
+	gs_trace_add_named(t, "slow", 4, &c2);
+	gs_trace_add_named(t, "forward", 7, &p);
+	/* a nested call whose parent is never drawn: unlinked, counted */
+	lone = c1;
+	lone.request_id = 9;
+	lone.parent_request_id = 99;
+	gs_trace_add_named(t, "slow", 4, &lone);
+	trace_close(t, &m);
+	assert_int_equal(count(m.buf, "\"ph\":\"s\""), 2);
+	assert_non_null(strstr(m.buf, "\"id\":1,\"pid\":2,\"tid\":2,\"ts\":20.000}"));
+	assert_non_null(strstr(m.buf, "\"id\":1,\"pid\":1,\"tid\":1,\"ts\":25.000}"));
+	assert_non_null(strstr(m.buf, "\"id\":2,\"pid\":2,\"tid\":2,\"ts\":35.000}"));
+	assert_non_null(strstr(m.buf, "\"id\":2,\"pid\":1,\"tid\":1,\"ts\":42.500}"));
+	assert_non_null(strstr(m.buf, "\"nested_links\":2,\"nested_unlinked\":1"));
+}
+
+/* A parent with more nested calls than a family's bucket keeps, all ending
+ * before it (end order): it links the last TR_FAMILY_WAYS (16), and the others
+ * are counted unlinked, never linked to something else. */
+static void test_trace_nested_many_children(void **state)
+{
+	struct mem m;
+	struct gs_trace *t = trace_open(&m, NULL);
+	struct gs_call p, c1, c2;
+	relay_calls(&p, &c1, &c2);
+	for (uint32_t i = 0; i < 20; i++) {
+		struct gs_call c = c1;
+		c.request_id = 100 + i;
+		c.client.port = (uint16_t)(50000 + i); /* a connection each: one lane each */
+		gs_trace_add_named(t, "slow", 4, &c);
+	}
+	gs_trace_add_named(t, "forward", 7, &p);
+	trace_close(t, &m);
+	assert_int_equal(count(m.buf, "\"ph\":\"s\""), 16);
+	assert_non_null(strstr(m.buf, "\"nested_links\":16,\"nested_unlinked\":4"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -154,6 +250,9 @@ int main(void)
 		UT(test_trace_spans_and_lanes),
 		UT(test_trace_escapes_and_bounds),
 		UT(test_trace_empty_and_file),
+		UT(test_trace_nested_start_order),
+		UT(test_trace_nested_end_order),
+		UT(test_trace_nested_many_children),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

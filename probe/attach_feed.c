@@ -69,12 +69,13 @@ static bool instants(const struct gs_feed *f, const struct gs_call *c, struct gs
 /* `whole`: instants() has just said so (nothing came since) */
 static void emit_call(struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t, bool late, bool whole)
 {
+	struct gs_call own;
 	if (!whole && !instants(f, c, t) && late)
 		f->instants_missing++;
 	t->cols = f->cols;
 	if (f->enrich)
 		f->enrich(f->enrich_arg, f, c, t);
-	gs_session_emit(f->s, c, t);
+	gs_session_emit(f->s, gs_aparent_call(&f->nest, &f->times, c, t, &own), t);
 }
 
 static void emit(struct gs_feed *f, struct gs_pending *p, bool late, bool whole)
@@ -204,6 +205,21 @@ static void on_fold(struct gs_feed *f, const struct gs_tap_flow *out, struct gs_
 		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0, fold.send.tid);
 }
 
+/* A whole Request's id and whether it is a oneway, when its head shipped
+ * says so (1.2+: the id follows the header, then the response flags; 1.0 and
+ * 1.1 only without service contexts) */
+static bool request_of(const struct gs_piece *p, uint32_t *rid, bool *oneway)
+{
+	struct gs_times_id id = gs_times_id_of(p->data, p->len);
+	/* the id's place, then the flags' (an octet; 1.0/1.1: a boolean) */
+	uint32_t at = p->data[5] >= 2 ? 16 : 20;
+	if (!id.has_id || id.type != GIOP_REQUEST || p->len <= at)
+		return false;
+	*rid = id.rid;
+	*oneway = p->data[5] >= 2 ? (p->data[at] & 1) == 0 : p->data[at] == 0;
+	return true;
+}
+
 /* The messages the segment starts: their first sends kept apart (a reply of
  * 157 Fragments is 157 sends, more than the ring of a direction holds, and
  * its call ends only after the last), and so the recvs that will return the
@@ -214,7 +230,8 @@ static void pin_starts(struct gs_feed *f, const struct gs_segment *seg)
 	for (uint32_t i = 0; i < seg->n_pieces; i++) {
 		const struct gs_piece *p = &seg->pieces[i];
 		const uint8_t *h = p->data;
-		uint32_t size;
+		uint32_t size, rid;
+		bool oneway;
 		if (p->len < 12 || memcmp(h, "GIOP", 4) != 0 || h[4] != 1)
 			continue; /* the rest of a header cut by the segment before */
 		if (h[7] == GIOP_REQUEST || h[7] == GIOP_REPLY || h[7] == GIOP_LOCATE_REQUEST ||
@@ -226,7 +243,11 @@ static void pin_starts(struct gs_feed *f, const struct gs_segment *seg)
 			continue;
 		size = (h[6] & 1) ? (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24
 				  : (uint32_t)h[11] | (uint32_t)h[10] << 8 | (uint32_t)h[9] << 16 | (uint32_t)h[8] << 24;
-		gs_times_expect_end(&f->times, &seg->src, &seg->dst, seg->seq + p->off + 12 + size - 1);
+		if (h[7] == GIOP_REQUEST && request_of(p, &rid, &oneway))
+			gs_times_expect_request(&f->times, &seg->src, &seg->dst, seg->seq + p->off + 12 + size - 1, rid,
+						oneway);
+		else
+			gs_times_expect_end(&f->times, &seg->src, &seg->dst, seg->seq + p->off + 12 + size - 1);
 	}
 }
 
@@ -369,6 +390,13 @@ int gs_feed_init(struct gs_feed *f, struct gs_session *s, uint32_t queue, int64_
 		free(f->q);
 		return err;
 	}
+	if ((err = gs_aparent_init(&f->nest)) != 0) {
+		gs_times_free(&f->times);
+		free(f->q);
+		return err;
+	}
+	f->times.on_read = gs_aparent_on_read;
+	f->times.read_arg = &f->nest;
 	gs_feed_clock(f);
 	s->call_hook = on_call;
 	s->flush_hook = flush;
@@ -379,6 +407,7 @@ int gs_feed_init(struct gs_feed *f, struct gs_session *s, uint32_t queue, int64_
 void gs_feed_free(struct gs_feed *f)
 {
 	gs_times_free(&f->times);
+	gs_aparent_free(&f->nest);
 	free(f->q);
 	f->q = NULL;
 }

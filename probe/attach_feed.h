@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../ebpf/giop_tap.h"
+#include "attach_parent.h"
 #include "attach_times.h"
 #include "session.h"
 
@@ -20,6 +21,9 @@ struct gs_pending;
 struct gs_feed {
 	struct gs_session *s;
 	struct gs_times times;
+	/* each call's parent by thread and receive-queue wait (cmd_attach sets
+	 * nest.upcalls with --orb) */
+	struct gs_aparent nest;
 	int64_t mono_to_real;     /* CLOCK_MONOTONIC ns + this = wall-clock ns */
 	int64_t wait_ns;          /* the longest a call waits for an instant */
 	struct gs_pending *q;     /* calls waiting, oldest first (a ring) */

@@ -68,13 +68,14 @@ static void header(void **state)
 	(void)state;
 	gs_pairs_header_times_cols(f, GS_PAIRS_CSV, GS_TIMES_COLS_SCHED | GS_TIMES_COLS_ORB);
 	fclose(f);
-	assert_true(ends_with(buf, ",server_process_us,client_syscall_us,server_oncpu_us,server_runq_us,"
-			      "server_blocked_us,client_oncpu_us,client_runq_us,client_blocked_us,t_upcall_start,"
-			      "t_upcall_end,orb_in_us,servant_us,orb_out_us\n"));
+	assert_true(ends_with(buf, ",server_process_us,client_syscall_us,server_queued_us,server_oncpu_us,"
+			      "server_runq_us,server_blocked_us,client_oncpu_us,client_runq_us,client_blocked_us,"
+			      "server_queued_runq_us,t_upcall_start,t_upcall_end,orb_in_us,servant_us,orb_out_us\n"));
 	f = fmemopen(buf, sizeof buf, "w");
 	gs_pairs_header_times_cols(f, GS_PAIRS_CSV, GS_TIMES_COLS_ORB);
 	fclose(f);
-	assert_true(ends_with(buf, ",client_syscall_us,t_upcall_start,t_upcall_end,orb_in_us,servant_us,orb_out_us\n"));
+	assert_true(ends_with(buf, ",client_syscall_us,server_queued_us,t_upcall_start,t_upcall_end,orb_in_us,"
+			      "servant_us,orb_out_us\n"));
 }
 
 static void rows(void **state)
@@ -86,23 +87,41 @@ static void rows(void **state)
 	(void)state;
 	setup_call(&t, &c, &tm);
 	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
-	/* server_process 10 us = 1 + 4 + 5; client not followed: empty; 2 + 6 + 2 */
-	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,,1.000,4.000,5.000,,,,1.000003000,"
+	/* server_process 10 us = 1 + 4 + 5; client not followed: empty; the
+	 * request not seen whole: no queued wait; 2 + 6 + 2 */
+	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,,,1.000,4.000,5.000,,,,,1.000003000,"
 			      "1.000009000,2.000,6.000,2.000\n"));
 	write_row(buf, sizeof buf, GS_PAIRS_JSONL, &t, &c, &tm);
 	assert_non_null(strstr(buf, "\"server_oncpu_us\":1.000,\"server_runq_us\":4.000,\"server_blocked_us\":5.000,"
 				    "\"client_oncpu_us\":null,\"client_runq_us\":null,\"client_blocked_us\":null,"
-				    "\"t_upcall_start\":\"1.000003000\",\"t_upcall_end\":\"1.000009000\",\"orb_in_us\":2.000,"
+				    "\"server_queued_runq_us\":null,\"t_upcall_start\":\"1.000003000\",\"t_upcall_end\":\"1.000009000\",\"orb_in_us\":2.000,"
 				    "\"servant_us\":6.000,\"orb_out_us\":2.000}"));
 	/* no upcall seen, no split: empty, not zero */
 	tm.upcall_start = tm.upcall_end = 0;
 	tm.server_sched = false;
 	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
-	assert_true(ends_with(buf, ",10.000,,,,,,,,,,,,\n"));
-	/* without the groups: attach's six only */
+	assert_true(ends_with(buf, ",10.000,,,,,,,,,,,,,,\n"));
+	/* without the groups: attach's seven only */
 	tm.cols = 0;
 	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
-	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,\n"));
+	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,,\n"));
+	/* the request whole at the tap at 1.000000000, read at 1.000001000: it
+	 * waited 1 us in the receive queue, 0.4 us of them runnable (--sched) */
+	c.flags |= GS_CF_REQ_DONE;
+	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
+	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,,1.000\n"));
+	tm.cols = GS_TIMES_COLS_SCHED;
+	tm.recvq_sched = true;
+	tm.recvq_runq = 400;
+	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
+	assert_true(ends_with(buf, ",10.000,,1.000,,,,,,,0.400\n"));
+	write_row(buf, sizeof buf, GS_PAIRS_JSONL, &t, &c, &tm);
+	assert_non_null(strstr(buf, "\"server_queued_us\":1.000,"));
+	assert_non_null(strstr(buf, "\"server_queued_runq_us\":0.400}"));
+	/* a recv stamped before the tap's instant (the clocks' conversion): 0 */
+	tm.server_recv = 999999990;
+	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
+	assert_true(ends_with(buf, ",,0.000,,,,,,,0.400\n"));
 	gs_intern_free(&t);
 }
 

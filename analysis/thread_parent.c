@@ -39,11 +39,16 @@ static bool same_ep(const struct gs_endpoint *a, const struct gs_endpoint *b)
 	       memcmp(a->addr, b->addr, a->family == 6 ? 16 : 4) == 0;
 }
 
+/* splitmix64's finalizer: every input bit reaches the low bits the
+ * tables index by */
 static uint32_t mix(uint64_t h)
 {
-	h *= 0x9e3779b97f4a7c15ULL;
+	h ^= h >> 30;
+	h *= 0xbf58476d1ce4e5b9ULL;
+	h ^= h >> 27;
+	h *= 0x94d049bb133111ebULL;
 	h ^= h >> 31;
-	return (uint32_t)(h ^ (h >> 29));
+	return (uint32_t)h;
 }
 
 static uint32_t req_hash(const struct gs_endpoint *c, const struct gs_endpoint *s, uint32_t rid)
@@ -143,8 +148,9 @@ void gs_tparent_read(struct gs_tparent *p, const struct gs_endpoint *client, con
 		p->next_serial = 1; /* 0 marks a free slot */
 	th = thr_get(p, tid);
 	k = th->n++ % GS_TPAR_PER_THREAD;
-	th->slot[k] = (uint32_t)(r - p->req);
-	th->serial[k] = r->serial;
+	th->read[k].t = t;
+	th->read[k].slot = (uint32_t)(r - p->req);
+	th->read[k].serial = r->serial;
 	th->last = t;
 }
 
@@ -186,24 +192,26 @@ enum gs_tpar_verdict gs_tparent_decide(struct gs_tparent *p, uint32_t tid, int64
 		return verdict(p, running ? GS_TPAR_NOT_READER : GS_TPAR_TOP);
 	}
 	n = th->n < GS_TPAR_PER_THREAD ? th->n : GS_TPAR_PER_THREAD;
+	/* newest first (a thread's reads come in time order): the first at or
+	 * before the bound, and whether the one before it was at the same
+	 * instant (one recv, two requests) */
 	for (uint32_t k = 0; k < n; k++) {
-		uint32_t i = (th->n - n + k) % GS_TPAR_PER_THREAD;
-		const struct gs_tpar_req *r = &p->req[th->slot[i]];
-		/* a slot reused since: that read's time is gone with it; if it was
-		 * the latest before the bound, nothing can be said */
-		if (r->serial != th->serial[i]) {
+		const struct gs_tpar_read *x = &th->read[(th->n - 1 - k) % GS_TPAR_PER_THREAD];
+		const struct gs_tpar_req *r = &p->req[x->slot];
+		if (x->t > bound)
+			continue;
+		if (best) {
+			tie = x->t == best_t;
+			break;
+		}
+		/* a slot reused since: that request is gone; it was the one
+		 * served then, so nothing can be said */
+		if (r->serial != x->serial) {
 			lost = true;
-			continue;
+			break;
 		}
-		if (r->t_read > bound)
-			continue;
-		if (!best || r->t_read > best_t) {
-			best = r;
-			best_t = r->t_read;
-			tie = false;
-		} else if (r->t_read == best_t) {
-			tie = true;
-		}
+		best = r;
+		best_t = x->t;
 	}
 	if (lost)
 		return verdict(p, GS_TPAR_UNKNOWN);

@@ -28,7 +28,10 @@
 
 #include "call.h"
 
-#define GS_TPAR_PER_THREAD 4
+/* a thread's reads kept: a call is decided when it is written, which can be
+ * a few hundred ms after its send (attach waits for the instants of the calls
+ * before it); a thread serving 1 ms calls reads that many meanwhile */
+#define GS_TPAR_PER_THREAD 512
 
 struct gs_tpar_req {
 	struct gs_endpoint client, server;
@@ -44,8 +47,12 @@ struct gs_tpar_thread {
 	uint32_t tid;             /* 0: free slot */
 	uint32_t n;               /* requests ever read (the ring keeps the last ones) */
 	int64_t last;             /* its last read, for replacing the idle longest */
-	uint32_t slot[GS_TPAR_PER_THREAD];   /* where each request lies in `req` ... */
-	uint32_t serial[GS_TPAR_PER_THREAD]; /* ... while it is still that request */
+	/* its reads in the order they came (so by time): when, where the
+	 * request lies in `req`, and its serial while it is still that request */
+	struct gs_tpar_read {
+		int64_t t;
+		uint32_t slot, serial;
+	} read[GS_TPAR_PER_THREAD];
 };
 
 /* What gs_tparent_decide found. */
@@ -81,6 +88,7 @@ struct gs_tparent {
 
 /* `requests`, `threads`: powers of two, at least 16.  0 or an errno value. */
 int gs_tparent_init(struct gs_tparent *p, uint32_t requests, uint32_t threads);
+/* (threads' logs are allocated as threads are first seen; `threads` of them at most) */
 void gs_tparent_free(struct gs_tparent *p);
 /* Thread `tid`'s recv returned the last byte of request `rid` sent by `client`
  * to `server`, at `t`. */

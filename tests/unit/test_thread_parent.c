@@ -155,26 +155,38 @@ static void bounded_never_wrong(void **state)
 	struct gs_tparent p;
 	const struct gs_tpar_req *r;
 	struct gs_endpoint relay = ep(2, 5000);
+	const uint32_t reads = GS_TPAR_PER_THREAD + 2;
 	(void)state;
-	assert_int_equal(gs_tparent_init(&p, 16, 16), 0);
-	/* thread 100 reads 6 requests at 10, 20, ... 60: a send at 15 falls
-	 * before the ring's oldest (30): unknown, not top level */
-	for (uint32_t i = 0; i < 6; i++) {
+	assert_int_equal(gs_tparent_init(&p, 2048, 16), 0);
+	/* thread 100 reads more requests than its ring keeps, at 10, 20, ...:
+	 * a send at 15 falls before the ring's oldest (30): unknown, not top
+	 * level */
+	for (uint32_t i = 0; i < reads; i++) {
 		struct gs_endpoint cl = ep(1, (uint16_t)(40000 + i));
 		gs_tparent_read(&p, &cl, &relay, 1, false, 100, (10 + 10 * (int64_t)i) * US);
 	}
 	assert_int_equal(gs_tparent_decide(&p, 100, 15 * US, NO_ORB, 0, &r), GS_TPAR_UNKNOWN);
-	assert_int_equal(gs_tparent_decide(&p, 100, 65 * US, NO_ORB, 0, &r), GS_TPAR_PARENT);
-	assert_int_equal(r->client.port, 40005);
-	/* 40 more requests through a 16-slot table: thread 100's latest is
-	 * pushed out, so it cannot be named, and is not named wrong */
+	assert_int_equal(gs_tparent_decide(&p, 100, 35 * US, NO_ORB, 0, &r), GS_TPAR_PARENT);
+	assert_int_equal(r->client.port, 40002);
+	assert_int_equal(gs_tparent_decide(&p, 100, (10 + 10 * (int64_t)reads) * US, NO_ORB, 0, &r), GS_TPAR_PARENT);
+	assert_int_equal(r->client.port, 40000 + reads - 1);
+	gs_tparent_free(&p);
+
+	/* 40 requests through a 16-slot table: thread 100's latest is pushed
+	 * out, so it cannot be named, and is not named wrong */
+	assert_int_equal(gs_tparent_init(&p, 16, 16), 0);
+	{
+		struct gs_endpoint cl = ep(1, 40000);
+		gs_tparent_read(&p, &cl, &relay, 1, false, 100, 10 * US);
+		gs_tparent_read(&p, &cl, &relay, 2, false, 100, 60 * US);
+	}
 	for (uint32_t i = 0; i < 40; i++) {
 		struct gs_endpoint cl = ep(3, (uint16_t)(30000 + i));
 		gs_tparent_read(&p, &cl, &relay, i, false, 500 + (i % 8), (100 + (int64_t)i) * US);
 	}
 	assert_true(p.replaced_open > 0);
 	if (gs_tparent_decide(&p, 100, 65 * US, NO_ORB, 0, &r) == GS_TPAR_PARENT)
-		assert_int_equal(r->client.port, 40005);
+		assert_int_equal(r->rid, 2);
 	else
 		assert_null(r);
 	/* many threads through a 16-slot thread table: a thread pushed out is

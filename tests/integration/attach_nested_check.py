@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-2-Clause
+"""attach_nested_check.py: giopscope attach's parents by thread (parent_basis `thread`) on a
+three-tier chain, checked against the workload (tests/integration/attach_nested.sh, issue 32).
+
+usage:
+  attach_nested_check.py parents --cap CAP --ours ATTACH.csv --relay ADDR,ADDR --lat FILE...
+                         [--min-nested N]
+  attach_nested_check.py queued --ours ATTACH.csv --truth TRUTH.csv --tail TAIL --server ADDR:PORT
+                         --min-queued-ms MS [--tol-us US]
+
+parents: the truth is bench_relay's forwarding: each back-end call carries the argument of the
+  client call it was made for (bench_client -distinct: one call each), read from the Request's
+  own bytes in a tcpdump capture taken at the relay (nested_expect.py's decoder), never from
+  giopscope. Every back-end call (its client is one of the relay's addresses) must be in
+  attach's CSV with the parent the workload says and basis `thread`, and at least --min-nested
+  of them; no call into the relay (a top-level call) may have a parent.
+queued: the truth is the server's own recv calls (tests/truth/recorder.c, truth.py's CSV of
+  the server's recvs: the time each returned the request's last byte). Every Request answered
+  by the server must have server_queued_us = t_recv(truth) - t_request_last within --tol-us
+  (the recorder stamps right after the syscall returns, attach at the kernel's end of it), and
+  every call whose queued wait is at least --min-queued-ms ms and most of its server time must
+  read `queued ... in the receive queue` in the tail (TAIL: --tail --format jsonl), not
+  `server` nor `on-cpu`.
+Prints what it checked and every failure; exit 0 when all holds, 1 when not, 2 on unusable input.
+"""
+import argparse
+import csv
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import nested_expect  # noqa: E402  (its capture decoder: the Requests' arguments)
+
+
+def host(ep):
+    return ep.rsplit(":", 1)[0].strip("[]")
+
+
+def read_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def parents(a):
+    relay = set(a.relay.split(","))
+    args = nested_expect.request_args(a.cap)
+    ours = read_csv(a.ours)
+    bad, notes = [], []
+    need = ("parent_client", "parent_server", "parent_request_id", "parent_basis")
+    if ours and not all(c in ours[0] for c in need):
+        print("FAIL: attach's CSV has no parent columns")
+        return 1
+    # the client calls into the relay by (operation, argument)
+    top = {}
+    for r in ours:
+        if r["kind"] != "Request" or host(r["client"]) in relay:
+            continue
+        k3 = (r["client"], r["server"], r["request_id"])
+        if k3 not in args:
+            bad.append("rig: no argument decoded for client call %s %s %s" % k3)
+            continue
+        if args[k3] in top:
+            bad.append("rig: %s(%s) twice among the client calls (bench_client -distinct)" % args[k3])
+        top[args[k3]] = k3
+        if any(r[c] for c in need):
+            bad.append("top-level call %s %s %s given a parent %s %s %s (%s)"
+                       % (k3 + tuple(r[c] for c in need)))
+    nested = named = 0
+    for r in ours:
+        if r["kind"] != "Request" or host(r["client"]) not in relay:
+            continue
+        k3 = (r["client"], r["server"], r["request_id"])
+        nested += 1
+        if k3 not in args:
+            bad.append("rig: no argument decoded for back-end call %s %s %s" % k3)
+            continue
+        want = top.get(args[k3])
+        if want is None:
+            bad.append("rig: back-end call %s %s %s (%s(%s)) has no client call with its argument"
+                       % (k3 + args[k3]))
+            continue
+        got = tuple(r[c] for c in need[:3])
+        if not any(got):
+            bad.append("back-end call %s %s %s (%s(%s)): no parent named, the workload says %s %s %s"
+                       % (k3 + args[k3] + want))
+            continue
+        named += 1
+        if got != want:
+            bad.append("WRONG parent of %s %s %s (%s(%s)): %s %s %s, the workload says %s %s %s"
+                       % (k3 + args[k3] + got + want))
+        elif r["parent_basis"] != "thread":
+            bad.append("parent of %s %s %s: basis %r, want 'thread'" % (k3 + (r["parent_basis"],)))
+    if nested < a.min_nested:
+        bad.append("rig: only %d back-end calls in attach's CSV, want at least %d" % (nested, a.min_nested))
+    notes.append("parents: %d client calls, %d back-end calls, %d named by thread" % (len(top), nested, named))
+    return finish(notes, bad)
+
+
+def queued(a):
+    ours = read_csv(a.ours)
+    truth = {}
+    # truth.py's recv rows: the server's recv that returned a request's last byte
+    for r in read_csv(a.truth):
+        truth[(r["client"], r["request_id"])] = int(r["t_recv_ns"])
+    tails = {}
+    for line in open(a.tail):
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if j.get("type") == "tail":
+            tails[(j["client"], str(j["request_id"]))] = j
+    bad, notes = [], []
+    checked = waited = named = 0
+    worst = 0.0
+    for r in ours:
+        if r["server"] != a.server or r["kind"] != "Request" or r["status"] != "NO_EXCEPTION":
+            continue
+        k = (r["client"], r["request_id"])
+        if k not in truth:
+            bad.append("rig: no recv of %s %s in the server's own record" % k)
+            continue
+        if not r.get("server_queued_us"):
+            bad.append("%s %s: no server_queued_us" % k)
+            continue
+        t3 = int(r["t_request_last"].replace(".", ""))
+        want = (truth[k] - t3) / 1000.0
+        got = float(r["server_queued_us"])
+        checked += 1
+        worst = max(worst, abs(got - want))
+        if abs(got - want) > a.tol_us:
+            bad.append("%s %s: server_queued_us %.3f, the server's recv says %.3f" % (k + (got, want)))
+        srv = float(r["server_us"])
+        if got >= a.min_queued_ms * 1000 and got * 2 >= srv:
+            waited += 1
+            j = tails.get(k)
+            if j is None:
+                continue  # not among the slowest kept
+            named += 1
+            if "queued" not in j["tags"] or "in the receive queue" not in j["reasons"]:
+                bad.append("%s %s waited %.1f us of %.1f in the receive queue: the tail says %r"
+                           % (k + (got, srv, j["reasons"])))
+            elif "server" in j["tags"] or "on-cpu" in j["tags"]:
+                bad.append("%s %s: the tail says %r (tags %s): the wait dominates, not the server"
+                           % (k + (j["reasons"], j["tags"])))
+    if checked == 0:
+        bad.append("rig: no call of %s checked" % a.server)
+    if waited == 0 or named == 0:
+        bad.append("rig: no call waited %s ms or more in the receive queue (%d) or none in the tail (%d)"
+                   % (a.min_queued_ms, waited, named))
+    notes.append("queued: %d calls against the server's recvs (worst %.1f us off), %d waited >= %s ms, "
+                 "%d of them in the tail, named" % (checked, worst, waited, a.min_queued_ms, named))
+    return finish(notes, bad)
+
+
+def finish(notes, bad):
+    for n in notes:
+        print(n)
+    for b in bad[:40]:
+        print("FAIL: " + b)
+    if len(bad) > 40:
+        print("FAIL: ... %d more" % (len(bad) - 40))
+    return 1 if bad else 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    sub = p.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("parents")
+    s.add_argument("--cap", required=True)
+    s.add_argument("--ours", required=True)
+    s.add_argument("--relay", required=True)
+    s.add_argument("--min-nested", type=int, default=1)
+    q = sub.add_parser("queued")
+    q.add_argument("--ours", required=True)
+    q.add_argument("--truth", required=True)
+    q.add_argument("--tail", required=True)
+    q.add_argument("--server", required=True)
+    q.add_argument("--min-queued-ms", type=float, default=1.0)
+    q.add_argument("--tol-us", type=float, default=50.0)
+    a = p.parse_args()
+    try:
+        return parents(a) if a.cmd == "parents" else queued(a)
+    except (OSError, KeyError, ValueError, nested_expect.Unusable) as e:
+        print("unusable input: %s" % e)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

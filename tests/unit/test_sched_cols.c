@@ -149,6 +149,73 @@ static void reasons(void **state)
 	gs_intern_free(&t);
 }
 
+/* The wait in the server's receive queue (t3..t4), when it is most of the
+ * server's time: the call reads `queued ... in the receive queue`, for a CPU
+ * or for the ORB's threads by the reading thread's run queue (--sched), and
+ * neither `server` nor the process's split (on-cpu), in the tail's rows. */
+static void recvq_reasons(void **state)
+{
+	struct gs_intern t;
+	struct gs_call c;
+	struct gs_call_times tm;
+	struct gs_tail tail;
+	char buf[1024], out[4096];
+	unsigned tags;
+	FILE *f;
+	(void)state;
+	setup_call(&t, &c, &tm);
+	/* a 13.5 ms call: 12.7 ms queued, 755 us processed, all on CPU */
+	c.flags |= GS_CF_REQ_DONE;
+	c.t_request_first = c.t_request_last = 1000000000;
+	c.t_reply_first = c.t_reply_last = 1013500000;
+	tm.server_recv = 1012700000;
+	tm.server_send = 1013455000;
+	tm.server_oncpu = 755000, tm.server_runq = 0, tm.server_blocked = 0;
+	tm.upcall_start = tm.upcall_end = 0;
+	c.recvq_ns = 12700000;
+	tm.recvq_sched = true;
+	tm.recvq_runq = 11000000;
+	assert_true(gs_recvq_dominates(&c));
+	tags = gs_call_reasons_times(&c, &tm, NULL, buf, sizeof buf);
+	assert_int_equal(tags, GS_TAG_QUEUED);
+	assert_string_equal(buf, "queued 12700.0 us in the receive queue (for a CPU: run queue 11000.0 us)");
+	/* the reading thread was busy elsewhere: the ORB's threads */
+	tm.recvq_runq = 300000;
+	gs_call_reasons_times(&c, &tm, NULL, buf, sizeof buf);
+	assert_string_equal(buf, "queued 12700.0 us in the receive queue (for the ORB's threads: run queue 300.0 us)");
+	/* no --sched: the wait alone; a capture's reasons (no times) likewise */
+	tm.recvq_sched = false;
+	gs_call_reasons_times(&c, &tm, NULL, buf, sizeof buf);
+	assert_string_equal(buf, "queued 12700.0 us in the receive queue");
+	gs_call_reasons(&c, NULL, buf, sizeof buf);
+	assert_string_equal(buf, "queued 12700.0 us in the receive queue");
+	/* the tail's row: queued, not server, not on-cpu */
+	tm.recvq_sched = true;
+	tm.recvq_runq = 11000000;
+	assert_int_equal(gs_tail_init(&tail, 4), 0);
+	tail.v[0].call = c;
+	tail.v[0].times = tm;
+	tail.v[0].has_times = true;
+	strcpy(tail.v[0].op, "slow");
+	tail.n = 1;
+	f = fmemopen(out, sizeof out, "w");
+	assert_non_null(f);
+	gs_tail_write(f, true, &tail);
+	fclose(f);
+	assert_non_null(strstr(out, "\"tags\":[\"queued\"],\"reasons\":\"queued 12700.0 us in the receive queue (for a CPU"));
+	gs_tail_free(&tail);
+	/* a wait under half the server's time changes nothing: server, on-cpu */
+	c.recvq_ns = 6000000;
+	assert_false(gs_recvq_dominates(&c));
+	tags = gs_call_reasons_times(&c, &tm, NULL, buf, sizeof buf);
+	assert_int_equal(tags, GS_TAG_SERVER);
+	assert_int_equal(gs_times_reasons(&tm, buf, sizeof buf, 0), GS_TAG_ON_CPU);
+	/* not known: 0 */
+	c.recvq_ns = 0;
+	assert_false(gs_recvq_dominates(&c));
+	gs_intern_free(&t);
+}
+
 /* the summary of `st` in `fmt` into buf */
 static void summary(char *buf, size_t len, enum gs_summary_format fmt, const struct gs_stats *st,
 		    const struct gs_intern *t)
@@ -350,6 +417,7 @@ int main(void)
 		cmocka_unit_test(header),
 		cmocka_unit_test(rows),
 		cmocka_unit_test(reasons),
+		cmocka_unit_test(recvq_reasons),
 		cmocka_unit_test(summary_parts),
 		cmocka_unit_test(summary_parts_by),
 	};

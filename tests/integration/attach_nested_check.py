@@ -6,8 +6,9 @@ three-tier chain, checked against the workload (tests/integration/attach_nested.
 usage:
   attach_nested_check.py parents --cap CAP --ours ATTACH.csv --relay ADDR,ADDR --lat FILE...
                          [--min-nested N]
-  attach_nested_check.py queued --ours ATTACH.csv --truth TRUTH.csv --tail TAIL --server ADDR:PORT
-                         --min-queued-ms MS [--tol-us US]
+  attach_nested_check.py queued --ours ATTACH.csv --truth SERVER.truth --oracle TSHARK.csv
+                         --tail ATTACH.stderr --server ADDR:PORT [--min-queued-ms MS] [--tol-us US]
+                         [--want TEXT] [--need-named]
 
 parents: the truth is bench_relay's forwarding: each back-end call carries the argument of the
   client call it was made for (bench_client -distinct: one call each), read from the Request's
@@ -15,22 +16,26 @@ parents: the truth is bench_relay's forwarding: each back-end call carries the a
   giopscope. Every back-end call (its client is one of the relay's addresses) must be in
   attach's CSV with the parent the workload says and basis `thread`, and at least --min-nested
   of them; no call into the relay (a top-level call) may have a parent.
-queued: the truth is the server's own recv calls (tests/truth/recorder.c, truth.py's CSV of
-  the server's recvs: the time each returned the request's last byte). Every Request answered
-  by the server must have server_queued_us = t_recv(truth) - t_request_last within --tol-us
-  (the recorder stamps right after the syscall returns, attach at the kernel's end of it), and
-  every call whose queued wait is at least --min-queued-ms ms and most of its server time must
-  read `queued ... in the receive queue` in the tail (TAIL: --tail --format jsonl), not
-  `server` nor `on-cpu`.
+queued: the truth is the server's own recv calls (tests/truth/recorder.c via truth.py: the
+  window [before, after] of the recv that returned the request's last byte) less the instant
+  tcpdump saw that byte (tshark's oracle, t_request_last). Every Request answered by the server
+  must have server_queued_us inside that window, give or take --tol-us (tcpdump's and attach's
+  stamps of one packet), and every call whose wait is at least --min-queued-ms ms and most of
+  its server time, when it is among attach's --tail rows (stderr), must read `queued ... in
+  the receive queue` (with --want's text in it), not `server` nor `on-cpu`; --need-named: at
+  least one such call.
 Prints what it checked and every failure; exit 0 when all holds, 1 when not, 2 on unusable input.
 """
 import argparse
 import csv
 import json
+import re
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "truth"))
 import nested_expect  # noqa: E402  (its capture decoder: the Requests' arguments)
 
 
@@ -98,63 +103,77 @@ def parents(a):
     return finish(notes, bad)
 
 
+def tail_rows(path):
+    """the text tail's rows of attach (stderr): {(client, request_id): reasons}"""
+    rows = {}
+    pat = re.compile(r"^\s*[\d.]+\s+[\d.]+\s+\S+\s+\S+\s+\S+\s+\S+\s+(\S+) -> (\S+)\s+(\d+)\s+(.*)$")
+    for line in open(path, errors="replace"):
+        m = pat.match(line.rstrip("\n"))
+        if m:
+            rows[(m.group(1), m.group(3))] = m.group(4)
+    return rows
+
+
 def queued(a):
+    """server_queued_us against the server's own recvs (the LD_PRELOAD recorder: the recv
+    that returned the request's last byte, its [before, after] window) less tcpdump's
+    instant of the request's last byte (tshark's oracle: t_request_last)"""
+    import truth  # tests/truth/truth.py
+    calls, problems, _, _ = truth.build([truth.load(p) for p in a.truth])
+    recv = {}
+    for c in calls:
+        w = c.get("t_server_recv")
+        if w and c["kind"] == "Request":
+            recv[(c["client"], str(c["rid"]))] = (w["t0"], w["t1"])
+    t3 = {}
+    for r in read_csv(a.oracle):
+        if r["kind"] == "Request" and r["t_request_last"]:
+            sec, frac = r["t_request_last"].split(".")
+            t3[(r["client"], r["request_id"])] = int(sec) * 1000000000 + int(frac)
     ours = read_csv(a.ours)
-    truth = {}
-    # truth.py's recv rows: the server's recv that returned a request's last byte
-    for r in read_csv(a.truth):
-        truth[(r["client"], r["request_id"])] = int(r["t_recv_ns"])
-    tails = {}
-    for line in open(a.tail):
-        line = line.strip()
-        if not line.startswith("{"):
-            continue
-        try:
-            j = json.loads(line)
-        except ValueError:
-            continue
-        if j.get("type") == "tail":
-            tails[(j["client"], str(j["request_id"]))] = j
-    bad, notes = [], []
+    tails = tail_rows(a.tail)
+    bad, notes = ["rig: " + p for p in problems[:5]], []
     checked = waited = named = 0
     worst = 0.0
     for r in ours:
         if r["server"] != a.server or r["kind"] != "Request" or r["status"] != "NO_EXCEPTION":
             continue
         k = (r["client"], r["request_id"])
-        if k not in truth:
-            bad.append("rig: no recv of %s %s in the server's own record" % k)
+        if k not in recv or k not in t3:
+            bad.append("rig: %s %s not in the server's recorded recvs or in tcpdump's capture" % k)
             continue
         if not r.get("server_queued_us"):
             bad.append("%s %s: no server_queued_us" % k)
             continue
-        t3 = int(r["t_request_last"].replace(".", ""))
-        want = (truth[k] - t3) / 1000.0
+        lo, hi = ((x - t3[k]) / 1000.0 for x in recv[k])
         got = float(r["server_queued_us"])
         checked += 1
-        worst = max(worst, abs(got - want))
-        if abs(got - want) > a.tol_us:
-            bad.append("%s %s: server_queued_us %.3f, the server's recv says %.3f" % (k + (got, want)))
+        off = max(lo - got, got - hi, 0.0)
+        worst = max(worst, off)
+        if off > a.tol_us:
+            bad.append("%s %s: server_queued_us %.3f, the server's recv returned it %.3f..%.3f us after "
+                       "tcpdump saw its last byte" % (k + (got, lo, hi)))
         srv = float(r["server_us"])
         if got >= a.min_queued_ms * 1000 and got * 2 >= srv:
             waited += 1
-            j = tails.get(k)
-            if j is None:
+            reasons = tails.get(k)
+            if reasons is None:
                 continue  # not among the slowest kept
             named += 1
-            if "queued" not in j["tags"] or "in the receive queue" not in j["reasons"]:
-                bad.append("%s %s waited %.1f us of %.1f in the receive queue: the tail says %r"
-                           % (k + (got, srv, j["reasons"])))
-            elif "server" in j["tags"] or "on-cpu" in j["tags"]:
-                bad.append("%s %s: the tail says %r (tags %s): the wait dominates, not the server"
-                           % (k + (j["reasons"], j["tags"])))
+            if not reasons.startswith("queued") or "in the receive queue" not in reasons:
+                bad.append("%s %s waited %.1f us of its %.1f in the receive queue: the tail says %r"
+                           % (k + (got, srv, reasons)))
+            elif "server " in reasons or "on-cpu" in reasons:
+                bad.append("%s %s: the tail says %r: the wait dominates, not the server" % (k + (reasons,)))
+            elif a.want and a.want not in reasons:
+                bad.append("%s %s: the tail says %r, want %r in it" % (k + (reasons, a.want)))
     if checked == 0:
         bad.append("rig: no call of %s checked" % a.server)
-    if waited == 0 or named == 0:
-        bad.append("rig: no call waited %s ms or more in the receive queue (%d) or none in the tail (%d)"
-                   % (a.min_queued_ms, waited, named))
-    notes.append("queued: %d calls against the server's recvs (worst %.1f us off), %d waited >= %s ms, "
-                 "%d of them in the tail, named" % (checked, worst, waited, a.min_queued_ms, named))
+    if a.need_named and named == 0:
+        bad.append("rig: no call waited %s ms or more in the receive queue among the tail's (%d waited)"
+                   % (a.min_queued_ms, waited))
+    notes.append("queued: %d calls against the server's recvs (worst %.1f us outside their window), %d "
+                 "waited >= %s ms, %d of them in the tail, named" % (checked, worst, waited, a.min_queued_ms, named))
     return finish(notes, bad)
 
 
@@ -178,11 +197,14 @@ def main():
     s.add_argument("--min-nested", type=int, default=1)
     q = sub.add_parser("queued")
     q.add_argument("--ours", required=True)
-    q.add_argument("--truth", required=True)
+    q.add_argument("--truth", action="append", required=True)
+    q.add_argument("--oracle", required=True)
     q.add_argument("--tail", required=True)
     q.add_argument("--server", required=True)
     q.add_argument("--min-queued-ms", type=float, default=1.0)
-    q.add_argument("--tol-us", type=float, default=50.0)
+    q.add_argument("--tol-us", type=float, default=1000.0)
+    q.add_argument("--want", default="")
+    q.add_argument("--need-named", action="store_true")
     a = p.parse_args()
     try:
         return parents(a) if a.cmd == "parents" else queued(a)

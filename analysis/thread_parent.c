@@ -125,7 +125,7 @@ static struct gs_tpar_thread *thr_get(struct gs_tparent *p, uint32_t tid)
 }
 
 void gs_tparent_read(struct gs_tparent *p, const struct gs_endpoint *client, const struct gs_endpoint *server,
-		     uint32_t rid, bool oneway, uint32_t tid, int64_t t)
+		     uint32_t rid, enum gs_tpar_kind kind, uint32_t tid, int64_t t)
 {
 	struct gs_tpar_req *r;
 	struct gs_tpar_thread *th;
@@ -141,7 +141,7 @@ void gs_tparent_read(struct gs_tparent *p, const struct gs_endpoint *client, con
 	r->server = *server;
 	r->rid = rid;
 	r->tid = tid;
-	r->oneway = oneway;
+	r->kind = (uint8_t)kind;
 	r->t_read = t;
 	r->serial = p->next_serial++;
 	if (!p->next_serial)
@@ -152,6 +152,11 @@ void gs_tparent_read(struct gs_tparent *p, const struct gs_endpoint *client, con
 	th->read[k].slot = (uint32_t)(r - p->req);
 	th->read[k].serial = r->serial;
 	th->last = t;
+}
+
+bool gs_tparent_knows(const struct gs_tparent *p, uint32_t tid)
+{
+	return tid && thr_find(p, tid) != NULL;
 }
 
 void gs_tparent_replied(struct gs_tparent *p, const struct gs_endpoint *client, const struct gs_endpoint *server,
@@ -223,6 +228,10 @@ enum gs_tpar_verdict gs_tparent_decide(struct gs_tparent *p, uint32_t tid, int64
 	}
 	if (tie)
 		return verdict(p, GS_TPAR_TIE);
+	/* a LocateRequest runs no upcall: the thread served nothing a call is
+	 * made for */
+	if (best->kind == GS_TPAR_READ_LOCATE)
+		return verdict(p, GS_TPAR_TOP);
 	if (running) {
 		/* the thread's last request was answered before the send: the
 		 * upcall serves a request another thread read */
@@ -231,7 +240,7 @@ enum gs_tpar_verdict gs_tparent_decide(struct gs_tparent *p, uint32_t tid, int64
 	} else {
 		if (best->t_reply && best->t_reply <= t_send)
 			return verdict(p, GS_TPAR_TOP); /* answered: serving nothing */
-		if (best->oneway)
+		if (best->kind == GS_TPAR_READ_ONEWAY)
 			return verdict(p, GS_TPAR_ONEWAY);
 	}
 	*out = best;

@@ -33,12 +33,19 @@
  * before it); a thread serving 1 ms calls reads that many meanwhile */
 #define GS_TPAR_PER_THREAD 512
 
+/* What a request read was. */
+enum gs_tpar_kind {
+	GS_TPAR_READ_TWOWAY = 0,
+	GS_TPAR_READ_ONEWAY,      /* no reply ends its serving */
+	GS_TPAR_READ_LOCATE,           /* a LocateRequest: the ORB answers it, no upcall; never a parent */
+};
+
 struct gs_tpar_req {
 	struct gs_endpoint client, server;
 	uint32_t rid;
 	uint32_t tid;             /* the thread whose recv returned the request's last byte */
 	uint32_t serial;          /* 0: free slot */
-	bool oneway;
+	uint8_t kind;             /* enum gs_tpar_kind */
 	int64_t t_read;           /* that recv's return */
 	int64_t t_reply;          /* the reply's send entered (0: not seen yet) */
 };
@@ -93,7 +100,9 @@ void gs_tparent_free(struct gs_tparent *p);
 /* Thread `tid`'s recv returned the last byte of request `rid` sent by `client`
  * to `server`, at `t`. */
 void gs_tparent_read(struct gs_tparent *p, const struct gs_endpoint *client, const struct gs_endpoint *server,
-		     uint32_t rid, bool oneway, uint32_t tid, int64_t t);
+		     uint32_t rid, enum gs_tpar_kind kind, uint32_t tid, int64_t t);
+/* Whether thread `tid` has read a request (of those kept). */
+bool gs_tparent_knows(const struct gs_tparent *p, uint32_t tid);
 /* The reply to that request was sent at `t` (the send's entry). */
 void gs_tparent_replied(struct gs_tparent *p, const struct gs_endpoint *client, const struct gs_endpoint *server,
 			uint32_t rid, int64_t t);

@@ -29,6 +29,7 @@ struct gs_feed {
 	struct gs_pending *q;     /* calls waiting, oldest first (a ring) */
 	uint32_t q_cap, q_head, q_n;
 	uint32_t since_settle;    /* syscall records since the queue was last looked at */
+	uint64_t polls;           /* polls of the ring (and sweeps of the watch table) ended */
 	struct gs_piece pieces[GS_TAP_HEADS];
 	/* attach --sched / --orb: the columns (GS_TIMES_COLS_*) and what fills
 	 * them, called for each call just before it is written */
@@ -53,6 +54,10 @@ int gs_feed_init(struct gs_feed *f, struct gs_session *s, uint32_t queue, int64_
 void gs_feed_free(struct gs_feed *f);
 /* A ring-buffer record (a gs_attach_record_fn). */
 void gs_feed_record(void *arg, const void *rec, size_t len);
+/* A poll of the ring, and the sweep of the kernel's watch table after it,
+ * ended: a call a followed server thread sent waits for two (its parent by
+ * thread needs every read before its send). */
+void gs_feed_polled(struct gs_feed *f);
 /* Samples the offset between the monotonic clock of the records and the wall
  * clock of the output. */
 void gs_feed_clock(struct gs_feed *f);

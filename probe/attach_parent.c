@@ -19,12 +19,38 @@ void gs_aparent_free(struct gs_aparent *a)
 	gs_tparent_free(&a->tp);
 }
 
-void gs_aparent_on_read(void *arg, const struct gs_times_dir *d, uint32_t rid, bool oneway,
+void gs_aparent_on_read(void *arg, const struct gs_times_dir *d, uint32_t rid, uint8_t kind,
 			const struct gs_times_ev *ev)
 {
 	struct gs_aparent *a = arg;
+	enum gs_tpar_kind k = kind == GS_TREQ_ONEWAY ? GS_TPAR_READ_ONEWAY :
+			      kind == GS_TREQ_LOCATE ? GS_TPAR_READ_LOCATE : GS_TPAR_READ_TWOWAY;
 	/* the request went src -> dst: its client and server */
-	gs_tparent_read(&a->tp, &d->src, &d->dst, rid, oneway, ev->tid, ev->mono);
+	gs_tparent_read(&a->tp, &d->src, &d->dst, rid, k, ev->tid, ev->mono);
+}
+
+/* The event of the call's send (t1), if kept. */
+static const struct gs_times_ev *send_ev(const struct gs_times *times, const struct gs_call *c,
+					 const struct gs_call_times *t)
+{
+	const struct gs_times_dir *req;
+	if (!t->client_send)
+		return NULL;
+	req = gs_times_dir(times, &c->client, &c->server);
+	return req ? gs_times_ev_at(req, true, t->client_send) : NULL;
+}
+
+bool gs_aparent_wait(const struct gs_aparent *a, const struct gs_times *times, const struct gs_call *c,
+		     const struct gs_call_times *t, uint64_t queued_poll, uint64_t polls)
+{
+	const struct gs_times_ev *c1;
+	/* the poll the call came in ends with the sweep of the watch table; a
+	 * recv folded into a segment record not yet submitted then comes with
+	 * the next one */
+	if (polls >= queued_poll + 2 || c->parent_basis != GS_PARENT_NONE)
+		return false;
+	c1 = send_ev(times, c, t);
+	return c1 && gs_tparent_knows(&a->tp, c1->tid);
 }
 
 const struct gs_call *gs_aparent_call(struct gs_aparent *a, const struct gs_times *times, const struct gs_call *c,
@@ -34,7 +60,7 @@ const struct gs_call *gs_aparent_call(struct gs_aparent *a, const struct gs_time
 	int64_t q;
 	/* the server's reply ends its serving of the request (the send's own
 	 * clock, the one the reads were stamped in) */
-	if (t->server_send && c->kind == GS_KIND_REQUEST) {
+	if (t->server_send) {
 		const struct gs_times_dir *rep = gs_times_dir(times, &c->server, &c->client);
 		const struct gs_times_ev *s5 = rep ? gs_times_ev_at(rep, true, t->server_send) : NULL;
 		if (s5)
@@ -46,8 +72,7 @@ const struct gs_call *gs_aparent_call(struct gs_aparent *a, const struct gs_time
 		out = own;
 	}
 	if (t->client_send && c->parent_basis == GS_PARENT_NONE) {
-		const struct gs_times_dir *req = gs_times_dir(times, &c->client, &c->server);
-		const struct gs_times_ev *c1 = req ? gs_times_ev_at(req, true, t->client_send) : NULL;
+		const struct gs_times_ev *c1 = send_ev(times, c, t);
 		const struct gs_tpar_req *p;
 		int64_t us = 0;
 		int up = GS_TPAR_UPCALL_UNKNOWN;

@@ -25,9 +25,16 @@ struct gs_aparent {
 /* 0 or an errno value. */
 int gs_aparent_init(struct gs_aparent *a);
 void gs_aparent_free(struct gs_aparent *a);
-/* gs_times' on_read: a followed thread read a Request. */
-void gs_aparent_on_read(void *arg, const struct gs_times_dir *d, uint32_t rid, bool oneway,
+/* gs_times' on_read: a followed thread read a Request or LocateRequest. */
+void gs_aparent_on_read(void *arg, const struct gs_times_dir *d, uint32_t rid, uint8_t kind,
 			const struct gs_times_ev *ev);
+/* Whether the call's parent must wait for the syscalls that may still sit in
+ * the kernel's watch table (a recv waits there for a segment to carry it, or
+ * for the reader's sweep after each poll): its sending thread has read
+ * requests, and fewer than two polls ended since the call was queued
+ * (`queued_poll`; `polls`: those ended so far). */
+bool gs_aparent_wait(const struct gs_aparent *a, const struct gs_times *times, const struct gs_call *c,
+		     const struct gs_call_times *t, uint64_t queued_poll, uint64_t polls);
 /* A call about to be written, with its instants `t`: its reply ends the
  * serving of its request; its parent and receive-queue wait are found.
  * Returns `c` when nothing was found, else `own`, a copy with them set. */

@@ -196,7 +196,7 @@ static void pin_recv(struct gs_times *t, struct gs_times_dir *d, struct gs_times
 			if (d->end_set[j] && d->end_seq[j] - ev->seq < ev->len) {
 				d->end_set[j] = false;
 				if (d->end_req[j] && t->on_read)
-					t->on_read(t->read_arg, d, d->end_rid[j], d->end_req[j] == 2, ev);
+					t->on_read(t->read_arg, d, d->end_rid[j], d->end_req[j], ev);
 			}
 		uint32_t k = d->n_rpin++ % GS_TIMES_PINS;
 		d->rpin_key[k] = (struct gs_times_key){ ev->seq, ev->len, ev->ts };
@@ -333,7 +333,7 @@ void gs_times_expect_end(struct gs_times *t, const struct gs_endpoint *src, cons
 }
 
 void gs_times_expect_request(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
-			     uint32_t last, uint32_t rid, bool oneway)
+			     uint32_t last, uint32_t rid, enum gs_times_req kind)
 {
 	struct gs_times_dir *d = find(t, src, dst);
 	uint32_t k;
@@ -351,7 +351,7 @@ void gs_times_expect_request(struct gs_times *t, const struct gs_endpoint *src, 
 	d->end_seq[k] = last;
 	d->end_set[k] = true;
 	d->end_rid[k] = rid;
-	d->end_req[k] = oneway ? 2 : 1;
+	d->end_req[k] = (uint8_t)kind;
 }
 
 int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq)

@@ -707,6 +707,7 @@ static int loop(struct attach_ctx *x)
 			fprintf(stderr, "giopscope attach: reading the ring buffer failed: %s\n", strerror(errno));
 			return 2;
 		}
+		gs_feed_polled(&x->feed);
 		if (x->tls)
 			gs_tls_feed_flush(&x->tlsf);
 		if (x->tlog_ok) {

@@ -244,14 +244,14 @@ struct reads_seen {
 	bool oneway[4];
 };
 
-static void on_read(void *arg, const struct gs_times_dir *d, uint32_t rid, bool oneway, const struct gs_times_ev *ev)
+static void on_read(void *arg, const struct gs_times_dir *d, uint32_t rid, uint8_t kind, const struct gs_times_ev *ev)
 {
 	struct reads_seen *r = arg;
 	(void)d;
 	if (r->n < 4) {
 		r->rid[r->n] = rid;
 		r->tid[r->n] = ev->tid;
-		r->oneway[r->n] = oneway;
+		r->oneway[r->n] = kind == GS_TREQ_ONEWAY;
 	}
 	r->n++;
 }
@@ -272,7 +272,7 @@ static void request_read_by(void **state)
 	t.on_read = on_read;
 	t.read_arg = &seen;
 	/* nothing of a -> b yet: the request's end is kept all the same */
-	gs_times_expect_request(&t, &a, &b, 1000 + 99, 7, false);
+	gs_times_expect_request(&t, &a, &b, 1000 + 99, 7, GS_TREQ_TWOWAY);
 	assert_non_null(gs_times_dir(&t, &a, &b));
 	gs_times_add_tid(&t, &a, &b, false, 1000, 50, 10, NULL, 501, 10);
 	assert_int_equal(seen.n, 0);
@@ -282,9 +282,9 @@ static void request_read_by(void **state)
 	assert_int_equal(seen.tid[0], 501);
 	assert_false(seen.oneway[0]);
 	/* two requests (the second a oneway) and a reply's end in one recv */
-	gs_times_expect_request(&t, &a, &b, 1100 + 19, 8, false);
+	gs_times_expect_request(&t, &a, &b, 1100 + 19, 8, GS_TREQ_TWOWAY);
 	gs_times_expect_end(&t, &a, &b, 1100 + 29);
-	gs_times_expect_request(&t, &a, &b, 1100 + 59, 9, true);
+	gs_times_expect_request(&t, &a, &b, 1100 + 59, 9, GS_TREQ_ONEWAY);
 	gs_times_add_tid(&t, &a, &b, false, 1100, 60, 30, NULL, 502, 30);
 	assert_int_equal(seen.n, 3);
 	assert_int_equal(seen.rid[1], 8);

@@ -40,7 +40,7 @@ static void per_thread_many_open(void **state)
 	assert_int_equal(gs_tparent_init(&p, 64, 16), 0);
 	for (uint32_t i = 0; i < 4; i++) {
 		struct gs_endpoint cl = ep(1, (uint16_t)(40000 + i));
-		gs_tparent_read(&p, &cl, &relay, 7, false, 100 + i, (10 + i) * US);
+		gs_tparent_read(&p, &cl, &relay, 7, GS_TPAR_READ_TWOWAY, 100 + i, (10 + i) * US);
 	}
 	/* thread 102 sends its back-end call after all four were read */
 	assert_int_equal(gs_tparent_decide(&p, 102, 50 * US, NO_ORB, 0, &r), GS_TPAR_PARENT);
@@ -77,9 +77,9 @@ static void pool_thread_latest_read(void **state)
 	struct gs_endpoint relay = ep(2, 5000), a = ep(1, 40000), b = ep(1, 40001);
 	(void)state;
 	assert_int_equal(gs_tparent_init(&p, 64, 16), 0);
-	gs_tparent_read(&p, &a, &relay, 1, false, 100, 10 * US);
+	gs_tparent_read(&p, &a, &relay, 1, GS_TPAR_READ_TWOWAY, 100, 10 * US);
 	gs_tparent_replied(&p, &a, &relay, 1, 30 * US);
-	gs_tparent_read(&p, &b, &relay, 1, false, 100, 40 * US);
+	gs_tparent_read(&p, &b, &relay, 1, GS_TPAR_READ_TWOWAY, 100, 40 * US);
 	assert_int_equal(gs_tparent_decide(&p, 100, 45 * US, NO_ORB, 0, &r), GS_TPAR_PARENT);
 	assert_int_equal(r->client.port, 40001);
 	/* a send between the two: the first was answered, the second not read */
@@ -98,8 +98,8 @@ static void one_read_two_requests(void **state)
 	struct gs_endpoint relay = ep(2, 5000), a = ep(1, 40000);
 	(void)state;
 	assert_int_equal(gs_tparent_init(&p, 64, 16), 0);
-	gs_tparent_read(&p, &a, &relay, 1, false, 100, 10 * US);
-	gs_tparent_read(&p, &a, &relay, 2, false, 100, 10 * US);
+	gs_tparent_read(&p, &a, &relay, 1, GS_TPAR_READ_TWOWAY, 100, 10 * US);
+	gs_tparent_read(&p, &a, &relay, 2, GS_TPAR_READ_TWOWAY, 100, 10 * US);
 	assert_int_equal(gs_tparent_decide(&p, 100, 20 * US, NO_ORB, 0, &r), GS_TPAR_TIE);
 	assert_null(r);
 	gs_tparent_free(&p);
@@ -113,7 +113,7 @@ static void oneway_needs_orb(void **state)
 	struct gs_endpoint relay = ep(2, 5000), a = ep(1, 40000);
 	(void)state;
 	assert_int_equal(gs_tparent_init(&p, 64, 16), 0);
-	gs_tparent_read(&p, &a, &relay, 3, true, 100, 10 * US);
+	gs_tparent_read(&p, &a, &relay, 3, GS_TPAR_READ_ONEWAY, 100, 10 * US);
 	assert_int_equal(gs_tparent_decide(&p, 100, 20 * US, NO_ORB, 0, &r), GS_TPAR_ONEWAY);
 	assert_int_equal(gs_tparent_decide(&p, 100, 20 * US, GS_TPAR_UPCALL_RUNNING, 12 * US, &r), GS_TPAR_PARENT);
 	assert_int_equal(r->rid, 3);
@@ -131,7 +131,7 @@ static void orb_upcall_not_reader(void **state)
 	struct gs_endpoint relay = ep(2, 5000), a = ep(1, 40000);
 	(void)state;
 	assert_int_equal(gs_tparent_init(&p, 64, 16), 0);
-	gs_tparent_read(&p, &a, &relay, 1, false, 100, 10 * US);
+	gs_tparent_read(&p, &a, &relay, 1, GS_TPAR_READ_TWOWAY, 100, 10 * US);
 	/* thread 200 runs an upcall from 12 on, read nothing */
 	assert_int_equal(gs_tparent_decide(&p, 200, 20 * US, GS_TPAR_UPCALL_RUNNING, 12 * US, &r),
 			 GS_TPAR_NOT_READER);
@@ -142,7 +142,7 @@ static void orb_upcall_not_reader(void **state)
 	assert_int_equal(gs_tparent_decide(&p, 100, 50 * US, GS_TPAR_UPCALL_RUNNING, 40 * US, &r),
 			 GS_TPAR_NOT_READER);
 	/* a request read after the upcall began is not the upcall's */
-	gs_tparent_read(&p, &a, &relay, 2, false, 100, 45 * US);
+	gs_tparent_read(&p, &a, &relay, 2, GS_TPAR_READ_TWOWAY, 100, 45 * US);
 	assert_int_equal(gs_tparent_decide(&p, 100, 50 * US, GS_TPAR_UPCALL_RUNNING, 40 * US, &r),
 			 GS_TPAR_NOT_READER);
 	gs_tparent_free(&p);
@@ -163,7 +163,7 @@ static void bounded_never_wrong(void **state)
 	 * level */
 	for (uint32_t i = 0; i < reads; i++) {
 		struct gs_endpoint cl = ep(1, (uint16_t)(40000 + i));
-		gs_tparent_read(&p, &cl, &relay, 1, false, 100, (10 + 10 * (int64_t)i) * US);
+		gs_tparent_read(&p, &cl, &relay, 1, GS_TPAR_READ_TWOWAY, 100, (10 + 10 * (int64_t)i) * US);
 	}
 	assert_int_equal(gs_tparent_decide(&p, 100, 15 * US, NO_ORB, 0, &r), GS_TPAR_UNKNOWN);
 	assert_int_equal(gs_tparent_decide(&p, 100, 35 * US, NO_ORB, 0, &r), GS_TPAR_PARENT);
@@ -177,12 +177,12 @@ static void bounded_never_wrong(void **state)
 	assert_int_equal(gs_tparent_init(&p, 16, 16), 0);
 	{
 		struct gs_endpoint cl = ep(1, 40000);
-		gs_tparent_read(&p, &cl, &relay, 1, false, 100, 10 * US);
-		gs_tparent_read(&p, &cl, &relay, 2, false, 100, 60 * US);
+		gs_tparent_read(&p, &cl, &relay, 1, GS_TPAR_READ_TWOWAY, 100, 10 * US);
+		gs_tparent_read(&p, &cl, &relay, 2, GS_TPAR_READ_TWOWAY, 100, 60 * US);
 	}
 	for (uint32_t i = 0; i < 40; i++) {
 		struct gs_endpoint cl = ep(3, (uint16_t)(30000 + i));
-		gs_tparent_read(&p, &cl, &relay, i, false, 500 + (i % 8), (100 + (int64_t)i) * US);
+		gs_tparent_read(&p, &cl, &relay, i, GS_TPAR_READ_TWOWAY, 500 + (i % 8), (100 + (int64_t)i) * US);
 	}
 	assert_true(p.replaced_open > 0);
 	if (gs_tparent_decide(&p, 100, 65 * US, NO_ORB, 0, &r) == GS_TPAR_PARENT)
@@ -193,10 +193,30 @@ static void bounded_never_wrong(void **state)
 	 * unknown, not top level, once any was replaced */
 	for (uint32_t i = 0; i < 64; i++) {
 		struct gs_endpoint cl = ep(4, (uint16_t)(20000 + i));
-		gs_tparent_read(&p, &cl, &relay, 1, false, 1000 + i, (200 + (int64_t)i) * US);
+		gs_tparent_read(&p, &cl, &relay, 1, GS_TPAR_READ_TWOWAY, 1000 + i, (200 + (int64_t)i) * US);
 	}
 	assert_true(p.threads_replaced > 0);
 	assert_int_equal(gs_tparent_decide(&p, 77777, 300 * US, NO_ORB, 0, &r), GS_TPAR_UNKNOWN);
+	gs_tparent_free(&p);
+}
+
+/* A LocateRequest the thread read makes it known (attach waits for the reads
+ * of such a thread before deciding) but is never a parent: no upcall runs. */
+static void locate_known_never_parent(void **state)
+{
+	struct gs_tparent p;
+	const struct gs_tpar_req *r;
+	struct gs_endpoint relay = ep(2, 5000), a = ep(1, 40000);
+	(void)state;
+	assert_int_equal(gs_tparent_init(&p, 64, 16), 0);
+	assert_false(gs_tparent_knows(&p, 300));
+	assert_false(gs_tparent_knows(&p, 0));
+	gs_tparent_read(&p, &a, &relay, 2, GS_TPAR_READ_LOCATE, 300, 5 * US);
+	assert_true(gs_tparent_knows(&p, 300));
+	assert_int_equal(gs_tparent_decide(&p, 300, 10 * US, NO_ORB, 0, &r), GS_TPAR_TOP);
+	gs_tparent_read(&p, &a, &relay, 4, GS_TPAR_READ_TWOWAY, 300, 20 * US);
+	assert_int_equal(gs_tparent_decide(&p, 300, 25 * US, NO_ORB, 0, &r), GS_TPAR_PARENT);
+	assert_int_equal(r->rid, 4);
 	gs_tparent_free(&p);
 }
 
@@ -220,6 +240,7 @@ int main(void)
 		cmocka_unit_test(oneway_needs_orb),
 		cmocka_unit_test(orb_upcall_not_reader),
 		cmocka_unit_test(bounded_never_wrong),
+		cmocka_unit_test(locate_known_never_parent),
 		cmocka_unit_test(init_checks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,7 +15,7 @@
  * requests, a oneway without --orb, an upcall on a thread that did not read
  * its request) the answer says why and nothing is guessed.
  *
- * All instants are one clock (attach: CLOCK_MONOTONIC ns of the records).
+ * All instants are one clock (attach: the wall-clock ns of the calls' instants).
  * Bounded: requests in an open-addressing table keyed by their identity (the
  * oldest of a probe window is replaced: counted when it was still open), and
  * threads, each with its last GS_TPAR_PER_THREAD requests read (the one idle

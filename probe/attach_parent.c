@@ -25,8 +25,10 @@ void gs_aparent_on_read(void *arg, const struct gs_times_dir *d, uint32_t rid, u
 	struct gs_aparent *a = arg;
 	enum gs_tpar_kind k = kind == GS_TREQ_ONEWAY ? GS_TPAR_READ_ONEWAY :
 			      kind == GS_TREQ_LOCATE ? GS_TPAR_READ_LOCATE : GS_TPAR_READ_TWOWAY;
-	/* the request went src -> dst: its client and server */
-	gs_tparent_read(&a->tp, &d->src, &d->dst, rid, k, ev->tid, ev->mono);
+	/* the request went src -> dst: its client and server; the instants are
+	 * the wall clock's the calls carry (t4, t5, t1), no event looked up
+	 * again per call */
+	gs_tparent_read(&a->tp, &d->src, &d->dst, rid, k, ev->tid, ev->ts);
 }
 
 /* The event of the call's send (t1), if kept. */
@@ -58,14 +60,9 @@ const struct gs_call *gs_aparent_call(struct gs_aparent *a, const struct gs_time
 {
 	const struct gs_call *out = c;
 	int64_t q;
-	/* the server's reply ends its serving of the request (the send's own
-	 * clock, the one the reads were stamped in) */
-	if (t->server_send) {
-		const struct gs_times_dir *rep = gs_times_dir(times, &c->server, &c->client);
-		const struct gs_times_ev *s5 = rep ? gs_times_ev_at(rep, true, t->server_send) : NULL;
-		if (s5)
-			gs_tparent_replied(&a->tp, &c->client, &c->server, c->request_id, s5->mono);
-	}
+	/* the server's reply ends its serving of the request */
+	if (t->server_send)
+		gs_tparent_replied(&a->tp, &c->client, &c->server, c->request_id, t->server_send);
 	if (gs_times_recvq(c, t, &q)) {
 		*own = *c;
 		own->recvq_ns = q;
@@ -79,9 +76,11 @@ const struct gs_call *gs_aparent_call(struct gs_aparent *a, const struct gs_time
 		if (!c1 || !c1->tid)
 			return out;
 		a->asked++;
-		if (a->upcalls)
-			up = gs_tlog_upcall_at(a->upcalls, c1->tid, c1->mono, &us);
-		if (gs_tparent_decide(&a->tp, c1->tid, c1->mono, (enum gs_tpar_upcall)up, us, &p) != GS_TPAR_PARENT)
+		/* the upcall's edges are in the records' clock: its start in the
+		 * wall clock by the offset t1 was converted with */
+		if (a->upcalls && (up = gs_tlog_upcall_at(a->upcalls, c1->tid, c1->mono, &us)) == GS_TPAR_UPCALL_RUNNING)
+			us += c1->ts - c1->mono;
+		if (gs_tparent_decide(&a->tp, c1->tid, c1->ts, (enum gs_tpar_upcall)up, us, &p) != GS_TPAR_PARENT)
 			return out;
 		if (out != own) {
 			*own = *c;

@@ -18,6 +18,10 @@
 #           pinned beside it, one client calling slow(1000) N times, attach --sched: every
 #           call's server_queued_us within its recv's window; a call that waited 1 ms or more
 #           (when the scheduler made one wait: not required) reads `queued` in the tail
+#   hog_nice  the same with the server at nice 19 (the hog at 0): its woken thread waits for the
+#           hog's slices, so calls wait for a CPU: each within its recv's window, and those that
+#           waited 1 ms or more, most of their server time, read `queued ... (for a CPU: run
+#           queue ...)`; at least one
 #
 # usage: tests/integration/attach_queued.sh [--list] [SCENARIO...]
 # environment: GIOPSCOPE, BUILD, KEEP_DIR, FAIL_DIR (default /tmp/gs-failing), N (10), SLOW_US
@@ -48,7 +52,7 @@ done
 
 . tests/lib/common.sh
 . tests/lib/scenario.sh
-sc_want attach_queued "pool1 hog" "$@"
+sc_want attach_queued "pool1 hog hog_nice" "$@"
 
 NS_TAG=${NS_TAG:-atq}
 . tests/lib/netns.sh
@@ -89,7 +93,7 @@ run() {
     [ $# -gt 0 ] && shift
     copts=("$@")
     ns_start "$NS_SRV" "$SC_DIR/server.log" env LD_PRELOAD="$TRUTH_SO" GS_TRUTH_FILE="$SC_DIR/server.truth" \
-        taskset -c "$SRV_CPU" "$SERVER" -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" "${sopts[@]}" \
+        nice -n "${SRV_NICE:-0}" taskset -c "$SRV_CPU" "$SERVER" -ORBendPoint "giop:tcp:$NS_SRV_IP4:$PORT" "${sopts[@]}" \
         -o "$SC_DIR/echo.ior" -q
     SRV_PID=$NS_LAST_PID
     note "# server (pid $SRV_PID) on vCPU $SRV_CPU: LD_PRELOAD=libgs_truth.so bench_server ${sopts[*]}"
@@ -146,6 +150,17 @@ scenario_hog() {
     HOG_PID=$!
     note "# hog (pid $HOG_PID): taskset -c $SRV_CPU timeout 300 sh -c 'while :; do :; done'"
     run -- -op slow -size 1000 -n $((N * 3)) && check
+    sc_end
+}
+
+# the server at nice 19 beside the hog at 0 on its vCPU: its woken thread waits for the hog's
+# slices (a weight of 15 against 1024), so requests wait in the receive queue for a CPU
+scenario_hog_nice() {
+    sc_begin hog_nice
+    taskset -c "$SRV_CPU" timeout 300 sh -c 'while :; do :; done' &
+    HOG_PID=$!
+    note "# hog (pid $HOG_PID): taskset -c $SRV_CPU timeout 300 sh -c 'while :; do :; done'; server at nice 19"
+    SRV_NICE=19 run -- -op slow -size 1000 -n $((N * 3)) && check --need-named --want "for a CPU"
     sc_end
 }
 

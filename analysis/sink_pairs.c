@@ -241,11 +241,11 @@ static void put_time(struct line *l, int64_t t)
 /* Longest forms of the fields besides the operation and the status: both
  * endpoints, the request id, giop, kind, the flags, two byte counts, four
  * stamps, two spans, two counters and the capture-loss flag, each with its
- * comma; then attach's seventeen columns at most (stamps and spans). */
+ * comma; then attach's nineteen columns at most (stamps and spans). */
 #define CSV_FIXED_MAX                                                                              \
 	(GS_PAIRS_PAIR_TEXT + (10 + 1) + (2 + GS_FMT_U8_MAX + 1) + 14 + 1 + 2 +                    \
 	 2 * (GS_FMT_U64_MAX + 1) + 6 * (GS_FMT_FIXED_MAX + 1) + 2 * (10 + 1) + 2 +                   \
-	 NEST_COLS_MAX + 17 * (GS_FMT_FIXED_MAX + 1) + 1)
+	 NEST_COLS_MAX + 19 * (GS_FMT_FIXED_MAX + 1) + 1)
 #define CSV_STATUS_MAX 64
 _Static_assert(CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX <= LINE_CAP,
 	       "a CSV row always fits the line");
@@ -397,14 +397,18 @@ INLINE char *w_csv_ns(char *p, bool known, int64_t ns)
 	return known ? p + gs_fmt_fixed(p, ns, 3) : p;
 }
 
-static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec *m, const struct gs_call_times *t)
+static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec *m, const struct gs_call *c,
+						  const struct gs_call_times *t)
 {
+	int64_t q = 0;
+	bool q_known = gs_times_recvq(c, t, &q);
 	p = w_csv_instant(p, m, t->client_send);
 	p = w_csv_instant(p, m, t->server_recv);
 	p = w_csv_instant(p, m, t->server_send);
 	p = w_csv_instant(p, m, t->client_recv);
 	p = w_csv_span(p, t->server_recv, t->server_send);
 	p = w_csv_span(p, t->client_send, t->client_recv);
+	p = w_csv_ns(p, q_known, q);
 	if (t->cols & GS_TIMES_COLS_SCHED) {
 		p = w_csv_ns(p, t->server_sched, t->server_oncpu);
 		p = w_csv_ns(p, t->server_sched, t->server_runq);
@@ -412,6 +416,7 @@ static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec 
 		p = w_csv_ns(p, t->client_sched, t->client_oncpu);
 		p = w_csv_ns(p, t->client_sched, t->client_runq);
 		p = w_csv_ns(p, t->client_sched, t->client_blocked);
+		p = w_csv_ns(p, t->recvq_sched, t->recvq_runq);
 	}
 	if (t->cols & GS_TIMES_COLS_ORB) {
 		bool up = t->upcall_start && t->upcall_end;
@@ -519,7 +524,7 @@ INLINE char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t opl
 	if (c->flags & GS_CF_REP_SEEN)
 		p = w_us(p, c->downstream_ns);
 	if (t)
-		p = w_csv_times(p, m, t);
+		p = w_csv_times(p, m, c, t);
 	*p++ = '\n';
 	return p;
 }
@@ -679,6 +684,11 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 		json_time(l, "t_client_recv", t->client_recv);
 		json_span(l, "server_process_us", t->server_recv, t->server_send);
 		json_span(l, "client_syscall_us", t->client_send, t->client_recv);
+		{
+			int64_t q = 0;
+			bool q_known = gs_times_recvq(c, t, &q);
+			json_ns(l, "server_queued_us", q_known, q);
+		}
 		if (t->cols & GS_TIMES_COLS_SCHED) {
 			json_ns(l, "server_oncpu_us", t->server_sched, t->server_oncpu);
 			json_ns(l, "server_runq_us", t->server_sched, t->server_runq);
@@ -686,6 +696,7 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 			json_ns(l, "client_oncpu_us", t->client_sched, t->client_oncpu);
 			json_ns(l, "client_runq_us", t->client_sched, t->client_runq);
 			json_ns(l, "client_blocked_us", t->client_sched, t->client_blocked);
+			json_ns(l, "server_queued_runq_us", t->recvq_sched, t->recvq_runq);
 		}
 		if (t->cols & GS_TIMES_COLS_ORB) {
 			bool up = t->upcall_start && t->upcall_end;

@@ -80,13 +80,33 @@ struct gs_call_times {
 	int64_t client_oncpu, client_runq, client_blocked;
 	/* attach --orb: the ORB's upcall boundary (wall-clock ns; 0: not seen) */
 	int64_t upcall_start, upcall_end;
+	/* attach --sched: the run-queue time of the thread that read the request
+	 * while the request waited in the socket's receive queue (t3..t4);
+	 * recvq_sched false: not known */
+	bool recvq_sched;
+	int64_t recvq_runq;
 };
 enum { GS_TIMES_COLS_SCHED = 1, GS_TIMES_COLS_ORB = 2 };
 #define GS_PAIRS_HEADER_TIMES \
-	",t_client_send,t_server_recv,t_server_send,t_client_recv,server_process_us,client_syscall_us"
+	",t_client_send,t_server_recv,t_server_send,t_client_recv,server_process_us,client_syscall_us," \
+	"server_queued_us"
 #define GS_PAIRS_HEADER_SCHED \
-	",server_oncpu_us,server_runq_us,server_blocked_us,client_oncpu_us,client_runq_us,client_blocked_us"
+	",server_oncpu_us,server_runq_us,server_blocked_us,client_oncpu_us,client_runq_us,client_blocked_us," \
+	"server_queued_runq_us"
 #define GS_PAIRS_HEADER_ORB ",t_upcall_start,t_upcall_end,orb_in_us,servant_us,orb_out_us"
+/* The wait of the request in the server's socket receive queue: from its last
+ * byte reaching the server's host (the tap: t_request_last, t3) to the
+ * server's recv returning it (t4): server_queued_us.  False when not known
+ * (the server not followed, the request not whole). */
+static inline bool gs_times_recvq(const struct gs_call *c, const struct gs_call_times *t, int64_t *ns)
+{
+	if (!t || !t->server_recv || !(c->flags & GS_CF_REQ_DONE) || !c->t_request_last)
+		return false;
+	/* a recv cannot return bytes before they reached the host: a negative
+	 * difference is the clocks' conversion, not a wait */
+	*ns = t->server_recv > c->t_request_last ? t->server_recv - c->t_request_last : 0;
+	return true;
+}
 /* The header of the rows with the attach columns: the six, then the optional groups `cols`
  * (GS_TIMES_COLS_*). */
 void gs_pairs_header_times_cols(FILE *out, enum gs_pairs_format fmt, unsigned cols);

@@ -156,7 +156,34 @@ static size_t app(char *buf, size_t len, size_t at, const char *fmt, ...)
 static double ms(int64_t ns) { return (double)ns / 1e6; }
 static double us(int64_t ns) { return (double)ns / 1e3; }
 
+bool gs_recvq_dominates(const struct gs_call *c)
+{
+	int64_t srv = c->t_reply_first - c->t_request_last;
+	return c->recvq_ns > 0 && srv > 0 && c->recvq_ns * 2 >= srv;
+}
+
+size_t gs_recvq_reason(const struct gs_call *c, const struct gs_call_times *t, char *buf, size_t len, size_t at)
+{
+	/* with --sched: the reading thread waited for a CPU (runnable most of
+	 * the wait), else it was busy or blocked elsewhere: the request waited
+	 * for the ORB's threads */
+	if (t && (t->cols & GS_TIMES_COLS_SCHED) && t->recvq_sched) {
+		if (t->recvq_runq * 2 >= c->recvq_ns)
+			return app(buf, len, at, "queued %.1f us in the receive queue (for a CPU: run queue %.1f us)",
+				   us(c->recvq_ns), us(t->recvq_runq));
+		return app(buf, len, at, "queued %.1f us in the receive queue (for the ORB's threads: run queue %.1f us)",
+			   us(c->recvq_ns), us(t->recvq_runq));
+	}
+	return app(buf, len, at, "queued %.1f us in the receive queue", us(c->recvq_ns));
+}
+
 unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *buf, size_t len)
+{
+	return gs_call_reasons_times(c, NULL, queued_op, buf, len);
+}
+
+unsigned gs_call_reasons_times(const struct gs_call *c, const struct gs_call_times *t, const char *queued_op,
+			       char *buf, size_t len)
 {
 	unsigned tags = 0;
 	size_t at = 0;
@@ -164,7 +191,13 @@ unsigned gs_call_reasons(const struct gs_call *c, const char *queued_op, char *b
 	const char *sep = "";
 	if (len)
 		buf[0] = '\0';
-	if (tot > 0 && srv * 2 >= tot) {
+	if (tot > 0 && srv * 2 >= tot && gs_recvq_dominates(c)) {
+		/* most of the server's time the request was not read yet: not the
+		 * server's doing */
+		tags |= GS_TAG_QUEUED;
+		at = gs_recvq_reason(c, t, buf, len, at);
+		sep = "; ";
+	} else if (tot > 0 && srv * 2 >= tot) {
 		tags |= GS_TAG_SERVER;
 		at = app(buf, len, at, "%sserver %.1f us (%.0f%%)", sep, us(srv), 100.0 * (double)srv / (double)tot);
 		sep = "; ";

@@ -6,7 +6,11 @@
  *   server          the far side of the capture point held the call (>= half)
  *   network         the request and reply took long to cross (>= half)
  *   retransmission  segments were resent; how long after the message began
- *   queued          waited behind another call on the same connection: which, how long
+ *   queued          waited behind another call on the same connection: which, how long;
+ *                   or, for most of the server's time, in the server's receive queue
+ *                   before the ORB read the request (recvq_ns: attach, or a capture's
+ *                   out-of-order replies), for a CPU or for the ORB's threads (--sched);
+ *                   the process's own split is then not given
  *   nagle           a message's last segment was held until an ACK (delayed-ACK stall)
  *   zero-window     a receiver stopped reading
  *   capture-loss    the capture missed bytes of the call: its figures are bounds
@@ -130,6 +134,16 @@ void gs_tail_chain_json(FILE *out, const struct gs_tail_entry *en);
 /* A tag set (GS_TAG_*) as a JSON array of their names. */
 void gs_tail_tags_json(FILE *out, unsigned tags);
 
+/* The same with attach's times (NULL: none): the wait in the receive queue
+ * says whether it was for a CPU (--sched). */
+unsigned gs_call_reasons_times(const struct gs_call *c, const struct gs_call_times *t, const char *queued_op,
+			       char *buf, size_t len);
+/* The request waited in the server's receive queue (recvq_ns) for at least
+ * half of the server's time: the call reads `queued`, not `server`. */
+bool gs_recvq_dominates(const struct gs_call *c);
+/* "queued X us in the receive queue[ (for a CPU: run queue Y us | for the
+ * ORB's threads: run queue Y us)]" appended at buf + at; returns the new end. */
+size_t gs_recvq_reason(const struct gs_call *c, const struct gs_call_times *t, char *buf, size_t len, size_t at);
 /* Writes the kept calls, slowest first: a table (text) or JSON lines. */
 void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t);
 

@@ -257,8 +257,10 @@ unsigned gs_downstream_reason(const struct gs_call *c, const char *hold_op, cons
 /* One hop's own reasons (wire, attach, downstream naming `child`). */
 static unsigned hop_reasons(const struct gs_tail_entry *en, const char *child, char *buf, size_t len)
 {
-	unsigned tags = gs_call_reasons(&en->call, en->queued_op, buf, len);
-	if (en->has_times)
+	unsigned tags = gs_call_reasons_times(&en->call, en->has_times ? &en->times : NULL, en->queued_op, buf, len);
+	/* the process's own split describes the part of the server's time after
+	 * the wait in the receive queue: not the reason when the wait dominates */
+	if (en->has_times && !gs_recvq_dominates(&en->call))
 		tags |= gs_times_reasons(&en->times, buf, len, strlen(buf));
 	tags |= gs_downstream_reason(&en->call, en->hold_op, child, buf, len, strlen(buf));
 	return tags;

@@ -549,6 +549,38 @@ bool gs_tlog_upcall_span(const struct gs_tlog *l, uint32_t tid, int64_t from, in
 	return true;
 }
 
+bool gs_tlog_states_in(const struct gs_tlog *l, uint32_t tid, int64_t from, int64_t to, int64_t out[3])
+{
+	const struct gs_tlog_thread *t = find(l, tid);
+	int64_t a[GS_TLOG_CUM], b[GS_TLOG_CUM];
+	if (!t || from > to || !gs_tlog_known(l, to) || !cum_at(t, from, false, NO_WAKE, a) ||
+	    !cum_at(t, to, true, NO_WAKE, b))
+		return false;
+	for (int i = 0; i < 3; i++)
+		out[i] = b[i] - a[i];
+	return true;
+}
+
+int gs_tlog_upcall_at(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t *start)
+{
+	const struct gs_tlog_thread *t = find(l, tid);
+	uint64_t n;
+	if (!t || !t->n_upcalls || !gs_tlog_known(l, ts))
+		return -1;
+	n = t->n_upcalls < GS_TLOG_UPCALLS ? t->n_upcalls : GS_TLOG_UPCALLS;
+	/* newest first: the instants asked for are recent */
+	for (uint64_t k = n; k-- > 0;) {
+		const struct gs_tlog_edge *x = &t->upcalls[(t->n_upcalls - n + k) % GS_TLOG_UPCALLS];
+		if (x->ts > ts)
+			continue;
+		if (x->edge != GS_TEDGE_START)
+			return 0;
+		*start = x->ts;
+		return 1;
+	}
+	return t->n_upcalls > GS_TLOG_UPCALLS ? -1 : 0;
+}
+
 /* ---- events held until their time ---------------------------------------- */
 
 static void apply(struct gs_tlog *l, const struct gs_tlog_pending *e)

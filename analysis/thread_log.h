@@ -221,5 +221,16 @@ bool gs_tlog_split(const struct gs_tlog *l, uint32_t first, int64_t from, const 
  * missing. */
 bool gs_tlog_upcall_span(const struct gs_tlog *l, uint32_t tid, int64_t from, int64_t to, int64_t *start,
 			 int64_t *end);
+/* The time thread `tid` spent on CPU, in the run queue and blocked in
+ * [from, to] by the records' instants (ns, in out[0..2]); the thread was on
+ * CPU at `to` (a syscall returned), its state at `from` is what its log
+ * says.  False when the log does not reach back to `from` or `to` is not
+ * known yet. */
+bool gs_tlog_states_in(const struct gs_tlog *l, uint32_t tid, int64_t from, int64_t to, int64_t out[3]);
+/* Whether an ORB upcall was running on thread `tid` at `ts`: 1 (its start
+ * edge in *start), 0 (the last edge at or before ts ends one, or the thread's
+ * log has edges and none before ts while none was pushed out), -1 not known
+ * (no log of the thread, edges pushed out, or ts not known yet). */
+int gs_tlog_upcall_at(const struct gs_tlog *l, uint32_t tid, int64_t ts, int64_t *start);
 
 #endif

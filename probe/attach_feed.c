@@ -12,6 +12,7 @@ struct gs_pending {
 	struct gs_call c;
 	struct gs_call_times t;   /* the instants found so far */
 	int64_t deadline;         /* CLOCK_MONOTONIC */
+	uint64_t poll;            /* polls ended when it came (gs_aparent_wait) */
 };
 
 /* a waiting call is looked at again after this many syscall records: the
@@ -69,12 +70,13 @@ static bool instants(const struct gs_feed *f, const struct gs_call *c, struct gs
 /* `whole`: instants() has just said so (nothing came since) */
 static void emit_call(struct gs_feed *f, const struct gs_call *c, struct gs_call_times *t, bool late, bool whole)
 {
+	struct gs_call own;
 	if (!whole && !instants(f, c, t) && late)
 		f->instants_missing++;
 	t->cols = f->cols;
 	if (f->enrich)
 		f->enrich(f->enrich_arg, f, c, t);
-	gs_session_emit(f->s, c, t);
+	gs_session_emit(f->s, gs_aparent_call(&f->nest, &f->times, c, t, &own), t);
 }
 
 static void emit(struct gs_feed *f, struct gs_pending *p, bool late, bool whole)
@@ -92,7 +94,8 @@ void gs_feed_settle(struct gs_feed *f, bool all)
 	while (f->q_n) {
 		struct gs_pending *p = &f->q[f->q_head];
 		bool late = all || mono >= p->deadline;
-		if (!late && (!instants(f, &p->c, &p->t) || (f->ready && !f->ready(f->enrich_arg, f, &p->c, &p->t))))
+		if (!late && (!instants(f, &p->c, &p->t) || (f->ready && !f->ready(f->enrich_arg, f, &p->c, &p->t)) ||
+			      gs_aparent_wait(&f->nest, &f->times, &p->c, &p->t, p->poll, f->polls)))
 			break;
 		emit(f, p, late, !late);
 		f->q_head = (f->q_head + 1) % f->q_cap;
@@ -115,7 +118,8 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 		 * cache) with what was found */
 		struct gs_call_times t;
 		memset(&t, 0, sizeof t);
-		if (instants(f, c, &t) && (!f->ready || f->ready(f->enrich_arg, f, c, &t))) {
+		if (instants(f, c, &t) && (!f->ready || f->ready(f->enrich_arg, f, c, &t)) &&
+		    !gs_aparent_wait(&f->nest, &f->times, c, &t, f->polls, f->polls)) {
 			emit_call(f, c, &t, false, true);
 			return;
 		}
@@ -123,6 +127,7 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 		p = &f->q[0];
 		p->c = *c;
 		p->t = t;
+		p->poll = f->polls;
 		f->q_n = 1;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		p->deadline = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + f->wait_ns;
@@ -138,9 +143,11 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	p = &f->q[(f->q_head + f->q_n) % f->q_cap];
 	p->c = *c;
 	memset(&p->t, 0, sizeof p->t);
+	p->poll = f->polls;
 	f->q_n++;
 	/* what is there now is taken now: the rings move on */
-	if (instants(f, &p->c, &p->t) && f->q_n == 1 && (!f->ready || f->ready(f->enrich_arg, f, &p->c, &p->t))) {
+	if (instants(f, &p->c, &p->t) && f->q_n == 1 && (!f->ready || f->ready(f->enrich_arg, f, &p->c, &p->t)) &&
+	    !gs_aparent_wait(&f->nest, &f->times, &p->c, &p->t, p->poll, f->polls)) {
 		emit(f, p, false, true);
 		f->q_head = (f->q_head + 1) % f->q_cap;
 		f->q_n--;
@@ -204,6 +211,26 @@ static void on_fold(struct gs_feed *f, const struct gs_tap_flow *out, struct gs_
 		on_sys_event(f, out, true, fold.send.seq, fold.send.len, fold.send.ts_ns, NULL, 0, fold.send.tid);
 }
 
+/* A whole Request's (LocateRequest's) id and kind, when its head shipped
+ * says so (1.2+: the id follows the header, then a Request's response flags;
+ * 1.0 and 1.1 Requests only without service contexts) */
+static bool request_of(const struct gs_piece *p, uint32_t *rid, enum gs_times_req *kind)
+{
+	struct gs_times_id id = gs_times_id_of(p->data, p->len);
+	/* the id's place, then the flags' (an octet; 1.0/1.1: a boolean) */
+	uint32_t at = p->data[5] >= 2 ? 16 : 20;
+	if (id.has_id && id.type == GIOP_LOCATE_REQUEST) {
+		*rid = id.rid;
+		*kind = GS_TREQ_LOCATE;
+		return true;
+	}
+	if (!id.has_id || id.type != GIOP_REQUEST || p->len <= at)
+		return false;
+	*rid = id.rid;
+	*kind = (p->data[5] >= 2 ? (p->data[at] & 1) == 0 : p->data[at] == 0) ? GS_TREQ_ONEWAY : GS_TREQ_TWOWAY;
+	return true;
+}
+
 /* The messages the segment starts: their first sends kept apart (a reply of
  * 157 Fragments is 157 sends, more than the ring of a direction holds, and
  * its call ends only after the last), and so the recvs that will return the
@@ -214,7 +241,8 @@ static void pin_starts(struct gs_feed *f, const struct gs_segment *seg)
 	for (uint32_t i = 0; i < seg->n_pieces; i++) {
 		const struct gs_piece *p = &seg->pieces[i];
 		const uint8_t *h = p->data;
-		uint32_t size;
+		uint32_t size, rid;
+		enum gs_times_req kind;
 		if (p->len < 12 || memcmp(h, "GIOP", 4) != 0 || h[4] != 1)
 			continue; /* the rest of a header cut by the segment before */
 		if (h[7] == GIOP_REQUEST || h[7] == GIOP_REPLY || h[7] == GIOP_LOCATE_REQUEST ||
@@ -226,7 +254,11 @@ static void pin_starts(struct gs_feed *f, const struct gs_segment *seg)
 			continue;
 		size = (h[6] & 1) ? (uint32_t)h[8] | (uint32_t)h[9] << 8 | (uint32_t)h[10] << 16 | (uint32_t)h[11] << 24
 				  : (uint32_t)h[11] | (uint32_t)h[10] << 8 | (uint32_t)h[9] << 16 | (uint32_t)h[8] << 24;
-		gs_times_expect_end(&f->times, &seg->src, &seg->dst, seg->seq + p->off + 12 + size - 1);
+		if ((h[7] == GIOP_REQUEST || h[7] == GIOP_LOCATE_REQUEST) && request_of(p, &rid, &kind))
+			gs_times_expect_request(&f->times, &seg->src, &seg->dst, seg->seq + p->off + 12 + size - 1, rid,
+						kind);
+		else
+			gs_times_expect_end(&f->times, &seg->src, &seg->dst, seg->seq + p->off + 12 + size - 1);
 	}
 }
 
@@ -336,6 +368,11 @@ void gs_feed_record(void *arg, const void *rec, size_t len)
 
 /* ---- clock and life ------------------------------------------------------ */
 
+void gs_feed_polled(struct gs_feed *f)
+{
+	f->polls++;
+}
+
 void gs_feed_clock(struct gs_feed *f)
 {
 	/* the tightest of a few (monotonic, wall, monotonic) samples */
@@ -369,6 +406,13 @@ int gs_feed_init(struct gs_feed *f, struct gs_session *s, uint32_t queue, int64_
 		free(f->q);
 		return err;
 	}
+	if ((err = gs_aparent_init(&f->nest)) != 0) {
+		gs_times_free(&f->times);
+		free(f->q);
+		return err;
+	}
+	f->times.on_read = gs_aparent_on_read;
+	f->times.read_arg = &f->nest;
 	gs_feed_clock(f);
 	s->call_hook = on_call;
 	s->flush_hook = flush;
@@ -379,6 +423,7 @@ int gs_feed_init(struct gs_feed *f, struct gs_session *s, uint32_t queue, int64_
 void gs_feed_free(struct gs_feed *f)
 {
 	gs_times_free(&f->times);
+	gs_aparent_free(&f->nest);
 	free(f->q);
 	f->q = NULL;
 }

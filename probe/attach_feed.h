@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../ebpf/giop_tap.h"
+#include "attach_parent.h"
 #include "attach_times.h"
 #include "session.h"
 
@@ -20,11 +21,15 @@ struct gs_pending;
 struct gs_feed {
 	struct gs_session *s;
 	struct gs_times times;
+	/* each call's parent by thread and receive-queue wait (cmd_attach sets
+	 * nest.upcalls with --orb) */
+	struct gs_aparent nest;
 	int64_t mono_to_real;     /* CLOCK_MONOTONIC ns + this = wall-clock ns */
 	int64_t wait_ns;          /* the longest a call waits for an instant */
 	struct gs_pending *q;     /* calls waiting, oldest first (a ring) */
 	uint32_t q_cap, q_head, q_n;
 	uint32_t since_settle;    /* syscall records since the queue was last looked at */
+	uint64_t polls;           /* polls of the ring (and sweeps of the watch table) ended */
 	struct gs_piece pieces[GS_TAP_HEADS];
 	/* attach --sched / --orb: the columns (GS_TIMES_COLS_*) and what fills
 	 * them, called for each call just before it is written */
@@ -49,6 +54,10 @@ int gs_feed_init(struct gs_feed *f, struct gs_session *s, uint32_t queue, int64_
 void gs_feed_free(struct gs_feed *f);
 /* A ring-buffer record (a gs_attach_record_fn). */
 void gs_feed_record(void *arg, const void *rec, size_t len);
+/* A poll of the ring, and the sweep of the kernel's watch table after it,
+ * ended: a call a followed server thread sent waits for two (its parent by
+ * thread needs every read before its send). */
+void gs_feed_polled(struct gs_feed *f);
 /* Samples the offset between the monotonic clock of the records and the wall
  * clock of the output. */
 void gs_feed_clock(struct gs_feed *f);

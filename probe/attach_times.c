@@ -72,6 +72,34 @@ static struct gs_times_dir *find(const struct gs_times *t, const struct gs_endpo
 	return NULL;
 }
 
+/* The direction src -> dst, taken now if new: a free slot of the window,
+ * else the one used longest ago (counted). */
+static struct gs_times_dir *get(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst)
+{
+	struct gs_times_dir *d = find(t, src, dst), *old = NULL;
+	uint32_t h;
+	if (d)
+		return d;
+	h = hash(src, dst);
+	for (uint32_t i = 0; i < PROBE; i++) {
+		struct gs_times_dir *c = &t->dirs[(h + i) & t->mask];
+		if (!c->used) {
+			old = c;
+			break;
+		}
+		if (!old || c->last_use < old->last_use)
+			old = c;
+	}
+	if (old->used)
+		t->replaced++;
+	d = old;
+	memset(d, 0, sizeof *d);
+	d->used = true;
+	d->src = *src;
+	d->dst = *dst;
+	return d;
+}
+
 const struct gs_times_dir *gs_times_dir(const struct gs_times *t, const struct gs_endpoint *src,
 					const struct gs_endpoint *dst)
 {
@@ -162,10 +190,14 @@ static void pin_recv(struct gs_times *t, struct gs_times_dir *d, struct gs_times
 	for (uint32_t i = 0; i < n; i++) {
 		if (!d->end_set[i] || d->end_seq[i] - ev->seq >= ev->len)
 			continue;
-		/* every end this recv returns is taken; one copy of it */
+		/* every end this recv returns is taken; one copy of it; a
+		 * Request's read by this thread is told */
 		for (uint32_t j = i; j < n; j++)
-			if (d->end_set[j] && d->end_seq[j] - ev->seq < ev->len)
+			if (d->end_set[j] && d->end_seq[j] - ev->seq < ev->len) {
 				d->end_set[j] = false;
+				if (d->end_req[j] && t->on_read)
+					t->on_read(t->read_arg, d, d->end_rid[j], d->end_req[j], ev);
+			}
 		uint32_t k = d->n_rpin++ % GS_TIMES_PINS;
 		d->rpin_key[k] = (struct gs_times_key){ ev->seq, ev->len, ev->ts };
 		d->rpin[k] = *ev;
@@ -179,29 +211,8 @@ struct gs_times_ev *gs_times_add_tid(struct gs_times *t, const struct gs_endpoin
 				     const struct gs_endpoint *dst, bool send, uint32_t seq, uint32_t len, int64_t ts,
 				     const struct gs_times_id *id, uint32_t tid, int64_t mono)
 {
-	struct gs_times_dir *d = find(t, src, dst);
+	struct gs_times_dir *d = get(t, src, dst);
 	struct gs_times_ev *ev;
-	if (!d) {
-		/* a free slot of the window, else the one used longest ago */
-		uint32_t h = hash(src, dst);
-		struct gs_times_dir *old = NULL;
-		for (uint32_t i = 0; i < PROBE; i++) {
-			struct gs_times_dir *c = &t->dirs[(h + i) & t->mask];
-			if (!c->used) {
-				old = c;
-				break;
-			}
-			if (!old || c->last_use < old->last_use)
-				old = c;
-		}
-		if (old->used)
-			t->replaced++;
-		d = old;
-		memset(d, 0, sizeof *d);
-		d->used = true;
-		d->src = *src;
-		d->dst = *dst;
-	}
 	d->last_use = ts;
 	if (send) {
 		uint32_t i = d->n_send++ % GS_TIMES_RING;
@@ -318,6 +329,29 @@ void gs_times_expect_end(struct gs_times *t, const struct gs_endpoint *src, cons
 	k = d->n_end++ % GS_TIMES_PINS;
 	d->end_seq[k] = last;
 	d->end_set[k] = true;
+	d->end_req[k] = 0;
+}
+
+void gs_times_expect_request(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+			     uint32_t last, uint32_t rid, enum gs_times_req kind)
+{
+	struct gs_times_dir *d = find(t, src, dst);
+	uint32_t k;
+	if (!d) {
+		/* its last use: now, by the clock of what it holds (none yet):
+		 * the newest of the window, so that it is not the next to go */
+		d = get(t, src, dst);
+		for (uint32_t i = 0; i < PROBE; i++) {
+			const struct gs_times_dir *c = &t->dirs[(hash(src, dst) + i) & t->mask];
+			if (c->used && c->last_use > d->last_use)
+				d->last_use = c->last_use;
+		}
+	}
+	k = d->n_end++ % GS_TIMES_PINS;
+	d->end_seq[k] = last;
+	d->end_set[k] = true;
+	d->end_rid[k] = rid;
+	d->end_req[k] = (uint8_t)kind;
 }
 
 int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq)

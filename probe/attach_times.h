@@ -39,6 +39,9 @@ struct gs_times_ev {
 	bool has_id;              /* enter in one order and queue in another */
 };
 
+/* The requests whose read gs_times tells (on_read's kind). */
+enum gs_times_req { GS_TREQ_NONE = 0, GS_TREQ_TWOWAY, GS_TREQ_ONEWAY, GS_TREQ_LOCATE };
+
 /* What a syscall's buffer starts with, when that is a GIOP header. */
 struct gs_times_id {
 	bool has_id;
@@ -71,6 +74,10 @@ struct gs_times_dir {
 	uint32_t n_end, n_rpin;
 	uint32_t end_seq[GS_TIMES_PINS];
 	bool end_set[GS_TIMES_PINS];
+	/* a Request's or LocateRequest's end (gs_times_expect_request): its
+	 * id and enum gs_times_req; GS_TREQ_NONE: another message's */
+	uint32_t end_rid[GS_TIMES_PINS];
+	uint8_t end_req[GS_TIMES_PINS];
 	struct gs_times_key rpin_key[GS_TIMES_PINS];
 	struct gs_times_ev rpin[GS_TIMES_PINS];
 	/* the sends that started the last messages (gs_times_pin_send) */
@@ -88,6 +95,11 @@ struct gs_times {
 	/* the recv just added, when it was pinned: its copy, and the event the
 	 * caller may still complete (gs_times_repin) */
 	struct gs_times_ev *pinned_from, *pinned_to;
+	/* a followed thread's recv returned the last byte of a Request
+	 * (gs_times_expect_request); NULL: nobody asks */
+	void (*on_read)(void *arg, const struct gs_times_dir *d, uint32_t rid, uint8_t kind,
+			const struct gs_times_ev *ev);
+	void *read_arg;
 };
 
 /* `slots`: a power of two.  0 or an errno value. */
@@ -128,6 +140,12 @@ void gs_times_pin_send(struct gs_times *t, const struct gs_endpoint *src, const 
  * the recv that returns that byte, when it comes, is kept apart too. */
 void gs_times_expect_end(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
 			 uint32_t last);
+/* The same for a Request or LocateRequest (id `rid`, `kind`) ending at byte `last`: the recv that
+ * returns that byte is also told to on_read (the thread that read it).  The
+ * direction is kept from now on even if no followed process received on it
+ * yet (the first request of a connection comes before its first recv). */
+void gs_times_expect_request(struct gs_times *t, const struct gs_endpoint *src, const struct gs_endpoint *dst,
+			     uint32_t last, uint32_t rid, enum gs_times_req kind);
 /* Return time of the recv that returned byte `seq`; 0 if none. */
 int64_t gs_times_recv(const struct gs_times_dir *d, uint32_t seq);
 

@@ -526,6 +526,23 @@ static bool sched_side(struct attach_ctx *x, const struct gs_times_ev *a, const 
 	return true;
 }
 
+/* The wait of the request in the receive queue (t3..t4): how much of it the
+ * thread that read it was runnable, waiting for a CPU (the rest it ran, or
+ * was blocked, elsewhere: the ORB's threads were not free) */
+static bool recvq_side(struct attach_ctx *x, const struct gs_call *c, const struct gs_call_times *t,
+		       const struct gs_times_ev *s4, int64_t *runq)
+{
+	int64_t q, st[3], from;
+	if (!s4 || !s4->tid || !gs_times_recvq(c, t, &q) || q <= 0)
+		return false;
+	/* t3 in the records' clock, by the offset t4 was converted with */
+	from = s4->mono - q;
+	if (gs_tlog_lost_in(&x->tlog, from, s4->mono) || !gs_tlog_states_in(&x->tlog, s4->tid, from, s4->mono, st))
+		return false;
+	*runq = st[1];
+	return true;
+}
+
 static void add_sums(struct attach_ctx *x, const struct gs_call *c, const struct gs_call_times *t)
 {
 	struct split_sum *m = NULL;
@@ -605,6 +622,7 @@ static void enrich(void *arg, const struct gs_feed *f, const struct gs_call *c, 
 	if (x->sched) {
 		t->server_sched = sched_side(x, s4, s5, &t->server_oncpu, &t->server_runq, &t->server_blocked);
 		t->client_sched = sched_side(x, c1, c8, &t->client_oncpu, &t->client_runq, &t->client_blocked);
+		t->recvq_sched = recvq_side(x, c, t, s4, &t->recvq_runq);
 	}
 	if (x->orb && s4 && s5 && s5->tid) {
 		int64_t us, ue;
@@ -689,6 +707,7 @@ static int loop(struct attach_ctx *x)
 			fprintf(stderr, "giopscope attach: reading the ring buffer failed: %s\n", strerror(-got));
 			return 2;
 		}
+		gs_feed_polled(&x->feed);
 		if (x->tls)
 			gs_tls_feed_flush(&x->tlsf);
 		if (x->tlog_ok) {
@@ -759,6 +778,7 @@ static void report(const struct attach_ctx *x)
 		(unsigned long long)c[GS_CNT_RX_UNSTAMPED], (unsigned long long)c[GS_CNT_RX_FAR],
 		x->rx_fd >= 0 ? "held on by attach (--rx-stamp)" : x->rx_err ? "not held on (--rx-stamp failed)" :
 		"not held on by attach (--rx-stamp)");
+	gs_aparent_report(&x->feed.nest, stderr);
 	if (x->feed.instants_missing || x->feed.queue_full || x->feed.bad_records || x->feed.times.replaced)
 		fprintf(stderr, "giopscope attach: %llu calls written without a syscall instant they waited "
 			"for, %llu written early (queue full), %llu bad records, %llu connection directions "
@@ -941,6 +961,10 @@ int gs_cmd_attach(int argc, char **argv)
 		gs_session_close(&x->s, "attach", NULL);
 		goto out_bpf;
 	}
+	/* --orb: the upcall running on a thread that sends a call tells which
+	 * request it was serving */
+	if (x->orb)
+		x->feed.nest.upcalls = &x->tlog;
 	if (x->sched || x->orb) {
 		x->feed.cols = so.times_cols;
 		x->feed.enrich = enrich;

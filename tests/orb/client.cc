@@ -3,7 +3,7 @@
 // GIOP traffic giopscope's integration tests capture, and logs its own view of every call.
 //
 //   bench_client [-ORB<option> <value>]... -i IORFILE [-d DEADIORFILE] -op OP [-size N] [-n N]
-//                [-threads N] [-usecs U1,U2,...] [-bidir] [-lat FILE.csv] [-q]
+//                [-threads N] [-usecs U1,U2,...] [-distinct] [-bidir] [-lat FILE.csv] [-q]
 //
 //   -op     echoString | echoOctets | echoRecs | slow | fire | fail | dead | nonexist | mix |
 //           callback | spin
@@ -13,6 +13,9 @@
 //   -n      calls per thread (default 100, at most 100 000 000)
 //   -threads (or -t) client threads sharing the object reference (default 1, at most 256)
 //   -usecs  for slow and spin: cycle through these sleep times (index = thread + seq) instead of -size
+//   -distinct  every call its own size: -size + 1000 * thread + seq (echoString, echoOctets,
+//           echoRecs, slow, spin without -usecs; -n at most 1000), so that a size names one
+//           call of the run (nested_calls.sh matches a relay's forwarded call to it by size)
 //   -lat    write one CSV row per call:
 //             thread,seq,op,size,t_start_ns,t_end_ns,latency_ns,outcome
 //           t_* = clock_gettime(CLOCK_REALTIME) right before / after the stub call
@@ -110,6 +113,7 @@ struct Config {
     std::vector<unsigned long> usecs;
     bool bidir = false;
     bool quiet = false;
+    bool distinct = false;
 };
 
 std::atomic<unsigned long> g_bad{0};
@@ -135,7 +139,8 @@ public:
     std::fprintf(stderr,
                  "usage: bench_client [-ORB<option> <value>]... -i IORFILE [-d DEADIORFILE]\n"
                  "       -op echoString|echoOctets|echoRecs|slow|fire|fail|dead|nonexist|mix|callback|spin\n"
-                 "       [-size N] [-n N] [-threads N] [-usecs U1,U2,...] [-bidir] [-lat FILE.csv] [-q]\n");
+                 "       [-size N] [-n N] [-threads N] [-usecs U1,U2,...] [-distinct] [-bidir]\n"
+                 "       [-lat FILE.csv] [-q]\n");
     std::exit(2);
 }
 
@@ -254,6 +259,9 @@ void worker(const Config& cfg, Bench::Echo_ptr echo, Bench::Echo_ptr dead, Bench
         unsigned long size = cfg.size;
         if ((op == OP_SLOW || op == OP_SPIN) && !cfg.usecs.empty())
             size = cfg.usecs[(tid + k) % cfg.usecs.size()];
+        else if (cfg.distinct && (op == OP_ECHOSTRING || op == OP_ECHOOCTETS || op == OP_ECHORECS ||
+                                  op == OP_SLOW || op == OP_SPIN))
+            size += 1000ul * tid + seq;
         else if (op == OP_FAIL)
             size = seq;
         else if (op == OP_NONEXIST)
@@ -349,6 +357,8 @@ int main(int argc, char** argv)
             }
         } else if (a == "-bidir")
             cfg.bidir = true;
+        else if (a == "-distinct")
+            cfg.distinct = true;
         else if (a == "-q")
             cfg.quiet = true;
         else
@@ -362,6 +372,8 @@ int main(int argc, char** argv)
         usage("-op dead and -op mix need -d DEADIORFILE");
     if (cfg.op == OP_CALLBACK && cfg.size > 100000)
         usage("-op callback: at most 100000 pings per call (-size)");
+    if (cfg.distinct && cfg.n > 1000)
+        usage("-distinct: at most 1000 calls per thread (-n), so that the sizes stay distinct");
     if (cfg.bidir && cfg.op != OP_CALLBACK)
         usage("-bidir only makes sense with -op callback");
 

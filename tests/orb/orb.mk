@@ -31,6 +31,8 @@ ORB_LDFLAGS   ?= -pthread
 
 ORB_SERVER    := $(ORB_OUT)/bench_server
 ORB_CLIENT    := $(ORB_OUT)/bench_client
+# the middle tier: an Echo that forwards every call to a back-end Echo (nested calls, issue 32)
+ORB_RELAY     := $(ORB_OUT)/bench_relay
 # the LD_PRELOAD recorder of a process's socket I/O (tests/truth/recorder.c): ground truth for
 # tests/integration/attach_truth.sh
 ORB_TRUTH     := $(ORB_OUT)/libgs_truth.so
@@ -39,7 +41,7 @@ ORB_TRUTH_CFLAGS ?= -std=gnu11 -O2 -g -fPIC -Wall -Wextra -Wshadow -Wpointer-ari
 
 .PHONY: orb-apps orb-clean
 
-orb-apps: $(ORB_SERVER) $(ORB_CLIENT) $(ORB_TRUTH)
+orb-apps: $(ORB_SERVER) $(ORB_CLIENT) $(ORB_RELAY) $(ORB_TRUTH)
 
 $(ORB_TRUTH): tests/truth/recorder.c
 	@mkdir -p $(ORB_OUT)
@@ -59,10 +61,16 @@ $(ORB_OUT)/server.o: $(ORB_SRC_DIR)/server.cc $(ORB_SRC_DIR)/rig.hh $(ORB_GEN)/b
 $(ORB_OUT)/client.o: $(ORB_SRC_DIR)/client.cc $(ORB_SRC_DIR)/rig.hh $(ORB_GEN)/bench.hh
 	$(ORB_CXX) $(ORB_CXXFLAGS) $(ORB_WARN) $(ORB_PC_CFLAGS) -I$(ORB_GEN) -c -o $@ $<
 
+$(ORB_OUT)/relay.o: $(ORB_SRC_DIR)/relay.cc $(ORB_SRC_DIR)/rig.hh $(ORB_GEN)/bench.hh
+	$(ORB_CXX) $(ORB_CXXFLAGS) $(ORB_WARN) $(ORB_PC_CFLAGS) -I$(ORB_GEN) -c -o $@ $<
+
 $(ORB_SERVER): $(ORB_OUT)/server.o $(ORB_OUT)/benchSK.o
 	$(ORB_CXX) $(ORB_LDFLAGS) -o $@ $^ $(ORB_PC_LIBS)
 
 $(ORB_CLIENT): $(ORB_OUT)/client.o $(ORB_OUT)/benchSK.o
+	$(ORB_CXX) $(ORB_LDFLAGS) -o $@ $^ $(ORB_PC_LIBS)
+
+$(ORB_RELAY): $(ORB_OUT)/relay.o $(ORB_OUT)/benchSK.o
 	$(ORB_CXX) $(ORB_LDFLAGS) -o $@ $^ $(ORB_PC_LIBS)
 
 orb-clean:

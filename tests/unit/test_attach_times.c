@@ -236,9 +236,68 @@ static void pinned_start(void **state)
 	gs_times_free(&t);
 }
 
+/* A Request's end expected before any recv on its direction (the first
+ * request of a connection): the recv that returns it tells the thread that
+ * read it; a recv of two requests tells both; other messages' ends nothing. */
+struct reads_seen {
+	uint32_t n, rid[4], tid[4];
+	bool oneway[4];
+};
+
+static void on_read(void *arg, const struct gs_times_dir *d, uint32_t rid, uint8_t kind, const struct gs_times_ev *ev)
+{
+	struct reads_seen *r = arg;
+	(void)d;
+	if (r->n < 4) {
+		r->rid[r->n] = rid;
+		r->tid[r->n] = ev->tid;
+		r->oneway[r->n] = kind == GS_TREQ_ONEWAY;
+	}
+	r->n++;
+}
+
+static void request_read_by(void **state)
+{
+	struct gs_times t;
+	struct gs_endpoint a, b;
+	struct reads_seen seen;
+	(void)state;
+	memset(&a, 0, sizeof a);
+	memset(&b, 0, sizeof b);
+	a.family = b.family = 4;
+	a.port = 40000;
+	b.port = 5000;
+	memset(&seen, 0, sizeof seen);
+	assert_int_equal(gs_times_init(&t, 64), 0);
+	t.on_read = on_read;
+	t.read_arg = &seen;
+	/* nothing of a -> b yet: the request's end is kept all the same */
+	gs_times_expect_request(&t, &a, &b, 1000 + 99, 7, GS_TREQ_TWOWAY);
+	assert_non_null(gs_times_dir(&t, &a, &b));
+	gs_times_add_tid(&t, &a, &b, false, 1000, 50, 10, NULL, 501, 10);
+	assert_int_equal(seen.n, 0);
+	gs_times_add_tid(&t, &a, &b, false, 1050, 50, 20, NULL, 501, 20);
+	assert_int_equal(seen.n, 1);
+	assert_int_equal(seen.rid[0], 7);
+	assert_int_equal(seen.tid[0], 501);
+	assert_false(seen.oneway[0]);
+	/* two requests (the second a oneway) and a reply's end in one recv */
+	gs_times_expect_request(&t, &a, &b, 1100 + 19, 8, GS_TREQ_TWOWAY);
+	gs_times_expect_end(&t, &a, &b, 1100 + 29);
+	gs_times_expect_request(&t, &a, &b, 1100 + 59, 9, GS_TREQ_ONEWAY);
+	gs_times_add_tid(&t, &a, &b, false, 1100, 60, 30, NULL, 502, 30);
+	assert_int_equal(seen.n, 3);
+	assert_int_equal(seen.rid[1], 8);
+	assert_int_equal(seen.rid[2], 9);
+	assert_true(seen.oneway[2]);
+	assert_int_equal(seen.tid[2], 502);
+	gs_times_free(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(request_read_by),
 		cmocka_unit_test(matches_reference),
 		cmocka_unit_test(by_id_and_span),
 		cmocka_unit_test(pinned_start),

@@ -56,10 +56,51 @@ static void test_nagle_queued_window(void **state)
 	gs_calls_free(&k);
 }
 
+/* omniORB answering one connection's calls out of order (the multiplexed
+ * corpus capture): a fast call whose reply came right after another's, long
+ * after its request, looks on the wire exactly like a request that waited in
+ * the receive queue, and exactly like two calls served at the same time that
+ * ended together. Reply order cannot tell them apart, so once the connection
+ * was answered out of order the capture names no wait: the call stays
+ * `server` (attach's server_queued_us measures the wait: docs/output.md). */
+static void test_out_of_order_not_queued(void **state)
+{
+	struct gs_calls k;
+	struct gs_evidence ev = { &k, &cnt, 0 };
+	struct gs_ev_dir rq;
+	struct gs_ocall *a, *b, *q, *fast;
+	(void)state;
+	memset(&k, 0, sizeof k);
+	memset(&rq, 0, sizeof rq);
+	assert_int_equal(gs_calls_init(&k, 16, false), 0);
+	k.now = &now;
+	k.cnt = &cnt;
+	/* a then b; b answered first: out of order */
+	a = call(&k, 2, 0, 10);
+	b = call(&k, 4, 20, 30);
+	gs_cx(&k, b)->t_reply_first = gs_cx(&k, b)->t_reply_last = 100;
+	gs_evidence_queued(&ev, &rq, b);
+	gs_cx(&k, a)->t_reply_first = gs_cx(&k, a)->t_reply_last = 500;
+	gs_evidence_queued(&ev, &rq, a);
+	assert_true(rq.served_concurrently);
+	/* q (slow) then the fast call; the fast one's reply 16 us after q's,
+	 * 23.6 ms after its own request: not tagged */
+	q = call(&k, 6, 1000, 1010);
+	fast = call(&k, 8, 1100, 1110);
+	gs_cx(&k, q)->t_reply_first = gs_cx(&k, q)->t_reply_last = 24700;
+	gs_evidence_queued(&ev, &rq, q);
+	gs_cx(&k, fast)->t_reply_first = gs_cx(&k, fast)->t_reply_last = 24716;
+	gs_evidence_queued(&ev, &rq, fast);
+	assert_true(gs_cx_peek(&k, fast)->queued_ns == 0);
+	assert_true(gs_cx_peek(&k, q)->queued_ns == 0);
+	gs_calls_free(&k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		UT(test_nagle_queued_window),
+		UT(test_out_of_order_not_queued),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

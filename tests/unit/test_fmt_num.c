@@ -425,6 +425,12 @@ static size_t ref_row(char *b, size_t len, const struct gs_intern *t, const stru
 		n += (size_t)snprintf(b + n, len - n, ",");
 		if (tm->client_send && tm->client_recv)
 			n += (size_t)ref_fixed(b + n, len - n, tm->client_recv - tm->client_send, 3);
+		/* server_queued_us: the server's recv after the request was whole at
+		 * the tap, never negative; empty without the recv or the request */
+		n += (size_t)snprintf(b + n, len - n, ",");
+		if (tm->server_recv && (c->flags & GS_CF_REQ_DONE) && c->t_request_last)
+			n += (size_t)ref_fixed(b + n, len - n,
+					       tm->server_recv > c->t_request_last ? tm->server_recv - c->t_request_last : 0, 3);
 		if (tm->cols & GS_TIMES_COLS_SCHED) {
 			const int64_t ns[6] = { tm->server_oncpu, tm->server_runq, tm->server_blocked,
 						tm->client_oncpu, tm->client_runq, tm->client_blocked };
@@ -433,6 +439,9 @@ static size_t ref_row(char *b, size_t len, const struct gs_intern *t, const stru
 				if (i < 3 ? tm->server_sched : tm->client_sched)
 					n += (size_t)ref_fixed(b + n, len - n, ns[i], 3);
 			}
+			n += (size_t)snprintf(b + n, len - n, ",");
+			if (tm->recvq_sched)
+				n += (size_t)ref_fixed(b + n, len - n, tm->recvq_runq, 3);
 		}
 		if (tm->cols & GS_TIMES_COLS_ORB) {
 			bool up = tm->upcall_start && tm->upcall_end;

@@ -68,13 +68,14 @@ static void header(void **state)
 	(void)state;
 	gs_pairs_header_times_cols(f, GS_PAIRS_CSV, GS_TIMES_COLS_SCHED | GS_TIMES_COLS_ORB);
 	fclose(f);
-	assert_true(ends_with(buf, ",server_process_us,client_syscall_us,server_oncpu_us,server_runq_us,"
-			      "server_blocked_us,client_oncpu_us,client_runq_us,client_blocked_us,t_upcall_start,"
-			      "t_upcall_end,orb_in_us,servant_us,orb_out_us\n"));
+	assert_true(ends_with(buf, ",server_process_us,client_syscall_us,server_queued_us,server_oncpu_us,"
+			      "server_runq_us,server_blocked_us,client_oncpu_us,client_runq_us,client_blocked_us,"
+			      "server_queued_runq_us,t_upcall_start,t_upcall_end,orb_in_us,servant_us,orb_out_us\n"));
 	f = fmemopen(buf, sizeof buf, "w");
 	gs_pairs_header_times_cols(f, GS_PAIRS_CSV, GS_TIMES_COLS_ORB);
 	fclose(f);
-	assert_true(ends_with(buf, ",client_syscall_us,t_upcall_start,t_upcall_end,orb_in_us,servant_us,orb_out_us\n"));
+	assert_true(ends_with(buf, ",client_syscall_us,server_queued_us,t_upcall_start,t_upcall_end,orb_in_us,"
+			      "servant_us,orb_out_us\n"));
 }
 
 static void rows(void **state)
@@ -86,23 +87,41 @@ static void rows(void **state)
 	(void)state;
 	setup_call(&t, &c, &tm);
 	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
-	/* server_process 10 us = 1 + 4 + 5; client not followed: empty; 2 + 6 + 2 */
-	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,,1.000,4.000,5.000,,,,1.000003000,"
+	/* server_process 10 us = 1 + 4 + 5; client not followed: empty; the
+	 * request not seen whole: no queued wait; 2 + 6 + 2 */
+	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,,,1.000,4.000,5.000,,,,,1.000003000,"
 			      "1.000009000,2.000,6.000,2.000\n"));
 	write_row(buf, sizeof buf, GS_PAIRS_JSONL, &t, &c, &tm);
 	assert_non_null(strstr(buf, "\"server_oncpu_us\":1.000,\"server_runq_us\":4.000,\"server_blocked_us\":5.000,"
 				    "\"client_oncpu_us\":null,\"client_runq_us\":null,\"client_blocked_us\":null,"
-				    "\"t_upcall_start\":\"1.000003000\",\"t_upcall_end\":\"1.000009000\",\"orb_in_us\":2.000,"
+				    "\"server_queued_runq_us\":null,\"t_upcall_start\":\"1.000003000\",\"t_upcall_end\":\"1.000009000\",\"orb_in_us\":2.000,"
 				    "\"servant_us\":6.000,\"orb_out_us\":2.000}"));
 	/* no upcall seen, no split: empty, not zero */
 	tm.upcall_start = tm.upcall_end = 0;
 	tm.server_sched = false;
 	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
-	assert_true(ends_with(buf, ",10.000,,,,,,,,,,,,\n"));
-	/* without the groups: attach's six only */
+	assert_true(ends_with(buf, ",10.000,,,,,,,,,,,,,,\n"));
+	/* without the groups: attach's seven only */
 	tm.cols = 0;
 	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
-	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,\n"));
+	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,,\n"));
+	/* the request whole at the tap at 1.000000000, read at 1.000001000: it
+	 * waited 1 us in the receive queue, 0.4 us of them runnable (--sched) */
+	c.flags |= GS_CF_REQ_DONE;
+	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
+	assert_true(ends_with(buf, ",,1.000001000,1.000011000,,10.000,,1.000\n"));
+	tm.cols = GS_TIMES_COLS_SCHED;
+	tm.recvq_sched = true;
+	tm.recvq_runq = 400;
+	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
+	assert_true(ends_with(buf, ",10.000,,1.000,,,,,,,0.400\n"));
+	write_row(buf, sizeof buf, GS_PAIRS_JSONL, &t, &c, &tm);
+	assert_non_null(strstr(buf, "\"server_queued_us\":1.000,"));
+	assert_non_null(strstr(buf, "\"server_queued_runq_us\":0.400}"));
+	/* a recv stamped before the tap's instant (the clocks' conversion): 0 */
+	tm.server_recv = 999999990;
+	write_row(buf, sizeof buf, GS_PAIRS_CSV, &t, &c, &tm);
+	assert_true(ends_with(buf, ",,0.000,,,,,,,0.400\n"));
 	gs_intern_free(&t);
 }
 
@@ -127,6 +146,73 @@ static void reasons(void **state)
 	tm.upcall_start = 1000001500, tm.upcall_end = 1000010500;
 	buf[0] = '\0';
 	assert_int_equal(gs_times_reasons(&tm, buf, sizeof buf, 0), GS_TAG_ON_CPU);
+	gs_intern_free(&t);
+}
+
+/* The wait in the server's receive queue (t3..t4), when it is most of the
+ * server's time: the call reads `queued ... in the receive queue`, for a CPU
+ * or for the ORB's threads by the reading thread's run queue (--sched), and
+ * neither `server` nor the process's split (on-cpu), in the tail's rows. */
+static void recvq_reasons(void **state)
+{
+	struct gs_intern t;
+	struct gs_call c;
+	struct gs_call_times tm;
+	struct gs_tail tail;
+	char buf[1024], out[4096];
+	unsigned tags;
+	FILE *f;
+	(void)state;
+	setup_call(&t, &c, &tm);
+	/* a 13.5 ms call: 12.7 ms queued, 755 us processed, all on CPU */
+	c.flags |= GS_CF_REQ_DONE;
+	c.t_request_first = c.t_request_last = 1000000000;
+	c.t_reply_first = c.t_reply_last = 1013500000;
+	tm.server_recv = 1012700000;
+	tm.server_send = 1013455000;
+	tm.server_oncpu = 755000, tm.server_runq = 0, tm.server_blocked = 0;
+	tm.upcall_start = tm.upcall_end = 0;
+	c.recvq_ns = 12700000;
+	tm.recvq_sched = true;
+	tm.recvq_runq = 11000000;
+	assert_true(gs_recvq_dominates(&c));
+	tags = gs_call_reasons_times(&c, &tm, NULL, buf, sizeof buf);
+	assert_int_equal(tags, GS_TAG_QUEUED);
+	assert_string_equal(buf, "queued 12700.0 us in the receive queue (for a CPU: run queue 11000.0 us)");
+	/* the reading thread was busy elsewhere: the ORB's threads */
+	tm.recvq_runq = 300000;
+	gs_call_reasons_times(&c, &tm, NULL, buf, sizeof buf);
+	assert_string_equal(buf, "queued 12700.0 us in the receive queue (for the ORB's threads: run queue 300.0 us)");
+	/* no --sched: the wait alone; a capture's reasons (no times) likewise */
+	tm.recvq_sched = false;
+	gs_call_reasons_times(&c, &tm, NULL, buf, sizeof buf);
+	assert_string_equal(buf, "queued 12700.0 us in the receive queue");
+	gs_call_reasons(&c, NULL, buf, sizeof buf);
+	assert_string_equal(buf, "queued 12700.0 us in the receive queue");
+	/* the tail's row: queued, not server, not on-cpu */
+	tm.recvq_sched = true;
+	tm.recvq_runq = 11000000;
+	assert_int_equal(gs_tail_init(&tail, 4), 0);
+	tail.v[0].call = c;
+	tail.v[0].times = tm;
+	tail.v[0].has_times = true;
+	strcpy(tail.v[0].op, "slow");
+	tail.n = 1;
+	f = fmemopen(out, sizeof out, "w");
+	assert_non_null(f);
+	gs_tail_write(f, true, &tail);
+	fclose(f);
+	assert_non_null(strstr(out, "\"tags\":[\"queued\"],\"reasons\":\"queued 12700.0 us in the receive queue (for a CPU"));
+	gs_tail_free(&tail);
+	/* a wait under half the server's time changes nothing: server, on-cpu */
+	c.recvq_ns = 6000000;
+	assert_false(gs_recvq_dominates(&c));
+	tags = gs_call_reasons_times(&c, &tm, NULL, buf, sizeof buf);
+	assert_int_equal(tags, GS_TAG_SERVER);
+	assert_int_equal(gs_times_reasons(&tm, buf, sizeof buf, 0), GS_TAG_ON_CPU);
+	/* not known: 0 */
+	c.recvq_ns = 0;
+	assert_false(gs_recvq_dominates(&c));
 	gs_intern_free(&t);
 }
 
@@ -331,6 +417,7 @@ int main(void)
 		cmocka_unit_test(header),
 		cmocka_unit_test(rows),
 		cmocka_unit_test(reasons),
+		cmocka_unit_test(recvq_reasons),
 		cmocka_unit_test(summary_parts),
 		cmocka_unit_test(summary_parts_by),
 	};

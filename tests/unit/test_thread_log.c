@@ -121,6 +121,61 @@ static void upcall_span(void **state)
 	gs_tlog_free(&l);
 }
 
+/* attach's parent by thread asks whether an upcall ran on the sending
+ * thread at its send */
+static void upcall_running_at(void **state)
+{
+	struct gs_tlog l;
+	int64_t s = 0;
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	assert_int_equal(gs_tlog_upcall_at(&l, 3, 10 * US, &s), -1); /* nothing of the thread */
+	gs_tlog_upcall(&l, 5 * US, 3, GS_TEDGE_START);
+	gs_tlog_upcall(&l, 8 * US, 3, GS_TEDGE_END);
+	gs_tlog_upcall(&l, 12 * US, 3, GS_TEDGE_START);
+	assert_int_equal(gs_tlog_upcall_at(&l, 3, 4 * US, &s), 0);
+	assert_int_equal(gs_tlog_upcall_at(&l, 3, 6 * US, &s), 1);
+	assert_int_equal(s, 5 * US);
+	assert_int_equal(gs_tlog_upcall_at(&l, 3, 10 * US, &s), 0);
+	assert_int_equal(gs_tlog_upcall_at(&l, 3, 20 * US, &s), 1);
+	assert_int_equal(s, 12 * US);
+	/* an instant past what the rings were read to is not known */
+	gs_tlog_set_complete(&l, 15 * US);
+	assert_int_equal(gs_tlog_upcall_at(&l, 3, 20 * US, &s), -1);
+	/* edges pushed out of the thread's ring: before them, not known */
+	for (int i = 0; i < GS_TLOG_UPCALLS; i++)
+		gs_tlog_upcall(&l, (100 + i) * US, 4, i % 2 ? GS_TEDGE_END : GS_TEDGE_START);
+	gs_tlog_set_complete(&l, 1000 * US);
+	assert_int_equal(gs_tlog_upcall_at(&l, 4, 50 * US, &s), 0);
+	gs_tlog_upcall(&l, 200 * US, 4, GS_TEDGE_START);
+	assert_int_equal(gs_tlog_upcall_at(&l, 4, 50 * US, &s), -1);
+	gs_tlog_free(&l);
+}
+
+/* the wait of a request in the receive queue, split by the reading thread's
+ * states: run queue (waiting for a CPU) vs on CPU or blocked elsewhere */
+static void states_in_wait(void **state)
+{
+	struct gs_tlog l;
+	int64_t st[3];
+	(void)state;
+	assert_int_equal(gs_tlog_init(&l, 64), 0);
+	/* on CPU from 10, blocked at 20, woken at 30 (runnable), runs at 90 */
+	switch_plain(&l, 10 * US, 0, 7, false);
+	switch_plain(&l, 20 * US, 7, 0, false);
+	gs_tlog_wakeup(&l, 30 * US, 7, 99);
+	switch_plain(&l, 90 * US, 0, 7, false);
+	/* the request arrived at 25, read at 95 */
+	assert_true(gs_tlog_states_in(&l, 7, 25 * US, 95 * US, st));
+	assert_int_equal(st[0], 5 * US);
+	assert_int_equal(st[1], 60 * US);
+	assert_int_equal(st[2], 5 * US);
+	/* before the thread's first change: not known */
+	assert_false(gs_tlog_states_in(&l, 7, 5 * US, 95 * US, st));
+	assert_false(gs_tlog_states_in(&l, 8, 25 * US, 95 * US, st));
+	gs_tlog_free(&l);
+}
+
 static void held_until_their_time(void **state)
 {
 	struct gs_tlog l;
@@ -529,6 +584,8 @@ int main(void)
 		cmocka_unit_test(split_handoff),
 		cmocka_unit_test(split_history_short),
 		cmocka_unit_test(upcall_span),
+		cmocka_unit_test(upcall_running_at),
+		cmocka_unit_test(states_in_wait),
 		cmocka_unit_test(held_until_their_time),
 		cmocka_unit_test(held_up_record),
 		cmocka_unit_test(loss_windows),

@@ -15,8 +15,9 @@
 #                 at a time: every back-end call's parent named (time), no client call given one;
 #                 downstream_us within the relay's and the back end's logs
 #   tier_multi    the same traffic captured on the relay's two interfaces at once: dumpcap -i A
-#                 -i B (pcapng, one interface block each), and one plain pcap per interface
-#                 merged with mergecap (no direction: read with --host-addrs A,B): same parents
+#                 -i B (pcapng, one interface block each; sorted with reordercap, and as written),
+#                 and one plain pcap per interface merged with mergecap; neither records the
+#                 direction, so read with --host-addrs A,B: same parents; without it, none wrong
 #   tier_threads  4 client threads through the relay at once (slow(1000 + 1000*thread + seq) us):
 #                 the parents decided by time named, the others empty, none wrong
 #   cb_conn       callbacks over a connection of their own: 20 callMeBack(cb, 3); each ping's
@@ -24,7 +25,8 @@
 #   cb_bidir      the same over bidirectional GIOP (the pings on the client's own connection)
 #   tier_tail     --tail --format jsonl on the slowed chain: each slowed call reads `downstream`
 #                 at the relay naming its back-end call, which reads `server` one level down
-#   selfcheck     nested_expect.py must fail on a pairs CSV with one wrong parent
+#   selfcheck     nested_expect.py on giopscope's base columns: the rig holds, the answer the rule
+#                 gives (--write-reference) passes, the same with one parent moved fails
 # environment: GIOPSCOPE (default build/giopscope), BUILD (build), KEEP_DIR (every scenario's
 #   files kept there), FAIL_DIR (failing scenarios' files, default /tmp/gs-failing),
 #   NS_VERBOSE=1 (namespace chatter)
@@ -57,7 +59,7 @@ SLOW_MIN=20000          # slow(u) with u >= this: slowed on purpose (tier_tail)
 
 sc_want nested_calls "tier_any tier_multi tier_threads cb_conn cb_bidir tier_tail selfcheck" "$@"
 
-for tool in tcpdump tshark dumpcap mergecap capinfos python3 timeout; do
+for tool in tcpdump tshark dumpcap mergecap reordercap capinfos python3 timeout; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
 done
 [ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built (make)"
@@ -178,8 +180,9 @@ chain_workload() {
     client -op slow -usecs 20000,30000,40000,50000,60000 -n 5
 }
 
-# oracle CAP NAME: tshark's pairs of CAP (NAME.expected.csv); giopscope's (NAME.ours.csv, with
-# ARGS after the capture) compared with them on the 19 base columns
+# read_both CAP NAME [ARGS...]: tshark's pairs of CAP (NAME.expected.csv); giopscope's
+# (NAME.ours.csv, with ARGS after the capture) compared with them on the 19 base columns (their
+# order too, unless NO_ORDER=1)
 read_both() {
     local cap=$1 name=$2 rc
     shift 2
@@ -190,7 +193,8 @@ read_both() {
     "$GIOPSCOPE" read "$cap" --pairs --format csv "$@" >"$SC_DIR/$name.ours.csv" 2>"$SC_DIR/$name.giopscope.err"
     rc=$?
     [ "$rc" = 0 ] || { err "giopscope read $name $*: exit status $rc" "$(head -3 "$SC_DIR/$name.giopscope.err")"; return 1; }
-    python3 "$COMPARE" "$SC_DIR/$name.expected.csv" "$SC_DIR/$name.ours.csv" >"$SC_DIR/$name.compare.txt" 2>&1 ||
+    python3 "$COMPARE" ${NO_ORDER:+--no-order} "$SC_DIR/$name.expected.csv" "$SC_DIR/$name.ours.csv" \
+        >"$SC_DIR/$name.compare.txt" 2>&1 ||
         err "$name: giopscope differs from tshark: $(grep -m1 '^compare:' "$SC_DIR/$name.compare.txt")" \
             "$(grep -v '^compare:' "$SC_DIR/$name.compare.txt" | head -12)"
     return 0
@@ -235,21 +239,27 @@ scenario_tier_multi() {
         chain_workload
         stop_captures
         stop_chain
-        # what records the packets' direction: the pcapng's EPB flags (dumpcap on Linux), never
-        # the plain pcaps
-        local dirs
-        dirs=$(tshark -r "$SC_DIR/two.pcapng" -T fields -e frame.packet_flags_direction 2>/dev/null | sort | uniq -c | tr '\n' ' ')
-        note "# two.pcapng packet_flags_direction: $dirs"
+        local addrs="$RELAY_A,$RELAY_B" dirs
+        # neither records the packets' direction: dumpcap 4.0 writes no EPB flags on Linux, a
+        # plain pcap has none; so the relay's addresses are given (--host-addrs)
+        dirs=$(tshark -r "$SC_DIR/two.pcapng" -T fields -e frame.packet_flags_direction 2>/dev/null | sort -u | tr -d '\n')
+        note "# two.pcapng EPB direction flags: '${dirs}'"
+        # dumpcap writes each interface's packets as they come from its own ring: the file is
+        # not in time order (giopscope says so and suggests sorting); read sorted and as written
+        reordercap "$SC_DIR/two.pcapng" "$SC_DIR/two_sorted.pcapng" >"$SC_DIR/reordercap.log" 2>&1 ||
+            err "reordercap failed" "$(tail -3 "$SC_DIR/reordercap.log")"
         mergecap -F pcap -w "$SC_DIR/merged.pcap" "$SC_DIR/a.pcap" "$SC_DIR/b.pcap" 2>"$SC_DIR/mergecap.log" ||
             err "mergecap failed" "$(tail -3 "$SC_DIR/mergecap.log")"
+        CAP_OF=two_sorted.pcapng
+        read_both "$SC_DIR/two_sorted.pcapng" two --host-addrs "$addrs" && expect_chain two --min-decided 55
         CAP_OF=two.pcapng
-        read_both "$SC_DIR/two.pcapng" two && expect_chain two --min-decided 55
+        NO_ORDER=1 read_both "$SC_DIR/two.pcapng" two_unsorted --host-addrs "$addrs" &&
+            expect_chain two_unsorted --never-wrong
         CAP_OF=merged.pcap
-        read_both "$SC_DIR/merged.pcap" merged --host-addrs "$RELAY_A,$RELAY_B" &&
-            expect_chain merged --min-decided 55
-        # without --host-addrs nothing in a directionless capture ties the relay's two
-        # addresses together: whatever is named must still be right
-        read_both "$SC_DIR/merged.pcap" merged_noaddrs && expect_chain merged_noaddrs
+        read_both "$SC_DIR/merged.pcap" merged --host-addrs "$addrs" && expect_chain merged --min-decided 55
+        # without --host-addrs nothing in these captures ties the relay's two addresses
+        # together: whatever is named must still be right
+        read_both "$SC_DIR/merged.pcap" merged_noaddrs && expect_chain merged_noaddrs --never-wrong
     fi
     sc_end
 }
@@ -339,7 +349,12 @@ scenario_selfcheck() {
         # the rig alone (no giopscope) must hold
         python3 "$EXPECT" chain "${args[@]}" >"$SC_DIR/rig.txt" 2>&1 ||
             err "the rig does not hold (nested_expect.py without giopscope)" "$(cat "$SC_DIR/rig.txt")"
-        if python3 "$EXPECT" wrong-parent "$SC_DIR/any.ours.csv" "$SC_DIR/wrong.csv" --host "$RELAY_A,$RELAY_B" >"$SC_DIR/wrong.txt" 2>&1; then
+        # what a correct reader writes must pass, and with one parent moved, fail as WRONG
+        python3 "$EXPECT" chain "${args[@]}" --ours "$SC_DIR/any.ours.csv" --write-reference "$SC_DIR/ref.csv" \
+            >"$SC_DIR/ref.txt" 2>&1 || err "nested_expect.py --write-reference failed" "$(cat "$SC_DIR/ref.txt")"
+        python3 "$EXPECT" chain "${args[@]}" --ours "$SC_DIR/ref.csv" >>"$SC_DIR/ref.txt" 2>&1 ||
+            err "nested_expect.py fails the reference answer" "$(cat "$SC_DIR/ref.txt")"
+        if python3 "$EXPECT" wrong-parent "$SC_DIR/ref.csv" "$SC_DIR/wrong.csv" --host "$RELAY_A,$RELAY_B" >"$SC_DIR/wrong.txt" 2>&1; then
             if python3 "$EXPECT" chain "${args[@]}" --ours "$SC_DIR/wrong.csv" >>"$SC_DIR/wrong.txt" 2>&1; then
                 err "nested_expect.py passed a CSV with a wrong parent" "$(cat "$SC_DIR/wrong.txt")"
             elif ! grep -q "WRONG parent" "$SC_DIR/wrong.txt"; then

@@ -182,11 +182,13 @@ chain_workload() {
 
 # read_both CAP NAME [ARGS...]: tshark's pairs of CAP (NAME.expected.csv); giopscope's
 # (NAME.ours.csv, with ARGS after the capture) compared with them on the 19 base columns (their
-# order too, unless NO_ORDER=1)
+# order too, unless NO_ORDER=1); CAP kept for the dpdk replays unless NO_KEEP=1
 read_both() {
     local cap=$1 name=$2 rc
     shift 2
-    keep_capture "$cap" "nested_calls-$SC-$name"
+    # kept for the dpdk replays after the tests (tests/integration/after), unless NO_KEEP=1: a
+    # second read of the same file, or one out of time order (the replay checks the row order)
+    [ -n "${NO_KEEP:-}" ] || keep_capture "$cap" "nested_calls-$SC-$name"
     python3 "$ORACLE" "$cap" -o "$SC_DIR/$name.expected.csv" >"$SC_DIR/$name.oracle.log" 2>&1 ||
         { err "oracle failed on $name" "$(tail -3 "$SC_DIR/$name.oracle.log")"; return 1; }
     note "# ours $name: giopscope read $(basename "$cap") --pairs --format csv$(printf ' %q' "$@")"
@@ -253,13 +255,13 @@ scenario_tier_multi() {
         CAP_OF=two_sorted.pcapng
         read_both "$SC_DIR/two_sorted.pcapng" two --host-addrs "$addrs" && expect_chain two --min-decided 55
         CAP_OF=two.pcapng
-        NO_ORDER=1 read_both "$SC_DIR/two.pcapng" two_unsorted --host-addrs "$addrs" &&
+        NO_ORDER=1 NO_KEEP=1 read_both "$SC_DIR/two.pcapng" two_unsorted --host-addrs "$addrs" &&
             expect_chain two_unsorted --never-wrong
         CAP_OF=merged.pcap
         read_both "$SC_DIR/merged.pcap" merged --host-addrs "$addrs" && expect_chain merged --min-decided 55
         # without --host-addrs nothing in these captures ties the relay's two addresses
         # together: whatever is named must still be right
-        read_both "$SC_DIR/merged.pcap" merged_noaddrs && expect_chain merged_noaddrs --never-wrong
+        NO_KEEP=1 read_both "$SC_DIR/merged.pcap" merged_noaddrs && expect_chain merged_noaddrs --never-wrong
     fi
     sc_end
 }

@@ -234,6 +234,10 @@ static void put_time(struct line *l, int64_t t)
  * everything else has a longest form.  So a whole row always fits an empty line
  * (the assertion) and every field is written straight through a pointer. */
 
+/* The nesting columns at their longest: the parent's endpoints, its request id,
+ * the basis, downstream_us, each with its comma. */
+#define NEST_COLS_MAX (GS_PAIRS_PAIR_TEXT + (10 + 1) + (6 + 1) + (GS_FMT_FIXED_MAX + 1))
+
 /* Longest forms of the fields besides the operation and the status: both
  * endpoints, the request id, giop, kind, the flags, two byte counts, four
  * stamps, two spans, two counters and the capture-loss flag, each with its
@@ -241,7 +245,7 @@ static void put_time(struct line *l, int64_t t)
 #define CSV_FIXED_MAX                                                                              \
 	(GS_PAIRS_PAIR_TEXT + (10 + 1) + (2 + GS_FMT_U8_MAX + 1) + 14 + 1 + 2 +                    \
 	 2 * (GS_FMT_U64_MAX + 1) + 6 * (GS_FMT_FIXED_MAX + 1) + 2 * (10 + 1) + 2 +                   \
-	 17 * (GS_FMT_FIXED_MAX + 1) + 1)
+	 NEST_COLS_MAX + 17 * (GS_FMT_FIXED_MAX + 1) + 1)
 #define CSV_STATUS_MAX 64
 _Static_assert(CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX <= LINE_CAP,
 	       "a CSV row always fits the line");
@@ -420,6 +424,25 @@ static __attribute__((noinline)) char *w_csv_times(char *p, struct gs_pairs_sec 
 	return p;
 }
 
+static const char *parent_basis_name(uint8_t basis)
+{
+	return basis == GS_PARENT_THREAD ? "thread" : basis == GS_PARENT_TIME ? "time" : "";
+}
+
+/* ",parent_client,parent_server,parent_request_id,parent_basis" of a nested call */
+static __attribute__((noinline)) char *w_csv_parent(char *p, const struct gs_call *c)
+{
+	const char *b = parent_basis_name(c->parent_basis);
+	*p++ = ',';
+	p += gs_endpoint_fmt(&c->parent_client, p);
+	*p++ = ',';
+	p += gs_endpoint_fmt(&c->parent_server, p);
+	*p++ = ',';
+	p = w_u64(p, c->parent_request_id);
+	*p++ = ',';
+	return w_str(p, b, strlen(b));
+}
+
 /* The room a CSV row may take, whatever its fields (its longest form). */
 #define CSV_ROW_MAX (CSV_FIXED_MAX + 2 * ROW_OP_MAX + 2 + CSV_STATUS_MAX)
 
@@ -488,6 +511,13 @@ INLINE char *csv_row(char *p, struct gs_pairs_sec *m, const char *op, size_t opl
 		p = w_u64(p, c->gap_fills);
 		p = w_str(p, ",0", 2);
 	}
+	if (c->parent_basis != GS_PARENT_NONE)
+		p = w_csv_parent(p, c);
+	else
+		p = w_str(p, ",,,,", 4);
+	*p++ = ',';
+	if (c->flags & GS_CF_REP_SEEN)
+		p = w_us(p, c->downstream_ns);
 	if (t)
 		p = w_csv_times(p, m, t);
 	*p++ = '\n';
@@ -598,6 +628,30 @@ static void json_row(struct line *l, const struct gs_intern *strings, const stru
 		put_u64(l, c->gap_fills);
 	json_key(l, "capture_loss", false);
 	puts_(l, (c->flags & GS_CF_CAPTURE_LOSS) ? "1" : "0");
+	if (c->parent_basis != GS_PARENT_NONE) {
+		char ep[GS_ENDPOINT_TEXT_MAX];
+		json_key(l, "parent_client", false);
+		putc_(l, '"');
+		put(l, ep, gs_endpoint_fmt(&c->parent_client, ep));
+		putc_(l, '"');
+		json_key(l, "parent_server", false);
+		putc_(l, '"');
+		put(l, ep, gs_endpoint_fmt(&c->parent_server, ep));
+		putc_(l, '"');
+		json_key(l, "parent_request_id", false);
+		put_u64(l, c->parent_request_id);
+		json_key(l, "parent_basis", false);
+		putc_(l, '"');
+		puts_(l, parent_basis_name(c->parent_basis));
+		putc_(l, '"');
+	} else {
+		puts_(l, ",\"parent_client\":null,\"parent_server\":null,\"parent_request_id\":null,\"parent_basis\":null");
+	}
+	json_key(l, "downstream_us", false);
+	if (rep)
+		put_fixed(l, c->downstream_ns, 3);
+	else
+		puts_(l, "null");
 	if (c->flags & GS_CF_HAS_EXCEPTION) {
 		json_key(l, "exception", false);
 		s = gs_intern_get(strings, c->exception, &n);

@@ -16,7 +16,7 @@ enum gs_pairs_format { GS_PAIRS_CSV, GS_PAIRS_JSONL };
 #define GS_PAIRS_HEADER                                                                       \
 	"client,server,request_id,giop,kind,operation,oneway,status,request_bytes,reply_bytes," \
 	"t_request_first,t_request_last,t_reply_first,t_reply_last,total_us,server_us,retransmits," \
-	"gap_fills,capture_loss"
+	"gap_fills,capture_loss,parent_client,parent_server,parent_request_id,parent_basis,downstream_us"
 
 /* The endpoint texts of connections already written, keyed by the client and
  * the server themselves: each connection's "client,server," is formatted once,

@@ -130,6 +130,11 @@ const struct gs_option gs_options[] = {
 			 "default: any connection whose data starts with GIOP", 0 },
 	    { S, "LIST", "only these TCP ports (e.g. 2809,683,10000-10010), GIOP forced", 0 },
 	    { M, "LIST", "decode GIOP only on these TCP ports (both captures)", 0 } } },
+	{ "host-addrs", 0, required_argument, GS_O_HOST_ADDRS, R | S,
+	  { { R, "LIST", "these addresses (comma-separated) are one host: a call made from\n"
+			 "one of them while that host served a call to another nests in it\n"
+			 "(default: the capture's own packet direction, else one address, one host)", 0 },
+	    { S, "LIST", "these addresses are one host, for the parent columns (as read)", 0 } } },
 	{ "duration", 0, required_argument, GS_O_DURATION, S,
 	  { { S, "SECONDS", "stop after this long", 0 } } },
 	{ "count", 0, required_argument, GS_O_COUNT, S,

@@ -147,6 +147,12 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 		o->cfg.max_ooo_bytes = (uint32_t)v;
 		o->set_ooo = true;
 		return 0;
+	case GS_O_HOST_ADDRS:
+		if (gs_host_addrs_parse(&o->host_addrs, arg, why, sizeof why) != 0) {
+			fprintf(stderr, "giopscope %s: bad --host-addrs: %s\n", cmd, why);
+			return 2;
+		}
+		return 0;
 	case GS_O_MAX_MEMORY:
 		if (!gs_parse_u64(arg, GS_MIN_MEMORY, 1ull << 50, true, &o->max_memory))
 			return bad(cmd, "--max-memory wants 16m..1048576g bytes (k/m/g)");
@@ -254,9 +260,18 @@ static inline __attribute__((always_inline)) void emit(struct gs_session *s, con
 		gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
 }
 
+/* The nesting stage's output: the call with its parent and downstream time. */
+static void on_nested(void *arg, const struct gs_engine *e, const struct gs_call *c, const struct gs_call_times *t)
+{
+	emit(arg, e, c, t);
+}
+
 void gs_session_emit(struct gs_session *s, const struct gs_call *c, const struct gs_call_times *t)
 {
-	emit(s, s->e, c, t);
+	if (s->nesting)
+		gs_nest_add(&s->nest, s->e, c, t);
+	else
+		emit(s, s->e, c, t);
 }
 
 bool gs_session_summary_only(const struct gs_session *s)
@@ -270,6 +285,8 @@ static void on_call(void *arg, const struct gs_engine *e, const struct gs_call *
 	struct gs_session *s = arg;
 	if (s->call_hook)
 		s->call_hook(s->hook_arg, e, c);
+	else if (s->nesting)
+		gs_nest_add(&s->nest, e, c, NULL);
 	else
 		emit(s, e, c, NULL);
 }
@@ -335,6 +352,18 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 	/* attach --sched / --orb: the summary's groups keep the parts too */
 	gs_stats_parts(&s->stats, (o->times_cols & GS_TIMES_COLS_SCHED ? GS_PARTS_SCHED : 0u) |
 				  (o->times_cols & GS_TIMES_COLS_ORB ? GS_PARTS_ORB : 0u));
+	/* the stage runs only for what reads its columns: read's summary alone stays as fast */
+	if (o->pairs || o->tail || o->report || o->trace) {
+		/* read: the order window bounds it as it bounds the engine's wait for order;
+		 * live and attach: a call waits a second of capture time for its parent to end */
+		if ((err = gs_nest_init(&s->nest, s->opt.cfg.ordered, s->opt.cfg.order_window,
+					GS_NEST_HOLD_NS, on_nested, s)) != 0) {
+			fprintf(stderr, "giopscope %s: cannot set up the tables: %s\n", cmd, strerror(err));
+			goto fail;
+		}
+		s->nest.own = o->host_addrs;
+		s->nesting = true;
+	}
 	if (o->report && (err = gs_report_new(&s->report, NULL)) != 0) {
 		fprintf(stderr, "giopscope %s: cannot set up the report: %s\n", cmd, strerror(err));
 		goto fail;
@@ -391,6 +420,7 @@ fail:
 	gs_metrics_web_free(s->opt.metrics_web); /* not handed to gs_metrics_open yet */
 	gs_trace_discard(s->trace);
 	gs_report_free(s->report);
+	gs_nest_free(&s->nest);
 	if (s->shards)
 		gs_shards_free(s->shards); /* e was its engine */
 	else
@@ -441,6 +471,8 @@ void gs_session_tick(struct gs_session *s, int64_t now_ns, const struct gs_drops
 {
 	int64_t mono = gs_mono_ns();
 	gs_engine_tick(s->e, now_ns);
+	if (s->nesting)
+		gs_nest_tick(&s->nest, now_ns);
 	gs_metrics_poll(s->metrics, s->e, &s->stats, drops); /* no-op without --metrics */
 	if (s->tty && mono - s->last_progress_mono >= 1000000000) {
 		progress(s, mono, drops);
@@ -480,6 +512,8 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 		gs_engine_finish(s->e);
 	if (s->flush_hook)
 		s->flush_hook(s->hook_arg);
+	if (s->nesting)
+		gs_nest_flush(&s->nest);
 	c = gs_engine_counters(s->e);
 	memset(&info, 0, sizeof info);
 	info.source = source;
@@ -594,6 +628,7 @@ int gs_session_close(struct gs_session *s, const char *source, const struct gs_d
 	else
 		gs_engine_free(s->e);
 	s->shards = NULL;
+	gs_nest_free(&s->nest);
 	gs_stats_free(&s->stats);
 	gs_tail_free(&s->tail);
 	if (s->opt.interval_ns)

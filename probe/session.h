@@ -15,6 +15,7 @@
 #include "../analysis/stats.h"
 #include "../analysis/tail.h"
 #include "../analysis/interval.h"
+#include "../analysis/nest.h"
 #include "../analysis/report.h"
 #include "../analysis/sink_trace.h"
 #include "../analysis/out_file.h"
@@ -54,6 +55,10 @@ struct gs_session {
 	struct gs_report *report; /* NULL without --report */
 	struct gs_trace *trace;   /* NULL without --trace */
 	struct gs_metrics *metrics; /* NULL without --metrics */
+	/* the nesting stage, between the calls' source and emit (nest.h): only when
+	 * something reads its columns (rows, tail, report, trace) */
+	struct gs_nest nest;
+	bool nesting;
 	/* A source that completes calls before they are written (attach adds the
 	 * syscall instants) takes them here and hands each on with
 	 * gs_session_emit(); flush_hook runs once every call has ended, at close. */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "../analysis/engine.h"
+#include "../analysis/host_addrs.h"
 
 struct gs_metrics; /* metrics.h */
 
@@ -35,6 +36,7 @@ struct gs_session_opts {
 	size_t outbuf_size;
 	bool commit_at_end;       /* -o and --trace under their names when the run ends, not once set up */
 	unsigned threads;         /* read --threads: engines on threads (read_shards.h); 0 or 1: one engine */
+	struct gs_host_addrs host_addrs; /* --host-addrs: one host's addresses (n 0: none given) */
 	uint8_t ports[8192];
 };
 

@@ -1,0 +1,507 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/* The nesting stage (nest.h).  A call C made by host H is nested in P when H
+ * served P and P encloses C at H: P's request was whole before C's request
+ * began, C's reply was whole before P's reply began.  Exactly one such P: C's
+ * parent (basis time); several: undecided (counted); none: top level.
+ *
+ * Calls are held in arrival order and written in that order (a FIFO delay line):
+ * - ordered (read): a call comes after every call that may enclose it (those
+ *   began earlier), so it is decided when it comes; it is written once no child
+ *   can come any more (a later call began after its reply's first byte).
+ * - unordered (live, attach): a child ends before its parents, so it waits for
+ *   them hold_ns of capture clock, and is decided when written.
+ * The host index (a fixed number of buckets, each with the held calls served by
+ * and made by its hosts) keeps a call's look-up to the calls of its own hosts. */
+#include "nest.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GS_NEST_BUCKETS 4096u
+#define NEST_CAP0 256u
+#define NO_END INT64_MAX
+
+struct gs_nest_ent {
+	struct gs_call c;
+	struct gs_call_times t;
+	const struct gs_engine *e;
+	uint64_t cand;              /* the (last) enclosing call seen, by seq */
+	uint64_t s_prev, s_next;    /* served list (seq + 1; 0: none) */
+	uint64_t m_prev, m_next;    /* made list */
+	uint32_t sb, mb;            /* their buckets */
+	uint32_t ncand;             /* enclosing calls seen */
+	uint32_t spans;             /* its nested calls' intervals (index + 1) */
+	uint32_t my_span;           /* the interval it gave its parent (index + 1) */
+	int64_t arrive;             /* capture clock when it came */
+	bool has_t, decided, revoked;
+};
+
+struct gs_nest_span {
+	int64_t a, b;               /* the nested call's [t_request_first, end] */
+	struct gs_endpoint client, server;
+	uint32_t rid, op;
+	uint32_t next;              /* index + 1; the free list too */
+	bool dead;                  /* taken back: its call had another enclosing call */
+};
+
+/* ---- hosts ------------------------------------------------------------------- */
+
+static bool host_self(const struct gs_nest *n, const struct gs_endpoint *ep)
+{
+	return n->own.n && gs_host_addrs_has(&n->own, ep);
+}
+
+static bool host_same(const struct gs_nest *n, const struct gs_endpoint *a, const struct gs_endpoint *b)
+{
+	bool sa = host_self(n, a), sb = host_self(n, b);
+	if (sa || sb)
+		return sa && sb;
+	return a->family == b->family && memcmp(a->addr, b->addr, a->family == 4 ? 4 : 16) == 0;
+}
+
+static uint32_t host_bucket(const struct gs_nest *n, const struct gs_endpoint *ep)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	unsigned len = ep->family == 4 ? 4 : 16;
+	if (host_self(n, ep))
+		return 0; /* all the capture host's addresses: one host */
+	for (unsigned i = 0; i < len; i++)
+		h = (h ^ ep->addr[i]) * 0x100000001b3ULL;
+	return (uint32_t)(h >> 40) % (GS_NEST_BUCKETS - 1) + 1;
+}
+
+/* ---- the ring ------------------------------------------------------------------ */
+
+static struct gs_nest_ent *at(const struct gs_nest *n, uint64_t seq)
+{
+	return &n->ent[seq & (n->cap - 1)];
+}
+
+static struct gs_nest_ent *held(const struct gs_nest *n, uint64_t seq)
+{
+	return seq >= n->head && seq < n->tail ? at(n, seq) : NULL;
+}
+
+static bool grow(struct gs_nest *n)
+{
+	uint32_t cap = n->cap * 2;
+	struct gs_nest_ent *ne;
+	if (cap > n->max_held || cap < n->cap)
+		return false;
+	ne = malloc((size_t)cap * sizeof *ne);
+	if (!ne)
+		return false;
+	for (uint64_t s = n->head; s < n->tail; s++)
+		ne[s & (cap - 1)] = *at(n, s);
+	free(n->ent);
+	n->ent = ne;
+	n->cap = cap;
+	return true;
+}
+
+int gs_nest_init(struct gs_nest *n, bool ordered, uint32_t max_held, int64_t hold_ns, gs_nest_fn fn, void *arg)
+{
+	uint32_t cap = NEST_CAP0;
+	memset(n, 0, sizeof *n);
+	if (max_held < 2)
+		max_held = 2;
+	while (cap > max_held)
+		cap /= 2;
+	n->fn = fn;
+	n->arg = arg;
+	n->ordered = ordered;
+	n->max_held = max_held;
+	n->hold_ns = hold_ns;
+	n->cap = cap;
+	n->max_start = INT64_MIN;
+	n->horizon = INT64_MIN;
+	n->clock = INT64_MIN;
+	n->ent = malloc((size_t)cap * sizeof *n->ent);
+	n->served = calloc(GS_NEST_BUCKETS, sizeof *n->served);
+	n->made = calloc(GS_NEST_BUCKETS, sizeof *n->made);
+	if (!n->ent || !n->served || !n->made) {
+		gs_nest_free(n);
+		return ENOMEM;
+	}
+	return 0;
+}
+
+void gs_nest_free(struct gs_nest *n)
+{
+	free(n->ent);
+	free(n->served);
+	free(n->made);
+	free(n->span);
+	n->ent = NULL;
+	n->served = n->made = NULL;
+	n->span = NULL;
+}
+
+/* ---- lists ---------------------------------------------------------------------- */
+
+static void link_ent(struct gs_nest *n, uint64_t seq)
+{
+	struct gs_nest_ent *x = at(n, seq);
+	x->sb = host_bucket(n, &x->c.server);
+	x->mb = host_bucket(n, &x->c.client);
+	x->s_prev = 0;
+	x->s_next = n->served[x->sb];
+	if (x->s_next)
+		at(n, x->s_next - 1)->s_prev = seq + 1;
+	n->served[x->sb] = seq + 1;
+	x->m_prev = 0;
+	x->m_next = n->made[x->mb];
+	if (x->m_next)
+		at(n, x->m_next - 1)->m_prev = seq + 1;
+	n->made[x->mb] = seq + 1;
+}
+
+static void unlink_ent(struct gs_nest *n, struct gs_nest_ent *x)
+{
+	if (x->s_prev)
+		at(n, x->s_prev - 1)->s_next = x->s_next;
+	else
+		n->served[x->sb] = x->s_next;
+	if (x->s_next)
+		at(n, x->s_next - 1)->s_prev = x->s_prev;
+	if (x->m_prev)
+		at(n, x->m_prev - 1)->m_next = x->m_next;
+	else
+		n->made[x->mb] = x->m_next;
+	if (x->m_next)
+		at(n, x->m_next - 1)->m_prev = x->m_prev;
+}
+
+/* ---- the rule --------------------------------------------------------------------- */
+
+static bool has_reply(const struct gs_call *c)
+{
+	return (c->flags & GS_CF_REP_SEEN) != 0;
+}
+
+/* The end of a call at its client's host: its reply whole; a oneway's request
+ * whole (nothing comes back); NO_END: a call not answered cannot be enclosed. */
+static int64_t call_end(const struct gs_call *c)
+{
+	if (has_reply(c))
+		return c->t_reply_last;
+	if (c->flags & GS_CF_ONEWAY)
+		return c->t_request_last;
+	return NO_END;
+}
+
+static bool encloses(const struct gs_nest *n, const struct gs_call *p, const struct gs_call *c)
+{
+	int64_t end = call_end(c);
+	return end != NO_END && has_reply(p) && p->t_request_last <= c->t_request_first &&
+	       end <= p->t_reply_first && host_same(n, &p->server, &c->client);
+}
+
+static bool ep_same(const struct gs_endpoint *a, const struct gs_endpoint *b)
+{
+	return a->port == b->port && a->family == b->family && memcmp(a->addr, b->addr, 16) == 0;
+}
+
+/* ---- nested intervals ----------------------------------------------------------------- */
+
+static bool span_room(struct gs_nest *n)
+{
+	uint32_t cap;
+	struct gs_nest_span *ns;
+	if (n->span_free)
+		return true;
+	if (n->span_used < n->span_cap)
+		return true;
+	cap = n->span_cap ? n->span_cap * 2 : NEST_CAP0;
+	/* one interval a held call, and the written children of held parents */
+	if (cap > 2 * n->max_held)
+		return false;
+	ns = realloc(n->span, (size_t)cap * sizeof *ns);
+	if (!ns)
+		return false;
+	n->span = ns;
+	n->span_cap = cap;
+	return true;
+}
+
+/* Gives child c's interval to parent p: false when the pool is at its bound. */
+static bool give_span(struct gs_nest *n, struct gs_nest_ent *p, struct gs_nest_ent *c)
+{
+	uint32_t i;
+	struct gs_nest_span *s;
+	if (!span_room(n))
+		return false;
+	if (n->span_free) {
+		i = n->span_free - 1;
+		n->span_free = n->span[i].next;
+	} else {
+		i = n->span_used++;
+	}
+	s = &n->span[i];
+	s->a = c->c.t_request_first;
+	s->b = call_end(&c->c);
+	s->client = c->c.client;
+	s->server = c->c.server;
+	s->rid = c->c.request_id;
+	s->op = c->c.op;
+	s->dead = false;
+	s->next = p->spans;
+	p->spans = i + 1;
+	c->my_span = i + 1;
+	return true;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct gs_nest_span *x = *(const struct gs_nest_span *const *)a;
+	const struct gs_nest_span *y = *(const struct gs_nest_span *const *)b;
+	return x->a < y->a ? -1 : x->a > y->a;
+}
+
+/* downstream_ns and hold_* of p from its nested calls' intervals, clipped to its
+ * server time; the intervals go back to the pool. */
+static void settle_spans(struct gs_nest *n, struct gs_call *p, uint32_t head)
+{
+	struct gs_nest_span *one[64], **v = one;
+	uint32_t k = 0, cnt = 0;
+	int64_t lo = p->t_request_last, hi = p->t_reply_first, until = INT64_MIN, sum = 0;
+	for (uint32_t i = head; i; i = n->span[i - 1].next)
+		cnt++;
+	if (cnt > 64 && !(v = malloc(cnt * sizeof *v)))
+		v = NULL;
+	for (uint32_t i = head, nx; i; i = nx) {
+		struct gs_nest_span *s = &n->span[i - 1];
+		nx = s->next;
+		if (!s->dead && has_reply(p)) {
+			int64_t a = s->a < lo ? lo : s->a, b = s->b > hi ? hi : s->b;
+			if (b > a && b - a > p->hold_ns) {
+				p->hold_ns = b - a;
+				p->hold_client = s->client;
+				p->hold_server = s->server;
+				p->hold_request_id = s->rid;
+				p->hold_op = s->op;
+			}
+			if (v && b > a) {
+				s->a = a;
+				s->b = b;
+				v[k++] = s;
+			}
+		}
+	}
+	/* the union of the intervals: in start order, what each adds past the last end */
+	if (v && k > 1)
+		qsort(v, k, sizeof *v, span_cmp);
+	for (uint32_t j = 0; v && j < k; j++) {
+		int64_t a = v[j]->a > until ? v[j]->a : until;
+		if (v[j]->b > a)
+			sum += v[j]->b - a;
+		if (v[j]->b > until)
+			until = v[j]->b;
+	}
+	p->downstream_ns = sum;
+	/* give the intervals back (after the sort: it read them) */
+	for (uint32_t i = head, nx; i; i = nx) {
+		nx = n->span[i - 1].next;
+		n->span[i - 1].next = n->span_free;
+		n->span_free = i;
+	}
+	if (v != one)
+		free(v);
+}
+
+/* ---- deciding ------------------------------------------------------------------------- */
+
+/* The held call that attach named as x's parent (thread), if held. */
+static struct gs_nest_ent *find_parent(const struct gs_nest *n, const struct gs_call *c)
+{
+	uint32_t b = host_bucket(n, &c->parent_server);
+	for (uint64_t s = n->served[b]; s; s = at(n, s - 1)->s_next) {
+		struct gs_nest_ent *p = at(n, s - 1);
+		if (p->c.request_id == c->parent_request_id && ep_same(&p->c.server, &c->parent_server) &&
+		    ep_same(&p->c.client, &c->parent_client))
+			return p;
+	}
+	return NULL;
+}
+
+static void set_parent(struct gs_call *c, const struct gs_call *p)
+{
+	c->parent_client = p->client;
+	c->parent_server = p->server;
+	c->parent_request_id = p->request_id;
+	c->parent_basis = GS_PARENT_TIME;
+}
+
+static void clear_parent(struct gs_call *c)
+{
+	memset(&c->parent_client, 0, sizeof c->parent_client);
+	memset(&c->parent_server, 0, sizeof c->parent_server);
+	c->parent_request_id = 0;
+	c->parent_basis = GS_PARENT_NONE;
+}
+
+static void decide(struct gs_nest *n, struct gs_nest_ent *x)
+{
+	struct gs_nest_ent *p;
+	int64_t end = call_end(&x->c);
+	if (x->decided)
+		return;
+	x->decided = true;
+	if (x->c.parent_basis == GS_PARENT_THREAD) {
+		/* attach decided: kept; its interval still counts in the parent's downstream */
+		if ((p = find_parent(n, &x->c)) != NULL && p != x && !give_span(n, p, x))
+			n->n.early++;
+		return;
+	}
+	x->c.parent_basis = GS_PARENT_NONE;
+	if (end == NO_END)
+		return; /* not answered: nothing encloses it */
+	/* ordered: a call gone already (written early, or the input out of start order)
+	 * might have enclosed it */
+	if (n->ordered && end <= n->horizon) {
+		n->n.early++;
+		return;
+	}
+	if (x->ncand >= 2) {
+		n->n.undecided++;
+		return;
+	}
+	if (x->ncand == 0)
+		return;
+	if (!(p = held(n, x->cand))) {
+		n->n.early++; /* its one enclosing call is gone: another may have been too */
+		return;
+	}
+	if (!give_span(n, p, x)) {
+		n->n.early++;
+		return;
+	}
+	set_parent(&x->c, &p->c);
+}
+
+/* x came after y and encloses it (unordered arrival, or input out of order):
+ * one more candidate for y; a parent already decided by time is taken back. */
+static void late_candidate(struct gs_nest *n, struct gs_nest_ent *y, uint64_t xseq)
+{
+	y->ncand++;
+	y->cand = xseq;
+	if (!y->decided || y->c.parent_basis != GS_PARENT_TIME)
+		return;
+	if (y->my_span)
+		n->span[y->my_span - 1].dead = true;
+	y->my_span = 0;
+	clear_parent(&y->c);
+	y->revoked = true;
+	n->n.undecided++;
+}
+
+/* ---- writing ---------------------------------------------------------------------------- */
+
+static void write_head(struct gs_nest *n, bool early)
+{
+	struct gs_nest_ent *x = at(n, n->head);
+	if (early)
+		n->n.early++;
+	decide(n, x);
+	x->c.downstream_ns = 0;
+	x->c.hold_ns = 0;
+	settle_spans(n, &x->c, x->spans);
+	x->spans = 0;
+	if (has_reply(&x->c) && x->c.t_reply_first > n->horizon)
+		n->horizon = x->c.t_reply_first;
+	unlink_ent(n, x);
+	n->head++;
+	if (x->c.parent_basis == GS_PARENT_TIME)
+		n->n.parent_time++;
+	else if (x->c.parent_basis == GS_PARENT_THREAD)
+		n->n.parent_thread++;
+	n->fn(n->arg, x->e, &x->c, x->has_t ? &x->t : NULL);
+}
+
+/* Writes the head while nothing more can change it. */
+static void pump(struct gs_nest *n)
+{
+	while (n->head < n->tail) {
+		struct gs_nest_ent *x = at(n, n->head);
+		if (n->ordered) {
+			/* a nested call begins before its parent's reply: a later start past it
+			 * means none can come */
+			if (has_reply(&x->c) && n->max_start <= x->c.t_reply_first)
+				return;
+		} else if (n->clock - x->arrive < n->hold_ns) {
+			return;
+		}
+		write_head(n, false);
+	}
+}
+
+void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_call *c,
+		 const struct gs_call_times *t)
+{
+	struct gs_nest_ent *x;
+	uint64_t seq;
+	int64_t seen = c->t_done;
+	uint32_t b;
+	if (n->tail - n->head == n->cap && !grow(n))
+		write_head(n, true); /* the bound: the oldest goes undecided */
+	seq = n->tail++;
+	x = at(n, seq);
+	x->c = *c;
+	x->has_t = t != NULL;
+	if (t)
+		x->t = *t;
+	x->e = e;
+	x->cand = 0;
+	x->ncand = 0;
+	x->spans = x->my_span = 0;
+	x->decided = x->revoked = false;
+	if (seen < c->t_request_last)
+		seen = c->t_request_last;
+	if (has_reply(c) && seen < c->t_reply_last)
+		seen = c->t_reply_last;
+	if (seen > n->clock)
+		n->clock = seen;
+	x->arrive = n->clock;
+	/* the calls held that its client's host serves and that enclose it */
+	b = host_bucket(n, &c->client);
+	for (uint64_t s = n->served[b]; s; s = at(n, s - 1)->s_next) {
+		struct gs_nest_ent *p = at(n, s - 1);
+		if (encloses(n, &p->c, &x->c)) {
+			x->ncand++;
+			x->cand = s - 1;
+		}
+	}
+	/* the calls held that its server's host made and that it encloses: they came
+	 * first (unordered: children end first; ordered: the input went back in time) */
+	if (has_reply(c) && (!n->ordered || c->t_request_first < n->max_start)) {
+		b = host_bucket(n, &c->server);
+		for (uint64_t s = n->made[b]; s; s = at(n, s - 1)->m_next) {
+			struct gs_nest_ent *y = at(n, s - 1);
+			if (y->c.parent_basis != GS_PARENT_THREAD && encloses(n, &x->c, &y->c))
+				late_candidate(n, y, seq);
+		}
+	}
+	link_ent(n, seq);
+	if (c->t_request_first > n->max_start)
+		n->max_start = c->t_request_first;
+	if (n->tail - n->head > n->n.max_held)
+		n->n.max_held = n->tail - n->head;
+	if (n->ordered)
+		decide(n, x);
+	pump(n);
+}
+
+void gs_nest_tick(struct gs_nest *n, int64_t now_ns)
+{
+	if (now_ns > n->clock)
+		n->clock = now_ns;
+	if (!n->ordered)
+		pump(n);
+}
+
+void gs_nest_flush(struct gs_nest *n)
+{
+	while (n->head < n->tail)
+		write_head(n, false);
+}

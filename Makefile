@@ -84,7 +84,7 @@ DECODERS := decoders/link.c decoders/ip.c decoders/tcp.c decoders/packet.c \
             decoders/giop/giop.c decoders/giop/giop_names.c
 ANALYSIS := analysis/intern.c analysis/hist.c analysis/fmt_num.c analysis/out_file.c analysis/endpoint.c analysis/flows.c \
             analysis/reasm.c analysis/pending.c analysis/framer.c analysis/pairing.c analysis/calls.c analysis/problems.c \
-            analysis/engine.c analysis/table_mem.c analysis/engine_shard.c analysis/call_merge.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/interval.c analysis/sink_pairs.c analysis/text_out.c analysis/summary.c \
+            analysis/engine.c analysis/table_mem.c analysis/engine_shard.c analysis/call_merge.c analysis/evidence.c analysis/stats.c analysis/tail.c analysis/tail_chain.c analysis/interval.c analysis/sink_pairs.c analysis/text_out.c analysis/summary.c \
             analysis/sink_trace.c analysis/report.c analysis/report_plot.c analysis/report_html.c analysis/report_text.c analysis/report_prom.c \
             analysis/merge_match.c analysis/thread_log.c analysis/orb_profile.c analysis/nest.c analysis/host_addrs.c
 # every probe/*.c; optional parts (DPDK) add theirs from their make fragment

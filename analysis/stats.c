@@ -55,21 +55,34 @@ static void parts_free(struct gs_group *g)
 	g->parts = NULL;
 }
 
+static void nest_free(struct gs_group *g)
+{
+	if (!g->nest)
+		return;
+	gs_hist_free(&g->nest->own);
+	gs_hist_free(&g->nest->down);
+	free(g->nest);
+	g->nest = NULL;
+}
+
 void gs_stats_free(struct gs_stats *s)
 {
 	for (uint32_t i = 0; i < s->n; i++) {
 		gs_hist_free(&s->groups[i].total);
 		gs_hist_free(&s->groups[i].server);
 		parts_free(&s->groups[i]);
+		nest_free(&s->groups[i]);
 	}
 	if (s->groups && s->other != GS_NONE) {
 		gs_hist_free(&s->groups[s->other].total);
 		gs_hist_free(&s->groups[s->other].server);
 		parts_free(&s->groups[s->other]);
+		nest_free(&s->groups[s->other]);
 	}
 	gs_hist_free(&s->all.total);
 	gs_hist_free(&s->all.server);
 	parts_free(&s->all);
+	nest_free(&s->all);
 	if (s->has_labels)
 		gs_intern_free(&s->labels);
 	free(s->groups);
@@ -260,12 +273,64 @@ static void add_parts(struct gs_stats *s, struct gs_group *g, const struct gs_ca
 			gs_hist_record(&g->parts->h[k], p->ns[k]);
 }
 
+void gs_stats_nesting(struct gs_stats *s, bool on)
+{
+	s->nesting = on;
+}
+
+/* A group's split, made with its first call (false: no memory, counted). */
+static bool nest_ready(struct gs_stats *s, struct gs_group *g)
+{
+	if (g->nest)
+		return true;
+	g->nest = calloc(1, sizeof *g->nest);
+	if (g->nest && gs_hist_init(&g->nest->own, GS_STATS_TOP_BITS) == 0) {
+		if (gs_hist_init(&g->nest->down, GS_STATS_TOP_BITS) == 0)
+			return true;
+		gs_hist_free(&g->nest->own);
+	}
+	free(g->nest);
+	g->nest = NULL;
+	s->nest_no_memory++;
+	return false;
+}
+
+static void nest_record(struct gs_stats *s, struct gs_group *g, const struct gs_call *c)
+{
+	int64_t srv, down;
+	if (!nest_ready(s, g))
+		return;
+	if (c->parent_basis != GS_PARENT_NONE)
+		g->nest->nested++;
+	if (!(c->flags & GS_CF_REP_SEEN) || c->outcome != GS_OUT_REPLY)
+		return;
+	srv = c->t_reply_first - c->t_request_last;
+	/* the nested calls' union lies inside server time; a clock step could
+	 * say otherwise: the split stays within it */
+	down = c->downstream_ns < 0 ? 0 : c->downstream_ns > srv ? (srv > 0 ? srv : 0) : c->downstream_ns;
+	if (down)
+		g->nest->with_down++;
+	gs_hist_record(&g->nest->own, srv - down);
+	gs_hist_record(&g->nest->down, down);
+}
+
+/* Out of line: only a session whose calls went through the nesting stage. */
+static __attribute__((noinline)) void add_nest(struct gs_stats *s, struct gs_group *g, const struct gs_call *c)
+{
+	if (g)
+		nest_record(s, g, c);
+	nest_record(s, &s->all, c);
+}
+
 void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c)
 {
 	/* by operation, no parts: what gs_stats_add_call_parts does then, without
 	 * the frame its labels need */
 	if (s->by == GS_BY_OP || !s->has_labels) {
-		account(s, group_for(s, c->op, c->kind), c);
+		struct gs_group *g = group_for(s, c->op, c->kind);
+		account(s, g, c);
+		if (s->nesting)
+			add_nest(s, g, c);
 		return;
 	}
 	gs_stats_add_call_parts(s, strings, c, NULL);
@@ -282,7 +347,7 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 	if (s->by == GS_BY_OP || !s->has_labels) {
 		g = group_for(s, c->op, c->kind);
 		account(s, g, c);
-		goto parts;
+		goto nest;
 	}
 	switch (s->by) {
 	case GS_BY_CONN:
@@ -311,7 +376,9 @@ void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings
 	id = gs_intern(&s->labels, label, n);
 	g = group_for(s, id == GS_INTERN_FULL ? GS_NONE : id, GS_KIND_REQUEST);
 	account(s, g, c);
-parts:
+nest:
+	if (s->nesting)
+		add_nest(s, g, c);
 	if (!p || !s->parts || (!p->sched && !p->orb))
 		return;
 	if (g)
@@ -358,6 +425,17 @@ static void group_merge(struct gs_group *g, const struct gs_group *src)
 	gs_hist_merge(&g->server, &src->server);
 }
 
+/* The split of src's group into g's (made here when src's has one). */
+static void nest_merge(struct gs_stats *s, struct gs_group *g, const struct gs_group *src)
+{
+	if (!src->nest || !nest_ready(s, g))
+		return;
+	g->nest->nested += src->nest->nested;
+	g->nest->with_down += src->nest->with_down;
+	gs_hist_merge(&g->nest->own, &src->nest->own);
+	gs_hist_merge(&g->nest->down, &src->nest->down);
+}
+
 /* The groups' latencies into the whole's histograms (to is s->all, or the
  * destination's of a merge). */
 static void fold_groups(struct gs_group *to, const struct gs_stats *s)
@@ -395,16 +473,21 @@ void gs_stats_merge(struct gs_stats *s, const struct gs_stats *src, uint32_t (*m
 		if (s->other != GS_NONE && g == &s->groups[s->other])
 			s->other_calls += sg->calls - 1; /* group_for counted one */
 		group_merge(g, sg);
+		nest_merge(s, g, sg);
 	}
 	if (src->other != GS_NONE) {
 		const struct gs_group *so = &src->groups[src->other];
 		s->other_calls += src->other_calls;
 		if (s->other == GS_NONE && group_init(&s->groups[s->max], GS_NONE, 0) == 0)
 			s->other = s->max;
-		if (s->other != GS_NONE)
+		if (s->other != GS_NONE) {
 			group_merge(&s->groups[s->other], so);
+			nest_merge(s, &s->groups[s->other], so);
+		}
 	}
 	group_merge(&s->all, &src->all);
+	nest_merge(s, &s->all, &src->all);
+	s->nesting |= src->nesting;
 	if (!src->folded) /* what src's whole has not taken yet */
 		fold_groups(&s->all, src);
 }

@@ -38,6 +38,15 @@ struct gs_group_parts {
 	struct gs_hist h[GS_PART__N];
 };
 
+/* The nesting split of a group's server time (gs_stats_nesting): over its
+ * answered calls, the server's own part (server_us - downstream_us) and the
+ * part with nested calls open (downstream_us, 0 for a call without any). */
+struct gs_group_nest {
+	struct gs_hist own, down;
+	uint64_t nested;          /* calls with a parent (parent_basis) */
+	uint64_t with_down;       /* answered calls that had nested calls open */
+};
+
 struct gs_group {
 	uint32_t key;          /* interned operation; GS_NONE for (other) */
 	uint8_t kind;          /* gs_call_kind of the first call */
@@ -46,6 +55,7 @@ struct gs_group {
 	uint64_t capture_loss; /* calls that lack bytes in the capture (times are bounds) */
 	struct gs_hist total, server;
 	struct gs_group_parts *parts; /* NULL until a call brings parts (gs_stats_parts) */
+	struct gs_group_nest *nest;   /* NULL until the group's first call under gs_stats_nesting */
 };
 
 struct gs_stats {
@@ -68,6 +78,8 @@ struct gs_stats {
 	bool has_labels;
 	uint8_t parts;            /* GS_PARTS_*: the summary shows these parts (attach --sched/--orb) */
 	uint64_t parts_no_memory; /* calls whose parts a group could not keep */
+	bool nesting;             /* the calls come through the nesting stage: split server time */
+	uint64_t nest_no_memory;  /* calls whose split a group could not keep */
 };
 
 int gs_stats_init(struct gs_stats *s, uint32_t max_groups, uint32_t max_keys);
@@ -81,6 +93,10 @@ void gs_stats_add_call(struct gs_stats *s, const struct gs_intern *strings, cons
  * group (six more histograms a group at most, allocated with its first call
  * that has them). */
 void gs_stats_parts(struct gs_stats *s, unsigned kinds);
+/* The calls carry the nesting stage's fields: keep each group's split of
+ * server time into own and downstream, and its nested calls (two more
+ * histograms a group, allocated with its first call). */
+void gs_stats_nesting(struct gs_stats *s, bool on);
 /* gs_stats_add_call() with the call's parts (NULL: none known). */
 void gs_stats_add_call_parts(struct gs_stats *s, const struct gs_intern *strings, const struct gs_call *c,
 			     const struct gs_call_parts *p);

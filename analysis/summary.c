@@ -65,6 +65,8 @@ static void text_row(FILE *out, const char *label, const struct gs_group *g)
 
 static void csv_parts(FILE *out, const struct gs_stats *st, const struct gs_group *g);
 static void json_parts(FILE *out, const struct gs_stats *st, const struct gs_group *g);
+static void csv_nest(FILE *out, const struct gs_group *g);
+static void json_nest(FILE *out, const struct gs_group *g);
 
 static void csv_row(FILE *out, const struct gs_stats *st, const char *label, const struct gs_group *g)
 {
@@ -86,6 +88,8 @@ static void csv_row(FILE *out, const struct gs_stats *st, const char *label, con
 	fprintf(out, ",%llu,%llu", (unsigned long long)g->gap_filled, (unsigned long long)g->capture_loss);
 	if (st->parts)
 		csv_parts(out, st, g);
+	if (st->nesting)
+		csv_nest(out, g);
 	fputc('\n', out);
 }
 
@@ -114,6 +118,8 @@ static void json_row(FILE *out, const struct gs_stats *st, const char *label, co
 		(unsigned long long)g->capture_loss);
 	if (st->parts)
 		json_parts(out, st, g);
+	if (st->nesting)
+		json_nest(out, g);
 	fputs("}\n", out);
 }
 
@@ -243,6 +249,91 @@ static void json_parts(FILE *out, const struct gs_stats *st, const struct gs_gro
 					part_key[k], (double)gs_hist_quantile(h, 0.50) / 1000.0,
 					(double)gs_hist_quantile(h, 0.99) / 1000.0, (double)h->max / 1000.0, part_mean(h));
 		}
+	}
+}
+
+/* ---- the nesting stage: server time split into own and downstream per group ---- */
+
+static const char *const nest_key[2] = { "server_own", "downstream" };
+
+static const struct gs_hist *nest_hist(const struct gs_group *g, int k)
+{
+	const struct gs_hist *h = g->nest ? (k ? &g->nest->down : &g->nest->own) : NULL;
+	return h && h->total ? h : NULL;
+}
+
+static void text_nest_header(FILE *out, const struct gs_stats *st)
+{
+	fprintf(out, "\n%-24s %8s %8s | %-35s | %-35s\n", "server_us split", "", "",
+		"server's own (server - downstream)", "downstream (nested calls open)");
+	fprintf(out, "%-24s %8s %8s |", gs_group_by_title(st->by), "nested", "w/nested");
+	for (int k = 0; k < 2; k++)
+		fprintf(out, " %8s %8s %8s %8s%s", "p50", "p99", "max", "mean", k ? "" : " |");
+	fputc('\n', out);
+}
+
+static void text_nest_row(FILE *out, const char *label, const struct gs_group *g)
+{
+	char v[16];
+	if (strlen(label) > 24) {
+		fprintf(out, "%s\n", label);
+		label = "";
+	}
+	fprintf(out, "%-24.24s %8llu %8llu", label, (unsigned long long)(g->nest ? g->nest->nested : 0),
+		(unsigned long long)(g->nest ? g->nest->with_down : 0));
+	for (int k = 0; k < 2; k++) {
+		const struct gs_hist *h = nest_hist(g, k);
+		fputs(" |", out);
+		for (int q = 0; q < 4; q++) {
+			if (!h) {
+				fprintf(out, " %8s", "-");
+				continue;
+			}
+			if (q == 3)
+				snprintf(v, sizeof v, "%.1f", part_mean(h));
+			else
+				us(v, sizeof v, q == 2 ? h->max : gs_hist_quantile(h, q ? 0.99 : 0.50));
+			fprintf(out, " %8s", v);
+		}
+	}
+	fputc('\n', out);
+}
+
+static void csv_nest_header(FILE *out)
+{
+	fputs(",nested_calls,calls_with_downstream", out);
+	for (int k = 0; k < 2; k++)
+		fprintf(out, ",%s_p50_us,%s_p99_us,%s_max_us,%s_mean_us", nest_key[k], nest_key[k], nest_key[k],
+			nest_key[k]);
+}
+
+static void csv_nest(FILE *out, const struct gs_group *g)
+{
+	fprintf(out, ",%llu,%llu", (unsigned long long)(g->nest ? g->nest->nested : 0),
+		(unsigned long long)(g->nest ? g->nest->with_down : 0));
+	for (int k = 0; k < 2; k++) {
+		const struct gs_hist *h = nest_hist(g, k);
+		if (!h)
+			fputs(",,,,", out);
+		else
+			fprintf(out, ",%.3f,%.3f,%.3f,%.3f", (double)gs_hist_quantile(h, 0.50) / 1000.0,
+				(double)gs_hist_quantile(h, 0.99) / 1000.0, (double)h->max / 1000.0, part_mean(h));
+	}
+}
+
+static void json_nest(FILE *out, const struct gs_group *g)
+{
+	fprintf(out, ",\"nested_calls\":%llu,\"calls_with_downstream\":%llu",
+		(unsigned long long)(g->nest ? g->nest->nested : 0),
+		(unsigned long long)(g->nest ? g->nest->with_down : 0));
+	for (int k = 0; k < 2; k++) {
+		const struct gs_hist *h = nest_hist(g, k);
+		if (!h)
+			fprintf(out, ",\"%s_us\":null", nest_key[k]);
+		else
+			fprintf(out, ",\"%s_us\":{\"p50\":%.3f,\"p99\":%.3f,\"max\":%.3f,\"mean\":%.3f}", nest_key[k],
+				(double)gs_hist_quantile(h, 0.50) / 1000.0, (double)gs_hist_quantile(h, 0.99) / 1000.0,
+				(double)h->max / 1000.0, part_mean(h));
 	}
 }
 
@@ -440,13 +531,31 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 			if (n > 1)
 				text_parts_row(out, st, kind, "(all)", &st->all);
 		}
+		if (st->nesting) {
+			text_nest_header(out, st);
+			for (uint32_t i = 0; i < n; i++) {
+				group_label(st, order[i], strings, label, sizeof label);
+				text_nest_row(out, label, order[i]);
+			}
+			if (n > 1)
+				text_nest_row(out, "(all)", &st->all);
+		}
 		text_counters(out, c, info);
+		if (info->nesting)
+			fprintf(out, "nesting: %llu %s with a parent (%llu by time, %llu by thread), %llu undecided "
+				"(two or more calls enclosed it at its host)\n",
+				(unsigned long long)(info->parent_time + info->parent_thread),
+				gs_plural(info->parent_time + info->parent_thread, "call", "calls"),
+				(unsigned long long)info->parent_time, (unsigned long long)info->parent_thread,
+				(unsigned long long)info->undecided);
 	} else if (fmt == GS_SUM_CSV) {
 		fputs("operation,calls,errors,answered,total_p50_us,total_p90_us,total_p99_us,"
 		      "total_p999_us,total_max_us,server_p50_us,server_p90_us,server_p99_us,"
 		      "server_p999_us,server_max_us,gap_filled,capture_loss", out);
 		if (st->parts)
 			csv_parts_header(out, st);
+		if (st->nesting)
+			csv_nest_header(out);
 		fputc('\n', out);
 		for (uint32_t i = 0; i < n; i++) {
 			group_label(st, order[i], strings, label, sizeof label);
@@ -482,6 +591,10 @@ void gs_summary_write(FILE *out, enum gs_summary_format fmt, const struct gs_sta
 			(unsigned long long)info->kernel_drops,
 			(long long)(info->first_ts / 1000000000), (long long)(info->first_ts % 1000000000),
 			(long long)(info->last_ts / 1000000000), (long long)(info->last_ts % 1000000000));
+		if (info->nesting)
+			fprintf(out, "{\"type\":\"nesting\",\"parent_time\":%llu,\"parent_thread\":%llu,"
+				"\"undecided\":%llu}\n", (unsigned long long)info->parent_time,
+				(unsigned long long)info->parent_thread, (unsigned long long)info->undecided);
 		if (info->max_memory) {
 			/* --max-memory: the bounds it set, and those hit with their counters
 			 * ({} when none was) */

@@ -20,6 +20,10 @@ struct gs_summary_info {
 	uint64_t max_memory;      /* 0: not given */
 	uint32_t max_flows, max_open_calls, order_window;
 	uint64_t max_ooo_total;
+	/* the nesting stage ran (the summary's groups split server time, see
+	 * gs_stats_nesting): how it decided the calls' parents */
+	bool nesting;
+	uint64_t parent_time, parent_thread, undecided;
 };
 
 /* The table bounds --max-memory sizes, each with the counter that says the

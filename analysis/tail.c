@@ -23,6 +23,7 @@ int gs_tail_init(struct gs_tail *t, uint32_t max)
 
 void gs_tail_free(struct gs_tail *t)
 {
+	gs_tail_chain_free(t);
 	free(t->v);
 	memset(t, 0, sizeof *t);
 }
@@ -66,16 +67,58 @@ static void printable(char *dst, size_t len, const char *s, size_t n)
 
 void gs_tail_add(struct gs_tail *t, const struct gs_engine *e, const struct gs_call *c)
 {
-	gs_tail_add_times(t, e, c, NULL);
+	gs_tail_add_strings(t, gs_engine_strings(e), c, NULL);
 }
 
 void gs_tail_add_times(struct gs_tail *t, const struct gs_engine *e, const struct gs_call *c,
 		       const struct gs_call_times *times)
 {
-	struct gs_tail_entry *slot;
-	const char *s;
+	gs_tail_add_strings(t, gs_engine_strings(e), c, times);
+}
+
+static void name_of(char *dst, size_t len, const struct gs_intern *strings, uint32_t id)
+{
 	size_t n;
-	if (t->max == 0 || c->outcome != GS_OUT_REPLY || !(c->flags & GS_CF_REP_SEEN))
+	const char *s = gs_intern_get(strings, id, &n);
+	printable(dst, len, s, n);
+}
+
+/* The copy of a call the tail keeps (its chain left as it is). */
+static void fill_entry(struct gs_tail_entry *en, const struct gs_intern *strings, const struct gs_call *c,
+		       const struct gs_call_times *times)
+{
+	en->call = *c;
+	en->has_times = times != NULL;
+	if (times)
+		en->times = *times;
+	else
+		memset(&en->times, 0, sizeof en->times);
+	name_of(en->op, sizeof en->op, strings, c->op);
+	en->queued_op[0] = '\0';
+	if (c->queued_ns && c->queued_op == GS_QUEUED_LOCATE)
+		snprintf(en->queued_op, sizeof en->queued_op, "LocateRequest");
+	else if (c->queued_ns)
+		name_of(en->queued_op, sizeof en->queued_op, strings, c->queued_op);
+	en->hold_op[0] = '\0';
+	if (c->hold_ns)
+		name_of(en->hold_op, sizeof en->hold_op, strings, c->hold_op);
+	en->depth = 0;
+}
+
+void gs_tail_add_strings(struct gs_tail *t, const struct gs_intern *strings, const struct gs_call *c,
+			 const struct gs_call_times *times)
+{
+	struct gs_tail_entry *slot;
+	if (t->max == 0)
+		return;
+	if (c->parent_basis != GS_PARENT_NONE) {
+		/* a nested call: a kept call (or a later one) may have been held by it */
+		struct gs_tail_entry en;
+		en.chain = NULL;
+		fill_entry(&en, strings, c, times);
+		gs_tail_chain_offer(t, &en);
+	}
+	if (c->outcome != GS_OUT_REPLY || !(c->flags & GS_CF_REP_SEEN))
 		return;
 	if (t->n == t->max) {
 		if (total(c) <= total(&t->v[0].call))
@@ -84,21 +127,8 @@ void gs_tail_add_times(struct gs_tail *t, const struct gs_engine *e, const struc
 	} else {
 		slot = &t->v[t->n++];
 	}
-	slot->call = *c;
-	slot->has_times = times != NULL;
-	if (times)
-		slot->times = *times;
-	else
-		memset(&slot->times, 0, sizeof slot->times);
-	s = gs_intern_get(gs_engine_strings(e), c->op, &n);
-	printable(slot->op, sizeof slot->op, s, n);
-	slot->queued_op[0] = '\0';
-	if (c->queued_ns && c->queued_op == GS_QUEUED_LOCATE) {
-		snprintf(slot->queued_op, sizeof slot->queued_op, "LocateRequest");
-	} else if (c->queued_ns) {
-		s = gs_intern_get(gs_engine_strings(e), c->queued_op, &n);
-		printable(slot->queued_op, sizeof slot->queued_op, s, n);
-	}
+	fill_entry(slot, strings, c, times);
+	gs_tail_chain_start(t, slot);
 	if (slot == &t->v[0] && t->n == t->max) {
 		sift_down(t, 0);
 	} else {
@@ -278,12 +308,24 @@ static int by_total_desc(const void *a, const void *b)
 }
 
 
-void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
+void gs_tail_tags_json(FILE *out, unsigned tags)
 {
 	static const char *const names[] = { "server", "network", "retransmission", "queued",
 					     "nagle", "zero-window", "capture-loss", "loss",
-					     "cpu-starved", "blocked", "on-cpu", "orb" };
-	char reasons[1024], cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
+					     "cpu-starved", "blocked", "on-cpu", "orb", "downstream" };
+	fputc('[', out);
+	for (unsigned k = 0, first = 1; k < sizeof names / sizeof *names; k++)
+		if (tags & (1u << k)) {
+			fprintf(out, "%s\"%s\"", first ? "" : ",", names[k]);
+			first = 0;
+		}
+	fputc(']', out);
+}
+
+void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
+{
+	/* a chain of GS_TAIL_DEPTH hops, each with its reasons */
+	char reasons[4096], cl[GS_ENDPOINT_STRLEN], sv[GS_ENDPOINT_STRLEN];
 	bool attach = false;
 	qsort(t->v, t->n, sizeof *t->v, by_total_desc);
 	/* the process columns only when the calls came from attach: elsewhere
@@ -300,9 +342,7 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 	for (uint32_t i = 0; i < t->n; i++) {
 		const struct gs_tail_entry *en = &t->v[i];
 		const struct gs_call *c = &en->call;
-		unsigned tags = gs_call_reasons(c, en->queued_op, reasons, sizeof reasons);
-		if (en->has_times)
-			tags |= gs_times_reasons(&en->times, reasons, sizeof reasons, strlen(reasons));
+		unsigned tags = gs_tail_entry_reasons(en, reasons, sizeof reasons);
 		char conn[2 * GS_ENDPOINT_STRLEN + 8];
 		int64_t net = 0, proc = 0, sys = 0;
 		bool net_k = gs_tail_network_ns(c, &net);
@@ -350,14 +390,20 @@ void gs_tail_write(FILE *out, bool jsonl, struct gs_tail *t)
 				split_json(out, "orb_out_us", up, tm->server_send - tm->upcall_end);
 			}
 		}
-		fputs(",\"tags\":[", out);
-		for (unsigned k = 0, first = 1; k < sizeof names / sizeof *names; k++)
-			if (tags & (1u << k)) {
-				fprintf(out, "%s\"%s\"", first ? "" : ",", names[k]);
-				first = 0;
-			}
-		fputs("],\"reasons\":", out);
+		if (c->downstream_ns)
+			fprintf(out, ",\"downstream_us\":%.3f", us(c->downstream_ns));
+		fputs(",\"tags\":", out);
+		gs_tail_tags_json(out, tags);
+		fputs(",\"reasons\":", out);
 		gs_json_str(out, reasons);
+		gs_tail_chain_json(out, en);
 		fputs("}\n", out);
 	}
+	if (t->chains_refused && jsonl)
+		fprintf(out, "{\"type\":\"tail_bounds\",\"chains_refused\":%llu,\"max_chains\":%u}\n",
+			(unsigned long long)t->chains_refused, GS_TAIL_CHAINS);
+	else if (t->chains_refused)
+		fprintf(out, "%llu nested %s not kept for the chains (at most %u kept calls hold a chain)\n",
+			(unsigned long long)t->chains_refused, gs_plural(t->chains_refused, "call", "calls"),
+			GS_TAIL_CHAINS);
 }

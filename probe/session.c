@@ -550,8 +550,10 @@ int gs_session_finish(struct gs_session *s, const char *source, const struct gs_
 		/* for people: after the summary, or on stderr when stdout carries records */
 		FILE *human = s->opt.pairs ? stderr : s->out;
 		bool jsonl = !s->opt.pairs && !s->text && s->fmt == GS_PAIRS_JSONL;
+		/* the tail's rows are records a script reads: JSON lines wherever the
+		 * rows are (stderr beside --pairs' JSON rows too), as docs/output.md says */
 		if (s->opt.tail)
-			gs_tail_write(human, jsonl, &s->tail);
+			gs_tail_write(human, !s->text && s->fmt == GS_PAIRS_JSONL, &s->tail);
 		if (s->opt.interval_ns)
 			gs_interval_write(&s->interval, human, s->opt.pairs || s->text ? 0 : jsonl ? 2 : 1);
 	}

@@ -139,12 +139,73 @@ static void test_call_is_error(void **state)
 	assert_false(gs_call_is_error(&c));
 }
 
+/* ---- the nesting split: server time into own and downstream ---------------------- */
+
+static uint32_t same_key(void *arg, uint32_t key)
+{
+	(void)arg;
+	return key;
+}
+
+static void test_stats_nesting(void **state)
+{
+	struct gs_stats st, dst;
+	struct gs_call c = base_call(); /* server 1000 us */
+	(void)state;
+	assert_int_equal(gs_stats_init(&st, 4, 16), 0);
+	gs_stats_nesting(&st, true);
+	c.op = 1;
+	c.downstream_ns = 800000;            /* 800 us of it with nested calls open */
+	gs_stats_add_call(&st, NULL, &c);
+	c.downstream_ns = 0;
+	c.parent_basis = GS_PARENT_TIME;     /* a nested call itself, all its own */
+	gs_stats_add_call(&st, NULL, &c);
+	c.op = 2;
+	c.parent_basis = GS_PARENT_NONE;
+	c.downstream_ns = 5000000;           /* more than its server time: clamped to it */
+	gs_stats_add_call(&st, NULL, &c);
+	c.outcome = GS_OUT_ONEWAY;           /* not answered: counted as nested, no split */
+	c.flags = GS_CF_ONEWAY;
+	c.parent_basis = GS_PARENT_THREAD;
+	gs_stats_add_call(&st, NULL, &c);
+	assert_non_null(st.groups[0].nest);
+	assert_int_equal(st.groups[0].nest->nested, 1);
+	assert_int_equal(st.groups[0].nest->with_down, 1);
+	assert_int_equal(st.groups[0].nest->own.total, 2);
+	assert_int_equal(st.groups[0].nest->own.min, 200000);
+	assert_int_equal(st.groups[0].nest->own.max, 1000000);
+	assert_int_equal(st.groups[0].nest->down.max, 800000);
+	assert_int_equal(st.groups[0].nest->down.min, 0);
+	assert_int_equal(st.groups[1].nest->nested, 1);
+	assert_int_equal(st.groups[1].nest->own.max, 0);
+	assert_int_equal(st.groups[1].nest->down.max, 1000000);
+	assert_int_equal(st.all.nest->nested, 2);
+	assert_int_equal(st.all.nest->with_down, 2);
+	assert_int_equal(st.all.nest->own.total, 3);
+	/* read --threads: a thread's split merged into the whole's */
+	assert_int_equal(gs_stats_init(&dst, 4, 16), 0);
+	gs_stats_merge(&dst, &st, same_key, NULL);
+	assert_true(dst.nesting);
+	assert_int_equal(dst.groups[0].nest->nested, 1);
+	assert_int_equal(dst.groups[0].nest->own.total, 2);
+	assert_int_equal(dst.all.nest->down.max, 1000000);
+	gs_stats_free(&dst);
+	/* without the stage no group has a split */
+	gs_stats_free(&st);
+	assert_int_equal(gs_stats_init(&st, 4, 16), 0);
+	gs_stats_add_call(&st, NULL, &c);
+	assert_null(st.groups[0].nest);
+	assert_null(st.all.nest);
+	gs_stats_free(&st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		UT(test_stats_groups),
 		UT(test_stats_free_releases_other_group),
 		UT(test_call_is_error),
+		UT(test_stats_nesting),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

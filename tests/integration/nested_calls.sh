@@ -19,11 +19,12 @@
 #                 and one plain pcap per interface merged with mergecap; neither records the
 #                 direction, so read with --host-addrs A,B: same parents; without it, none wrong
 #   tier_threads  4 client threads through the relay at once (slow(1000 + 1000*thread + seq) us):
-#                 the parents decided by time named, the others empty, none wrong
+#                 the parents decided by time named, the others empty, none wrong (read with the
+#                 capture's direction, and with --host-addrs)
 #   cb_conn       callbacks over a connection of their own: 20 callMeBack(cb, 3); each ping's
 #                 (and the server's LocateRequest's) parent is its callMeBack
 #   cb_bidir      the same over bidirectional GIOP (the pings on the client's own connection)
-#   tier_tail     --tail --format jsonl on the slowed chain: each slowed call reads `downstream`
+#   tier_tail     --tail --format jsonl (--host-addrs) on the slowed chain: each slowed call reads `downstream`
 #                 at the relay naming its back-end call, which reads `server` one level down
 #   selfcheck     nested_expect.py on giopscope's base columns: the rig holds, the answer the rule
 #                 gives (--write-reference) passes, the same with one parent moved fails
@@ -274,6 +275,9 @@ scenario_tier_threads() {
         stop_chain
         CAP_OF=any.pcap
         read_both "$SC_DIR/any.pcap" any && expect_chain any --min-ambiguous 1
+        # the same with the relay's addresses named: the decision by time alone
+        NO_KEEP=1 read_both "$SC_DIR/any.pcap" addrs --host-addrs "$RELAY_A,$RELAY_B" &&
+            expect_chain addrs --min-ambiguous 1
     fi
     sc_end
 }
@@ -323,9 +327,12 @@ scenario_tier_tail() {
         stop_captures
         stop_chain
         CAP_OF=any.pcap
-        if read_both "$SC_DIR/any.pcap" any; then
-            note "# tail: giopscope read any.pcap --tail 30 --format jsonl"
-            "$GIOPSCOPE" read "$SC_DIR/any.pcap" --tail 30 --format jsonl >"$SC_DIR/tail.out" 2>"$SC_DIR/tail.jsonl" ||
+        # the relay's addresses named (tier_any checks what the capture's direction gives)
+        local addrs="$RELAY_A,$RELAY_B"
+        if read_both "$SC_DIR/any.pcap" any --host-addrs "$addrs"; then
+            note "# tail: giopscope read any.pcap --host-addrs $addrs --tail 30 --format jsonl"
+            "$GIOPSCOPE" read "$SC_DIR/any.pcap" --host-addrs "$addrs" --tail 30 --format jsonl \
+                >"$SC_DIR/tail.out" 2>"$SC_DIR/tail.jsonl" ||
                 err "giopscope read --tail 30 --format jsonl: exit status $?" "$(head -3 "$SC_DIR/tail.jsonl")"
             cat "$SC_DIR/tail.out" >>"$SC_DIR/tail.jsonl"   # the tail is on stdout without --pairs
             expect_chain any --tail "$SC_DIR/tail.jsonl" --slow-min "$SLOW_MIN"

@@ -65,8 +65,9 @@ for tool in tcpdump tshark dumpcap mergecap reordercap capinfos python3 timeout;
 done
 [ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built (make)"
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ] || [ ! -x "$RELAY" ]; then
-    command -v omniidl >/dev/null 2>&1 && pkg-config --exists omniORB4 2>/dev/null ||
+    if ! command -v omniidl >/dev/null 2>&1 || ! pkg-config --exists omniORB4 2>/dev/null; then
         skip "omniORB (omniidl, libomniorb4-dev) not installed"
+    fi
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || { echo "FAIL setup: cannot build the ORB apps"; exit 1; }
 fi
 ns_require
@@ -85,12 +86,15 @@ y=$(($$ % 250 + 1))
 RELAY_B="192.168.$y.1" BACK_IP="192.168.$y.2"
 ip netns add "$NS_BACK" || { echo "FAIL setup: cannot create $NS_BACK"; exit 1; }
 NS_LIST="$NS_LIST $NS_BACK"
-ip link add "$VETH_B" netns "$NS_RELAY" type veth peer name "$VETH_BACK" netns "$NS_BACK" &&
-ip -n "$NS_RELAY" addr add "$RELAY_B/24" dev "$VETH_B" &&
-ip -n "$NS_BACK" addr add "$BACK_IP/24" dev "$VETH_BACK" &&
-ip -n "$NS_BACK" link set lo up &&
-ip -n "$NS_RELAY" link set "$VETH_B" up &&
-ip -n "$NS_BACK" link set "$VETH_BACK" up || { echo "FAIL setup: cannot join $NS_RELAY and $NS_BACK"; exit 1; }
+if ! { ip link add "$VETH_B" netns "$NS_RELAY" type veth peer name "$VETH_BACK" netns "$NS_BACK" &&
+       ip -n "$NS_RELAY" addr add "$RELAY_B/24" dev "$VETH_B" &&
+       ip -n "$NS_BACK" addr add "$BACK_IP/24" dev "$VETH_BACK" &&
+       ip -n "$NS_BACK" link set lo up &&
+       ip -n "$NS_RELAY" link set "$VETH_B" up &&
+       ip -n "$NS_BACK" link set "$VETH_BACK" up; }; then
+    echo "FAIL setup: cannot join $NS_RELAY and $NS_BACK"
+    exit 1
+fi
 for _ in $(seq 1 50); do
     ip -n "$NS_BACK" link show "$VETH_BACK" | grep -q "state UP" && break
     sleep 0.1
@@ -112,7 +116,8 @@ sc_stop() {
 
 note() { echo "$*" >>"$SC_DIR/commands.log"; }
 
-# start_chain: the back end (bench_server, servant log) and the relay (relay log) in front of it.
+# start_chain [RELAY_OPTS...]: the back end (bench_server, servant log) and the relay (relay log,
+# RELAY_OPTS: more -ORB options) in front of it.
 # The relay does not verify the back end's object first (-ORBverifyObjectExistsAndType 0): every
 # call it makes is then a forwarded one, named by its argument.
 start_chain() {
@@ -121,11 +126,12 @@ start_chain() {
     BACK_PID=$NS_LAST_PID
     note "# back end: bench_server -ORBendPoint giop:tcp:$BACK_IP:$PORT -servant-log back.spans"
     ns_wait_file "$SC_DIR/back.ior" 15 || { err "back end did not start" "$(tail -3 "$SC_DIR/back.log")"; return 1; }
+    local -a opts=("$@")
     ns_start "$NS_RELAY" "$SC_DIR/relay.log" "$RELAY" -ORBendPoint "giop:tcp:$RELAY_A:$PORT" \
-        -ORBverifyObjectExistsAndType 0 "$@" -b "$SC_DIR/back.ior" -o "$SC_DIR/echo.ior" \
+        -ORBverifyObjectExistsAndType 0 "${opts[@]}" -b "$SC_DIR/back.ior" -o "$SC_DIR/echo.ior" \
         -relay-log "$SC_DIR/relay.spans" -q
     RELAY_PID=$NS_LAST_PID
-    note "# relay: bench_relay -ORBendPoint giop:tcp:$RELAY_A:$PORT -ORBverifyObjectExistsAndType 0 $* -relay-log relay.spans"
+    note "# relay: bench_relay -ORBendPoint giop:tcp:$RELAY_A:$PORT -ORBverifyObjectExistsAndType 0 ${opts[*]} -relay-log relay.spans"
     ns_wait_file "$SC_DIR/echo.ior" 15 || { err "relay did not start" "$(tail -3 "$SC_DIR/relay.log")"; return 1; }
 }
 
@@ -269,7 +275,8 @@ scenario_tier_multi() {
 
 scenario_tier_threads() {
     sc_begin tier_threads
-    if start_chain && tcpdump_at any any "$SC_DIR/any.pcap"; then
+    # the relay serves from a pool of threads, not one per connection
+    if start_chain -ORBthreadPerConnectionPolicy 0 && tcpdump_at any any "$SC_DIR/any.pcap"; then
         client -op slow -size 1000 -distinct -threads 4 -n 25
         stop_captures
         stop_chain

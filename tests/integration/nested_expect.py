@@ -412,12 +412,14 @@ def chain(a):
         rf, bf = relay_by.get(oa), back_by.get(oa)
         if rf is None or bf is None:
             continue
-        lo = (int(bf[4]) - int(bf[3])) / 1000.0       # the back end's servant time
-        hi = (int(rf[5]) - int(rf[4])) / 1000.0       # the relay's forward interval
+        # at least the back end's servant time (its log) and the back-end call's server time (the
+        # oracle); at most the relay's forward interval (its log)
+        lo = max((int(bf[4]) - int(bf[3])) / 1000.0, float(nested[oa]["server_us"] or 0))
+        hi = (int(rf[5]) - int(rf[4])) / 1000.0
         checked += 1
         if not lo - TOL_US <= d <= hi + TOL_US:
-            ck.fail("%s(%s) at the relay: downstream_us %.3f outside [%.3f, %.3f] (back-end servant "
-                    "time, relay's forward interval: their logs)" % (oa + (d, lo, hi)))
+            ck.fail("%s(%s) at the relay: downstream_us %.3f outside [%.3f, %.3f] (the back-end call's "
+                    "servant and server time; the relay's forward interval)" % (oa + (d, lo, hi)))
     if not a.never_wrong:
         check_leaves(ck, oracle, ours_of, set(named_parents))
     ck.notes.append("downstream_us: %d relay calls within their logs' bounds" % checked)

@@ -222,7 +222,8 @@ expect_chain() {
         err "$name: nesting" "$out"
     fi
     echo "$name: $out" >>"$SC_DIR/expect.txt"
-    SC_NOTE="${SC_NOTE:+$SC_NOTE; }$(echo "$out" | grep -m1 '^nesting:' | sed 's/^nesting: //')"
+    # "NAME: named/nested (decided, ambiguous)"
+    SC_NOTE="${SC_NOTE:+$SC_NOTE; }$name: $(echo "$out" | sed -n 's/^nesting: \([0-9]*\) nested calls, \([0-9]*\) decided.*, \([0-9]*\) ambiguous.*; \([0-9]*\) named/\4\/\1 named (\2 decided, \3 ambiguous)/p')"
 }
 
 # ---------------------------------------------------------------- scenarios

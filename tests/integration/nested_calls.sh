@@ -317,7 +317,7 @@ scenario_cb() {
             err "cb: nesting" "$out"
         fi
         echo "$out" >>"$SC_DIR/expect.txt"
-        SC_NOTE=$(echo "$out" | grep -m1 '^nesting:' | sed 's/^nesting: //')
+        SC_NOTE=$(echo "$out" | sed -n 's/^nesting: \([0-9]*\) nested calls, \([0-9]*\) decided.*, \([0-9]*\) ambiguous.*; \([0-9]*\) named/\4\/\1 named (\2 decided, \3 ambiguous)/p')
     else
         err "server or capture did not start" "$(tail -3 "$SC_DIR/server.log")"
     fi

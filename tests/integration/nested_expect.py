@@ -367,10 +367,19 @@ def chain(a):
         if s != s_lat:
             ck.fail("rig: %s differ from the clients' logs: %d only there %s, %d missing %s"
                     % (name, len(s - s_lat), sorted(s - s_lat)[:4], len(s_lat - s), sorted(s_lat - s)[:4]))
+    # the relay's own instants against the capture's (one clock, CLOCK_REALTIME): the upcall
+    # runs after the request reached the capture and before the reply left; the forwarded
+    # call's packets lie inside its forward interval
     for f in relay:
         ti, f0, f1, to = (int(x) for x in f[3:7])
+        oa = (f[1], int(f[2]))
         if not ti <= f0 <= f1 <= to:
-            ck.fail("rig: relay log %s(%s): instants out of order" % (f[1], f[2]))
+            ck.fail("rig: relay log %s(%s): instants out of order" % oa)
+        p, c = top.get(oa), nested.get(oa)
+        if p is not None and p["t_reply_first"] and not t(p, "t_request_last") <= ti <= to <= t(p, "t_reply_first"):
+            ck.fail("rig: relay upcall %s(%s) not inside its call's serving interval in the capture" % oa)
+        if c is not None and c["t_reply_last"] and not f0 <= t(c, "t_request_first") <= t(c, "t_reply_last") <= f1:
+            ck.fail("rig: back-end call %s(%s) not inside the relay's forward interval" % oa)
     ck.notes.append("rig: %d client calls, %d back-end calls, %d relay upcalls, %d back-end upcalls"
                     % (len(top), len(nested), len(relay), len(back)))
     if ck.bad or not a.ours:

@@ -15,16 +15,19 @@
 #                 at a time: every back-end call's parent named (time), no client call given one;
 #                 downstream_us within the relay's and the back end's logs
 #   tier_multi    the same traffic captured on the relay's two interfaces at once: dumpcap -i A
-#                 -i B (pcapng, one interface block each), and one plain pcap per interface
-#                 merged with mergecap (no direction: read with --host-addrs A,B): same parents
+#                 -i B (pcapng, one interface block each; sorted with reordercap, and as written),
+#                 and one plain pcap per interface merged with mergecap; neither records the
+#                 direction, so read with --host-addrs A,B: same parents; without it, none wrong
 #   tier_threads  4 client threads through the relay at once (slow(1000 + 1000*thread + seq) us):
-#                 the parents decided by time named, the others empty, none wrong
+#                 the parents decided by time named, the others empty, none wrong (read with the
+#                 capture's direction, and with --host-addrs)
 #   cb_conn       callbacks over a connection of their own: 20 callMeBack(cb, 3); each ping's
 #                 (and the server's LocateRequest's) parent is its callMeBack
 #   cb_bidir      the same over bidirectional GIOP (the pings on the client's own connection)
-#   tier_tail     --tail --format jsonl on the slowed chain: each slowed call reads `downstream`
+#   tier_tail     --tail --format jsonl (--host-addrs) on the slowed chain: each slowed call reads `downstream`
 #                 at the relay naming its back-end call, which reads `server` one level down
-#   selfcheck     nested_expect.py must fail on a pairs CSV with one wrong parent
+#   selfcheck     nested_expect.py on giopscope's base columns: the rig holds, the answer the rule
+#                 gives (--write-reference) passes, the same with one parent moved fails
 # environment: GIOPSCOPE (default build/giopscope), BUILD (build), KEEP_DIR (every scenario's
 #   files kept there), FAIL_DIR (failing scenarios' files, default /tmp/gs-failing),
 #   NS_VERBOSE=1 (namespace chatter)
@@ -57,13 +60,14 @@ SLOW_MIN=20000          # slow(u) with u >= this: slowed on purpose (tier_tail)
 
 sc_want nested_calls "tier_any tier_multi tier_threads cb_conn cb_bidir tier_tail selfcheck" "$@"
 
-for tool in tcpdump tshark dumpcap mergecap capinfos python3 timeout; do
+for tool in tcpdump tshark dumpcap mergecap reordercap capinfos python3 timeout; do
     command -v "$tool" >/dev/null 2>&1 || skip "$tool not installed (scripts/install-deps.sh check)"
 done
 [ -x "$GIOPSCOPE" ] || skip "$GIOPSCOPE not built (make)"
 if [ ! -x "$SERVER" ] || [ ! -x "$CLIENT" ] || [ ! -x "$RELAY" ]; then
-    command -v omniidl >/dev/null 2>&1 && pkg-config --exists omniORB4 2>/dev/null ||
+    if ! command -v omniidl >/dev/null 2>&1 || ! pkg-config --exists omniORB4 2>/dev/null; then
         skip "omniORB (omniidl, libomniorb4-dev) not installed"
+    fi
     make -s -f tests/orb/orb.mk orb-apps BUILD="$BUILD" >&2 || { echo "FAIL setup: cannot build the ORB apps"; exit 1; }
 fi
 ns_require
@@ -82,12 +86,15 @@ y=$(($$ % 250 + 1))
 RELAY_B="192.168.$y.1" BACK_IP="192.168.$y.2"
 ip netns add "$NS_BACK" || { echo "FAIL setup: cannot create $NS_BACK"; exit 1; }
 NS_LIST="$NS_LIST $NS_BACK"
-ip link add "$VETH_B" netns "$NS_RELAY" type veth peer name "$VETH_BACK" netns "$NS_BACK" &&
-ip -n "$NS_RELAY" addr add "$RELAY_B/24" dev "$VETH_B" &&
-ip -n "$NS_BACK" addr add "$BACK_IP/24" dev "$VETH_BACK" &&
-ip -n "$NS_BACK" link set lo up &&
-ip -n "$NS_RELAY" link set "$VETH_B" up &&
-ip -n "$NS_BACK" link set "$VETH_BACK" up || { echo "FAIL setup: cannot join $NS_RELAY and $NS_BACK"; exit 1; }
+if ! { ip link add "$VETH_B" netns "$NS_RELAY" type veth peer name "$VETH_BACK" netns "$NS_BACK" &&
+       ip -n "$NS_RELAY" addr add "$RELAY_B/24" dev "$VETH_B" &&
+       ip -n "$NS_BACK" addr add "$BACK_IP/24" dev "$VETH_BACK" &&
+       ip -n "$NS_BACK" link set lo up &&
+       ip -n "$NS_RELAY" link set "$VETH_B" up &&
+       ip -n "$NS_BACK" link set "$VETH_BACK" up; }; then
+    echo "FAIL setup: cannot join $NS_RELAY and $NS_BACK"
+    exit 1
+fi
 for _ in $(seq 1 50); do
     ip -n "$NS_BACK" link show "$VETH_BACK" | grep -q "state UP" && break
     sleep 0.1
@@ -109,7 +116,8 @@ sc_stop() {
 
 note() { echo "$*" >>"$SC_DIR/commands.log"; }
 
-# start_chain: the back end (bench_server, servant log) and the relay (relay log) in front of it.
+# start_chain [RELAY_OPTS...]: the back end (bench_server, servant log) and the relay (relay log,
+# RELAY_OPTS: more -ORB options) in front of it.
 # The relay does not verify the back end's object first (-ORBverifyObjectExistsAndType 0): every
 # call it makes is then a forwarded one, named by its argument.
 start_chain() {
@@ -118,11 +126,12 @@ start_chain() {
     BACK_PID=$NS_LAST_PID
     note "# back end: bench_server -ORBendPoint giop:tcp:$BACK_IP:$PORT -servant-log back.spans"
     ns_wait_file "$SC_DIR/back.ior" 15 || { err "back end did not start" "$(tail -3 "$SC_DIR/back.log")"; return 1; }
+    local -a opts=("$@")
     ns_start "$NS_RELAY" "$SC_DIR/relay.log" "$RELAY" -ORBendPoint "giop:tcp:$RELAY_A:$PORT" \
-        -ORBverifyObjectExistsAndType 0 "$@" -b "$SC_DIR/back.ior" -o "$SC_DIR/echo.ior" \
+        -ORBverifyObjectExistsAndType 0 "${opts[@]}" -b "$SC_DIR/back.ior" -o "$SC_DIR/echo.ior" \
         -relay-log "$SC_DIR/relay.spans" -q
     RELAY_PID=$NS_LAST_PID
-    note "# relay: bench_relay -ORBendPoint giop:tcp:$RELAY_A:$PORT -ORBverifyObjectExistsAndType 0 $* -relay-log relay.spans"
+    note "# relay: bench_relay -ORBendPoint giop:tcp:$RELAY_A:$PORT -ORBverifyObjectExistsAndType 0 ${opts[*]} -relay-log relay.spans"
     ns_wait_file "$SC_DIR/echo.ior" 15 || { err "relay did not start" "$(tail -3 "$SC_DIR/relay.log")"; return 1; }
 }
 
@@ -178,19 +187,23 @@ chain_workload() {
     client -op slow -usecs 20000,30000,40000,50000,60000 -n 5
 }
 
-# oracle CAP NAME: tshark's pairs of CAP (NAME.expected.csv); giopscope's (NAME.ours.csv, with
-# ARGS after the capture) compared with them on the 19 base columns
+# read_both CAP NAME [ARGS...]: tshark's pairs of CAP (NAME.expected.csv); giopscope's
+# (NAME.ours.csv, with ARGS after the capture) compared with them on the 19 base columns (their
+# order too, unless NO_ORDER=1); CAP kept for the dpdk replays unless NO_KEEP=1
 read_both() {
     local cap=$1 name=$2 rc
     shift 2
-    keep_capture "$cap" "nested_calls-$SC-$name"
+    # kept for the dpdk replays after the tests (tests/integration/after), unless NO_KEEP=1: a
+    # second read of the same file, or one out of time order (the replay checks the row order)
+    [ -n "${NO_KEEP:-}" ] || keep_capture "$cap" "nested_calls-$SC-$name"
     python3 "$ORACLE" "$cap" -o "$SC_DIR/$name.expected.csv" >"$SC_DIR/$name.oracle.log" 2>&1 ||
         { err "oracle failed on $name" "$(tail -3 "$SC_DIR/$name.oracle.log")"; return 1; }
     note "# ours $name: giopscope read $(basename "$cap") --pairs --format csv$(printf ' %q' "$@")"
     "$GIOPSCOPE" read "$cap" --pairs --format csv "$@" >"$SC_DIR/$name.ours.csv" 2>"$SC_DIR/$name.giopscope.err"
     rc=$?
     [ "$rc" = 0 ] || { err "giopscope read $name $*: exit status $rc" "$(head -3 "$SC_DIR/$name.giopscope.err")"; return 1; }
-    python3 "$COMPARE" "$SC_DIR/$name.expected.csv" "$SC_DIR/$name.ours.csv" >"$SC_DIR/$name.compare.txt" 2>&1 ||
+    python3 "$COMPARE" ${NO_ORDER:+--no-order} "$SC_DIR/$name.expected.csv" "$SC_DIR/$name.ours.csv" \
+        >"$SC_DIR/$name.compare.txt" 2>&1 ||
         err "$name: giopscope differs from tshark: $(grep -m1 '^compare:' "$SC_DIR/$name.compare.txt")" \
             "$(grep -v '^compare:' "$SC_DIR/$name.compare.txt" | head -12)"
     return 0
@@ -209,7 +222,8 @@ expect_chain() {
         err "$name: nesting" "$out"
     fi
     echo "$name: $out" >>"$SC_DIR/expect.txt"
-    SC_NOTE="${SC_NOTE:+$SC_NOTE; }$(echo "$out" | grep -m1 '^nesting:' | sed 's/^nesting: //')"
+    # "NAME: named/nested (decided, ambiguous)"
+    SC_NOTE="${SC_NOTE:+$SC_NOTE; }$name: $(echo "$out" | sed -n 's/^nesting: \([0-9]*\) nested calls, \([0-9]*\) decided.*, \([0-9]*\) ambiguous.*; \([0-9]*\) named/\4\/\1 named (\2 decided, \3 ambiguous)/p')"
 }
 
 # ---------------------------------------------------------------- scenarios
@@ -235,33 +249,43 @@ scenario_tier_multi() {
         chain_workload
         stop_captures
         stop_chain
-        # what records the packets' direction: the pcapng's EPB flags (dumpcap on Linux), never
-        # the plain pcaps
-        local dirs
-        dirs=$(tshark -r "$SC_DIR/two.pcapng" -T fields -e frame.packet_flags_direction 2>/dev/null | sort | uniq -c | tr '\n' ' ')
-        note "# two.pcapng packet_flags_direction: $dirs"
+        local addrs="$RELAY_A,$RELAY_B" dirs
+        # neither records the packets' direction: dumpcap 4.0 writes no EPB flags on Linux, a
+        # plain pcap has none; so the relay's addresses are given (--host-addrs)
+        dirs=$(tshark -r "$SC_DIR/two.pcapng" -T fields -e frame.packet_flags_direction 2>/dev/null | sort -u | tr -d '\n')
+        note "# two.pcapng EPB direction flags: '${dirs}'"
+        # dumpcap writes each interface's packets as they come from its own ring: the file is
+        # not in time order (giopscope says so and suggests sorting); read sorted and as written
+        reordercap "$SC_DIR/two.pcapng" "$SC_DIR/two_sorted.pcapng" >"$SC_DIR/reordercap.log" 2>&1 ||
+            err "reordercap failed" "$(tail -3 "$SC_DIR/reordercap.log")"
         mergecap -F pcap -w "$SC_DIR/merged.pcap" "$SC_DIR/a.pcap" "$SC_DIR/b.pcap" 2>"$SC_DIR/mergecap.log" ||
             err "mergecap failed" "$(tail -3 "$SC_DIR/mergecap.log")"
+        CAP_OF=two_sorted.pcapng
+        read_both "$SC_DIR/two_sorted.pcapng" two --host-addrs "$addrs" && expect_chain two --min-decided 55
         CAP_OF=two.pcapng
-        read_both "$SC_DIR/two.pcapng" two && expect_chain two --min-decided 55
+        NO_ORDER=1 NO_KEEP=1 read_both "$SC_DIR/two.pcapng" two_unsorted --host-addrs "$addrs" &&
+            expect_chain two_unsorted --never-wrong
         CAP_OF=merged.pcap
-        read_both "$SC_DIR/merged.pcap" merged --host-addrs "$RELAY_A,$RELAY_B" &&
-            expect_chain merged --min-decided 55
-        # without --host-addrs nothing in a directionless capture ties the relay's two
-        # addresses together: whatever is named must still be right
-        read_both "$SC_DIR/merged.pcap" merged_noaddrs && expect_chain merged_noaddrs
+        read_both "$SC_DIR/merged.pcap" merged --host-addrs "$addrs" && expect_chain merged --min-decided 55
+        # without --host-addrs nothing in these captures ties the relay's two addresses
+        # together: whatever is named must still be right
+        NO_KEEP=1 read_both "$SC_DIR/merged.pcap" merged_noaddrs && expect_chain merged_noaddrs --never-wrong
     fi
     sc_end
 }
 
 scenario_tier_threads() {
     sc_begin tier_threads
-    if start_chain && tcpdump_at any any "$SC_DIR/any.pcap"; then
+    # the relay serves from a pool of threads, not one per connection
+    if start_chain -ORBthreadPerConnectionPolicy 0 && tcpdump_at any any "$SC_DIR/any.pcap"; then
         client -op slow -size 1000 -distinct -threads 4 -n 25
         stop_captures
         stop_chain
         CAP_OF=any.pcap
         read_both "$SC_DIR/any.pcap" any && expect_chain any --min-ambiguous 1
+        # the same with the relay's addresses named: the decision by time alone
+        NO_KEEP=1 read_both "$SC_DIR/any.pcap" addrs --host-addrs "$RELAY_A,$RELAY_B" &&
+            expect_chain addrs --min-ambiguous 1
     fi
     sc_end
 }
@@ -293,7 +317,7 @@ scenario_cb() {
             err "cb: nesting" "$out"
         fi
         echo "$out" >>"$SC_DIR/expect.txt"
-        SC_NOTE=$(echo "$out" | grep -m1 '^nesting:' | sed 's/^nesting: //')
+        SC_NOTE=$(echo "$out" | sed -n 's/^nesting: \([0-9]*\) nested calls, \([0-9]*\) decided.*, \([0-9]*\) ambiguous.*; \([0-9]*\) named/\4\/\1 named (\2 decided, \3 ambiguous)/p')
     else
         err "server or capture did not start" "$(tail -3 "$SC_DIR/server.log")"
     fi
@@ -311,9 +335,12 @@ scenario_tier_tail() {
         stop_captures
         stop_chain
         CAP_OF=any.pcap
-        if read_both "$SC_DIR/any.pcap" any; then
-            note "# tail: giopscope read any.pcap --tail 30 --format jsonl"
-            "$GIOPSCOPE" read "$SC_DIR/any.pcap" --tail 30 --format jsonl >"$SC_DIR/tail.out" 2>"$SC_DIR/tail.jsonl" ||
+        # the relay's addresses named (tier_any checks what the capture's direction gives)
+        local addrs="$RELAY_A,$RELAY_B"
+        if read_both "$SC_DIR/any.pcap" any --host-addrs "$addrs"; then
+            note "# tail: giopscope read any.pcap --host-addrs $addrs --tail 30 --format jsonl"
+            "$GIOPSCOPE" read "$SC_DIR/any.pcap" --host-addrs "$addrs" --tail 30 --format jsonl \
+                >"$SC_DIR/tail.out" 2>"$SC_DIR/tail.jsonl" ||
                 err "giopscope read --tail 30 --format jsonl: exit status $?" "$(head -3 "$SC_DIR/tail.jsonl")"
             cat "$SC_DIR/tail.out" >>"$SC_DIR/tail.jsonl"   # the tail is on stdout without --pairs
             expect_chain any --tail "$SC_DIR/tail.jsonl" --slow-min "$SLOW_MIN"
@@ -339,7 +366,12 @@ scenario_selfcheck() {
         # the rig alone (no giopscope) must hold
         python3 "$EXPECT" chain "${args[@]}" >"$SC_DIR/rig.txt" 2>&1 ||
             err "the rig does not hold (nested_expect.py without giopscope)" "$(cat "$SC_DIR/rig.txt")"
-        if python3 "$EXPECT" wrong-parent "$SC_DIR/any.ours.csv" "$SC_DIR/wrong.csv" --host "$RELAY_A,$RELAY_B" >"$SC_DIR/wrong.txt" 2>&1; then
+        # what a correct reader writes must pass, and with one parent moved, fail as WRONG
+        python3 "$EXPECT" chain "${args[@]}" --ours "$SC_DIR/any.ours.csv" --write-reference "$SC_DIR/ref.csv" \
+            >"$SC_DIR/ref.txt" 2>&1 || err "nested_expect.py --write-reference failed" "$(cat "$SC_DIR/ref.txt")"
+        python3 "$EXPECT" chain "${args[@]}" --ours "$SC_DIR/ref.csv" >>"$SC_DIR/ref.txt" 2>&1 ||
+            err "nested_expect.py fails the reference answer" "$(cat "$SC_DIR/ref.txt")"
+        if python3 "$EXPECT" wrong-parent "$SC_DIR/ref.csv" "$SC_DIR/wrong.csv" --host "$RELAY_A,$RELAY_B" >"$SC_DIR/wrong.txt" 2>&1; then
             if python3 "$EXPECT" chain "${args[@]}" --ours "$SC_DIR/wrong.csv" >>"$SC_DIR/wrong.txt" 2>&1; then
                 err "nested_expect.py passed a CSV with a wrong parent" "$(cat "$SC_DIR/wrong.txt")"
             elif ! grep -q "WRONG parent" "$SC_DIR/wrong.txt"; then

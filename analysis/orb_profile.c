@@ -6,13 +6,13 @@
 
 #include "thread_log.h"
 
-static int perr(char *err, size_t errlen, const char *where, unsigned line, const char *why)
+static bool perr(char *err, size_t errlen, const char *where, unsigned line, const char *why)
 {
 	snprintf(err, errlen, "ORB profile %s, line %u: %s", where, line, why);
-	return 1;
+	return false;
 }
 
-int gs_orb_profile_parse(struct gs_orb_profile *p, const char *text, const char *where, char *err, size_t errlen)
+bool gs_orb_profile_parse(struct gs_orb_profile *p, const char *text, const char *where, char *err, size_t errlen)
 {
 	unsigned line = 0;
 	bool start = false, end = false;
@@ -72,6 +72,6 @@ int gs_orb_profile_parse(struct gs_orb_profile *p, const char *text, const char 
 		return perr(err, errlen, where, line, "no orb or library line");
 	if (!start || !end)
 		return perr(err, errlen, where, line, "wants at least one start and one end probe");
-	return 0;
+	return true;
 }
 

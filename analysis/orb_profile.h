@@ -29,7 +29,8 @@ struct gs_orb_profile {
 	} probe[GS_ORB_PROBES];
 };
 
-/* Parses a profile's text; `where` names it in errors.  0 or 1. */
-int gs_orb_profile_parse(struct gs_orb_profile *p, const char *text, const char *where, char *err, size_t errlen);
+/* Parses a profile's text: true, or false with the reason in err (`where`
+ * names the text there). */
+bool gs_orb_profile_parse(struct gs_orb_profile *p, const char *text, const char *where, char *err, size_t errlen);
 
 #endif

@@ -39,11 +39,11 @@ int gs_orb_profile_load(struct gs_orb_profile *p, const char *name, char *err, s
 		}
 		fclose(f);
 		text[n] = '\0';
-		return gs_orb_profile_parse(p, text, name, err, errlen);
+		return gs_orb_profile_parse(p, text, name, err, errlen) ? 0 : 1;
 	}
 	for (size_t i = 0; i < sizeof gs_orb_builtins / sizeof *gs_orb_builtins; i++)
 		if (strcmp(gs_orb_builtins[i].name, name) == 0)
-			return gs_orb_profile_parse(p, gs_orb_builtins[i].text, name, err, errlen);
+			return gs_orb_profile_parse(p, gs_orb_builtins[i].text, name, err, errlen) ? 0 : 1;
 	snprintf(err, errlen, "--orb: no ORB profile %s (built in: %s; or a profile file's path)", name,
 		 gs_orb_profile_names(names, sizeof names));
 	return 1;

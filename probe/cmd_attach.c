@@ -227,7 +227,7 @@ static int parse(int argc, char **argv, struct attach_opts *a, struct gs_session
 		case '?':
 			return gs_opt_refuse(stderr, "attach", opt, argv[optind - 1], NULL);
 		default:
-			if ((r = gs_session_option(so, "attach", opt, optarg)) == 1)
+			if ((r = gs_session_option(so, "attach", opt, optarg)) < 0)
 				return gs_opt_refuse(stderr, "attach", '?', argv[optind - 1], NULL);
 			if (r)
 				return r;

@@ -231,7 +231,7 @@ int gs_cmd_live(int argc, char **argv)
 			rc = gs_session_option(&so, "live", opt, optarg);
 			if (rc == 2)
 				return 2;
-			if (rc == 1)
+			if (rc < 0)
 				return gs_opt_refuse(stderr, "live", '?', argv[optind - 1], NULL);
 		}
 	}

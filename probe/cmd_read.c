@@ -190,8 +190,10 @@ int gs_cmd_read(int argc, char **argv)
 			return gs_opt_refuse(stderr, "read", opt, argv[optind - 1], NULL);
 		default:
 			/* read's other options, handled as by live, attach and dpdk */
-			if (gs_session_option(&o, "read", opt, optarg) != 0)
-				return 2;
+			if ((rc = gs_session_option(&o, "read", opt, optarg)) < 0)
+				return gs_opt_refuse(stderr, "read", '?', argv[optind - 1], NULL);
+			if (rc)
+				return rc;
 		}
 	}
 	if (gs_session_config(&o, "read", &cfg) != 0)

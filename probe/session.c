@@ -158,7 +158,7 @@ int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const
 			return bad(cmd, "--max-memory wants 16m..1048576g bytes (k/m/g)");
 		return 0;
 	}
-	return 1;
+	return -1; /* not a shared option: the command refuses it */
 }
 
 int gs_session_config(const struct gs_session_opts *o, const char *cmd, struct gs_config *cfg)

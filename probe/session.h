@@ -73,7 +73,8 @@ void gs_session_opts_default(struct gs_session_opts *o);
  * when the run ends (a set-up or a write that fails leaves what was there). */
 void gs_session_opts_offline(struct gs_session_opts *o);
 /* Handles a shared option (also --order-window, which only read offers): 0 handled,
- * 1 not a shared option, 2 bad value (a one-line reason was printed).  A command
+ * 2 bad value (a one-line reason was printed: the command's exit status), -1 not a
+ * shared option (the command refuses it, gs_opt_refuse).  A command
  * passes only the codes of the options its long-option table lists. */
 int gs_session_option(struct gs_session_opts *o, const char *cmd, int opt, const char *arg);
 /* The engine's configuration the options give: their bounds, and with --max-memory

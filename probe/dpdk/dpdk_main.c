@@ -172,7 +172,7 @@ static int parse(struct gs_dpdk *d, struct cmdline *c, int argc, char **argv)
 			rc = gs_session_option(&d->opt.session, "dpdk", opt, optarg);
 			if (rc == 2)
 				return 2;
-			if (rc == 1)
+			if (rc < 0)
 				return gs_opt_refuse(stderr, "dpdk", '?', argv[optind - 1], NULL);
 		}
 	}

@@ -24,7 +24,7 @@ static void shipped_omniorb(void **state)
 	n = fread(text, 1, sizeof text - 1, f);
 	fclose(f);
 	text[n] = '\0';
-	assert_int_equal(gs_orb_profile_parse(&p, text, "omniorb", err, sizeof err), 0);
+	assert_true(gs_orb_profile_parse(&p, text, "omniorb", err, sizeof err));
 	assert_string_equal(p.name, "omniorb");
 	assert_string_equal(p.library, "libomniORB4.so");
 	assert_int_equal(p.n, 3);
@@ -42,7 +42,7 @@ static void bad(const char *text, const char *want)
 {
 	struct gs_orb_profile p;
 	char err[256];
-	assert_int_equal(gs_orb_profile_parse(&p, text, "t.txt", err, sizeof err), 1);
+	assert_false(gs_orb_profile_parse(&p, text, "t.txt", err, sizeof err));
 	if (!strstr(err, want))
 		fail_msg("error '%s' lacks '%s'", err, want);
 	assert_null(strchr(err, '\n'));

@@ -115,7 +115,7 @@ help:
 	@echo "                       captures, real ORBs in network namespaces vs tshark), then the"
 	@echo "                       unit and golden tests again under ASan+UBSan, read --threads under TSan"
 	@echo "  make check-unit      cmocka unit tests only"
-	@echo "  make check-layers    the include graph: no import circle, no include against the data flow"
+	@echo "  make check-layers    the include graph (no import circle, no include against the data flow), an SPDX line in every source"
 	@echo "                       (and the check's self-test on small trees; part of make check)"
 	@echo "  make check-golden    the shipped captures against their expected calls"
 	@echo "  make check-integration  omniORB/Combat in namespaces, compared with tshark (root)"
@@ -240,11 +240,12 @@ check-build-config:
 
 # The include graph against the data flow (tests/check_layers.py): no import circle, no include
 # from a layer to one above it; first its self-test (it must fail a tree with a circle and one
-# with an include against the flow).
+# with an include against the flow); then every tracked source file's SPDX line (tests/check_spdx.sh).
 .PHONY: check-layers
 check-layers:
 	@tests/check_layers.py --self-test >/dev/null || { tests/check_layers.py --self-test; exit 1; }
 	@tests/check_layers.py --quiet
+	@tests/check_spdx.sh
 
 check-unit: $(UNIT_BINS)
 	@tests/run-unit.sh $(UNIT_BINS)

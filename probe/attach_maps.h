@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* The shared library a process maps, named so that this process can open it
  * whatever mount namespace or root either of them lives in: uprobes (--orb,
  * the TLS probes) attach by path, and libbpf reads the ELF at that path for

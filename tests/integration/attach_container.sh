@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: BSD-2-Clause
 # tests/integration/attach_container.sh -- `giopscope attach --pid P` of an omniORB server that
 # lives in a container-like place: its own mount namespace, where it is chrooted into a tmpfs
 # root whose libraries are bind mounts (its omniORB library is /opt/orb/lib/libomniORB4.so.2.x

@@ -563,48 +563,12 @@ static void pump(struct gs_nest *n)
 	}
 }
 
-/* Ordered, nothing held: a call that no held call can enclose (none is held)
- * and that can have no nested call still to come is written as it came, with
- * what the held path would give it (top level; downstream 0), without a copy.
- * Most calls of a capture whose calls do not overlap much go this way. */
-static bool pass_through(struct gs_nest *n, const struct gs_engine *e, const struct gs_call *c,
-			 const struct gs_call_times *t)
-{
-	int64_t end;
-	if (n->head != n->tail || !n->ordered || c->parent_basis != GS_PARENT_NONE || c->downstream_ns ||
-	    c->hold_ns)
-		return false;
-	if (has_reply(c) && c->t_request_first <= c->t_reply_first && n->max_start <= c->t_reply_first &&
-	    (!n->floor_fn || n->floor_fn(n->floor_arg) <= c->t_reply_first))
-		return false; /* a nested call may still come */
-	/* what gs_nest_add, decide and write_head do for it */
-	if (c->t_done > n->clock)
-		n->clock = c->t_done;
-	if (c->t_request_last > n->clock)
-		n->clock = c->t_request_last;
-	if (has_reply(c) && c->t_reply_last > n->clock)
-		n->clock = c->t_reply_last;
-	if (c->t_request_first > n->max_start)
-		n->max_start = c->t_request_first;
-	if (!n->n.max_held)
-		n->n.max_held = 1;
-	end = call_end(c);
-	if (end != NO_END && end <= n->horizon)
-		n->n.early++; /* a call gone already might have enclosed it */
-	if (has_reply(c) && c->t_reply_first > n->horizon)
-		n->horizon = c->t_reply_first;
-	n->fn(n->arg, e, c, t);
-	return true;
-}
-
 void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_call *c,
 		 const struct gs_call_times *t)
 {
 	struct gs_nest_ent *x;
 	uint64_t seq;
 	int64_t seen = c->t_done;
-	if (pass_through(n, e, c, t))
-		return;
 	if (n->tail - n->head == n->cap && !grow(n))
 		write_head(n, true); /* the bound: the oldest goes undecided */
 	seq = n->tail++;

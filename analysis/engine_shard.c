@@ -28,19 +28,6 @@ int64_t gs_engine_order_floor(struct gs_engine *e)
 	return f;
 }
 
-int64_t gs_engine_end_floor(struct gs_engine *e)
-{
-	int64_t f = e->now;
-	if (e->cs.out_n > 0 && gs_out_top(&e->cs)->t < f)
-		f = gs_out_top(&e->cs)->t;
-	if (e->pend.count) {
-		int64_t p = gs_pending_min(&e->pend);
-		if (p < f)
-			f = p;
-	}
-	return f;
-}
-
 /* A call's client, as calls.c reads it: its connection's, or its own once it
  * outlived it. */
 static const struct gs_endpoint *ocall_client(const struct gs_engine *e, const struct gs_ocall *c)

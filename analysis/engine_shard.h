@@ -24,14 +24,6 @@ void gs_engine_set_packet_no(struct gs_engine *e, uint64_t no);
  * INT64_MAX when the engine has finished. */
 int64_t gs_engine_order_floor(struct gs_engine *e);
 
-/* No call this engine writes from now on lies wholly before the returned time:
- * an ended call waiting for its turn starts at or after it; any other (open, or
- * not begun) ends at or after it, its last bytes coming with a later packet or
- * among the bytes a direction holds back.  Unlike gs_engine_order_floor, open
- * calls do not lower it: the nesting stage's watermark (a parent's nested call
- * ends before the parent's reply begins, nest.h). */
-int64_t gs_engine_end_floor(struct gs_engine *e);
-
 /* Whether an engine writing its calls in order (calls.c's drain) would still
  * hold `c` back, a settled call it wrote with an order window of 0: an open
  * call or a message waiting for its start at or before c's start, or an

@@ -539,21 +539,13 @@ static void write_head(struct gs_nest *n, bool early)
 /* Writes the head while nothing more can change it. */
 static void pump(struct gs_nest *n)
 {
-	int64_t floor = INT64_MIN; /* the source's watermark, read once (writing does not move it) */
-	bool floor_read = false;
 	while (n->head < n->tail) {
 		struct gs_nest_ent *x = at(n, n->head);
 		if (n->ordered) {
-			/* a nested call begins before its parent's reply: a later start past it,
-			 * or the source's watermark past it, means none can come */
-			if (has_reply(&x->c) && n->max_start <= x->c.t_reply_first) {
-				if (!floor_read && n->floor_fn) {
-					floor = n->floor_fn(n->floor_arg);
-					floor_read = true;
-				}
-				if (floor <= x->c.t_reply_first)
-					return;
-			}
+			/* a nested call begins before its parent's reply: a later start past it
+			 * means none can come */
+			if (has_reply(&x->c) && n->max_start <= x->c.t_reply_first)
+				return;
 		} else if (x->wait && n->clock - x->arrive < n->hold_ns &&
 			   /* attach named its parent: it goes once that came (its interval to it) */
 			   !(x->c.parent_basis == GS_PARENT_THREAD && find_parent(n, &x->c))) {
@@ -633,12 +625,6 @@ void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_c
 	if (n->ordered)
 		decide(n, x, false);
 	pump(n);
-}
-
-void gs_nest_set_floor(struct gs_nest *n, gs_nest_floor_fn fn, void *arg)
-{
-	n->floor_fn = fn;
-	n->floor_arg = arg;
 }
 
 void gs_nest_tick(struct gs_nest *n, int64_t now_ns)

@@ -32,11 +32,6 @@ struct gs_nest_counts {
 
 typedef void (*gs_nest_fn)(void *arg, const struct gs_engine *e, const struct gs_call *c,
 			   const struct gs_call_times *t);
-/* Ordered: no call the source hands over from now on lies wholly before the
- * returned time (starts and ends before it): the source's watermark
- * (engine_shard.h, gs_engine_end_floor).  A nested call lies wholly before its
- * parent's reply's first byte, so a parent whose reply began before it is done. */
-typedef int64_t (*gs_nest_floor_fn)(void *arg);
 
 struct gs_nest_ent;
 struct gs_nest_span;
@@ -46,9 +41,6 @@ struct gs_nest_ghost;
 struct gs_nest {
 	gs_nest_fn fn;
 	void *arg;
-	gs_nest_floor_fn floor_fn; /* ordered, optional: a parent goes once its source's
-	                            * watermark passed its reply's first byte */
-	void *floor_arg;
 	bool ordered;        /* calls come in t_request_first order (read) */
 	uint32_t max_held;   /* the bound on calls held */
 	int64_t hold_ns;     /* unordered: a call waits this long (capture clock) for the
@@ -94,10 +86,6 @@ uint64_t gs_nest_memory_per_held(bool times);
  * hold_ns: unordered only.  0 or ENOMEM. */
 int gs_nest_init(struct gs_nest *n, bool ordered, uint32_t max_held, int64_t hold_ns, gs_nest_fn fn, void *arg);
 void gs_nest_free(struct gs_nest *n);
-/* Ordered: the source's watermark, read when the oldest held call waits for its
- * nested calls (a parent is written as soon as none can come, not when a later
- * call does).  Without it: when a later call comes. */
-void gs_nest_set_floor(struct gs_nest *n, gs_nest_floor_fn fn, void *arg);
 /* One ended call (t: attach's instants or NULL; copied). */
 void gs_nest_add(struct gs_nest *n, const struct gs_engine *e, const struct gs_call *c,
 		 const struct gs_call_times *t);

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "../analysis/endpoint.h"
-#include "../analysis/engine_shard.h"
 #include "../analysis/summary.h"
 #include "metrics.h"
 #include "metrics_web.h"
@@ -274,14 +273,6 @@ static void on_own_addr(void *arg, uint8_t family, const uint8_t *addr)
 	gs_nest_own_addr(&s->nest, family, addr);
 }
 
-/* The nesting stage's watermark (read, one engine): no call it hands over from now
- * on lies wholly before it. */
-static int64_t nest_floor(void *arg)
-{
-	struct gs_session *s = arg;
-	return gs_engine_end_floor(s->e);
-}
-
 /* The nesting stage's output: the call with its parent and downstream time. */
 static void on_nested(void *arg, const struct gs_engine *e, const struct gs_call *c, const struct gs_call_times *t)
 {
@@ -393,8 +384,6 @@ int gs_session_open(struct gs_session *s, const struct gs_session_opts *o, const
 			goto fail;
 		}
 		s->nest.own = o->host_addrs;
-		if (s->opt.cfg.ordered && !s->shards)
-			gs_nest_set_floor(&s->nest, nest_floor, s);
 		s->nesting = true;
 		/* the summary's groups split server time with the stage's fields */
 		gs_stats_nesting(&s->stats, true);

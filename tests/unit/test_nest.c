@@ -380,50 +380,6 @@ static void test_memory_bound(void **state)
 	o.n = 0;
 }
 
-static int64_t the_floor;
-static int64_t floor_fn(void *arg)
-{
-	(void)arg;
-	return the_floor;
-}
-
-/* Ordered: a parent goes once the source's watermark passed its reply's first
- * byte (no call still to come lies wholly before it), not when a later call comes. */
-static void test_watermark(void **state)
-{
-	struct gs_nest n;
-	struct out o = { .n = 0 };
-	struct gs_call p = call(1, 40000, 2, 1, 0, 1, 99, 100), c = call(2, 40001, 3, 2, 10, 11, 59, 60);
-	(void)state;
-	assert_int_equal(gs_nest_init(&n, true, 64, 0, collect, &o), 0);
-	gs_nest_set_floor(&n, floor_fn, NULL);
-	the_floor = T0 + 50 * MS; /* a call ending at 50 ms may still come */
-	add(&n, &p);
-	add(&n, &c);
-	assert_int_equal(o.n, 0);
-	the_floor = T0 + 99 * MS; /* one may still end at 99 ms: p's reply began then */
-	gs_nest_tick(&n, T0 + 200 * MS);
-	add(&n, &(struct gs_call){ 0 }); /* (a call not answered: goes at once, after them) */
-	assert_int_equal(o.n, 0);
-	gs_nest_flush(&n);
-	assert_int_equal(o.n, 3);
-	o.n = 0;
-	gs_nest_free(&n);
-	assert_int_equal(gs_nest_init(&n, true, 64, 0, collect, &o), 0);
-	gs_nest_set_floor(&n, floor_fn, NULL);
-	the_floor = T0 + 50 * MS;
-	add(&n, &p);
-	add(&n, &c);
-	the_floor = T0 + 99 * MS + 1;
-	c.request_id = 3; /* another nested call, seen after the watermark moved: the pump reads it */
-	c.t_request_first += 1;
-	add(&n, &c);
-	assert_int_equal(o.n, 3); /* written without a later call having begun */
-	assert_parent(&o, 2, 1);
-	assert_int_equal(o.c[0].downstream_ns, 50 * MS);
-	gs_nest_free(&n);
-}
-
 /* Live: calls come as they end, the child before its parent; a call from a host
  * that serves calls waits the hold, the others go at once, in the order they came;
  * attach's thread parent kept, and its call goes once its parent came. */
@@ -730,7 +686,6 @@ int main(void)
 		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_unordered_late),
 		cmocka_unit_test(test_memory_bound),
-		cmocka_unit_test(test_watermark),
 		cmocka_unit_test(test_random_against_rule),
 		cmocka_unit_test(test_random_unordered),
 	};

@@ -94,7 +94,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 PROBE_OBJS := $(PROBE:%.c=$(BUILD)/obj/%.o)
 # the parts of probe/ the unit tests exercise (they need only libc and the library)
 PROBE_TESTED := probe/opts.c probe/opt_refuse.c probe/verifier_log.c probe/options.c probe/privdrop.c probe/metrics.c probe/merge_out.c probe/pcap_walk.c \
-                probe/attach_times.c probe/decomp.c probe/read_inputs.c
+                probe/attach_times.c probe/decomp.c probe/read_inputs.c probe/session_opts.c
 # the /metrics endpoint's parts (metrics.c needs them; libssl and libcrypt when found)
 PROBE_TESTED += probe/metrics_listen.c probe/metrics_http.c probe/metrics_tls.c probe/metrics_auth.c probe/metrics_web.c \
                 probe/web_config.c

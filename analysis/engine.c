@@ -76,6 +76,18 @@ uint64_t gs_config_memory_bound(const struct gs_config *c)
  * whole fits (the index sizes jump by powers of two). */
 int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 {
+	return gs_config_for_memory_beside(c, bytes, 0, 0);
+}
+
+/* The order window --max-memory gives max_open_calls calls (at most the default's). */
+static uint32_t window_for(uint32_t max_open_calls, uint32_t dflt)
+{
+	uint32_t w = max_open_calls / 8 < 1 ? 1 : max_open_calls / 8;
+	return w > dflt ? dflt : w;
+}
+
+int gs_config_for_memory_beside(struct gs_config *c, uint64_t bytes, uint64_t per_window, uint64_t fixed_beside)
+{
 	struct gs_config d;
 	uint64_t per_flow, per_call, fixed, v;
 	if (bytes < GS_MIN_MEMORY || bytes > (1ull << 50))
@@ -89,22 +101,21 @@ int gs_config_for_memory(struct gs_config *c, uint64_t bytes)
 		   (c->head_max + sizeof(uint32_t) + sizeof(struct gs_msglog) + GS_RTX_PENDING * sizeof(struct gs_range)) / 8;
 	v = bytes / 8 / per_flow;
 	c->max_flows = (uint32_t)(v < 2 ? 2 : v > GS_MAX_FLOWS_LIMIT ? GS_MAX_FLOWS_LIMIT : v);
-	fixed = flows_bytes(c) + strings_bytes(c->max_strings) + ooo_bytes(c);
+	fixed = flows_bytes(c) + strings_bytes(c->max_strings) + ooo_bytes(c) + fixed_beside;
 	if (fixed >= bytes)
 		return EINVAL;
-	per_call = sizeof(struct gs_ocall) + sizeof(struct gs_cext) + sizeof(struct gs_heap_ent) + 16;
+	/* a call of the order window (one in eight open calls) held beside too */
+	per_call = sizeof(struct gs_ocall) + sizeof(struct gs_cext) + sizeof(struct gs_heap_ent) + 16 + per_window / 8;
 	v = (bytes - fixed) / per_call;
 	for (;;) {
 		if (v < 2)
 			return EINVAL;
 		c->max_open_calls = (uint32_t)(v > GS_MAX_OPEN_CALLS_LIMIT ? GS_MAX_OPEN_CALLS_LIMIT : v);
-		if (gs_config_memory_bound(c) <= bytes)
+		c->order_window = window_for(c->max_open_calls, d.order_window);
+		if (gs_config_memory_bound(c) + fixed_beside + (uint64_t)c->order_window * per_window <= bytes)
 			break;
 		v -= v / 16 + 1;
 	}
-	c->order_window = c->max_open_calls / 8 < 1 ? 1 : c->max_open_calls / 8;
-	if (c->order_window > d.order_window)
-		c->order_window = d.order_window;
 	return 0;
 }
 

@@ -64,6 +64,11 @@ uint64_t gs_config_memory_bound(const struct gs_config *c);
 #define GS_ORDER_WINDOW_LIMIT (1u << 28)
 #define GS_MAX_OOO_BYTES_LIMIT (1u << 30)
 int gs_config_for_memory(struct gs_config *c, uint64_t bytes);
+/* The same beside a stage after the engine that takes `fixed` bytes and
+ * `per_window` bytes for each call of the order window (the nesting stage,
+ * nest.h): gs_config_memory_bound() + fixed + order_window * per_window is at
+ * most `bytes`. */
+int gs_config_for_memory_beside(struct gs_config *c, uint64_t bytes, uint64_t per_window, uint64_t fixed);
 
 typedef void (*gs_call_fn)(void *arg, const struct gs_engine *e, const struct gs_call *c);
 

@@ -129,6 +129,24 @@ static bool grow(struct gs_nest *n)
 	return true;
 }
 
+/* The ring never passes max_held slots (grow); the interval pool 2 * max_held
+ * (span_room), and settle_spans sorts at most as many pointers to them. */
+uint64_t gs_nest_memory_per_held(bool times)
+{
+	return sizeof(struct gs_nest_ent) + (times ? sizeof(struct gs_call_times) : 0) +
+	       2 * (sizeof(struct gs_nest_span) + sizeof(struct gs_nest_span *));
+}
+
+uint64_t gs_nest_memory_bound(uint32_t max_held, bool times, bool ordered)
+{
+	/* init takes 2 at least: counted in the fixed part */
+	uint64_t b = (uint64_t)max_held * gs_nest_memory_per_held(times) + 2 * gs_nest_memory_per_held(times) +
+		     GS_NEST_BUCKETS * (2 * sizeof(uint64_t) + sizeof(struct gs_nest_server));
+	if (!ordered)
+		b += NEST_GHOSTS * sizeof(struct gs_nest_ghost) + GS_NEST_BUCKETS * sizeof(uint16_t);
+	return b;
+}
+
 int gs_nest_init(struct gs_nest *n, bool ordered, uint32_t max_held, int64_t hold_ns, gs_nest_fn fn, void *arg)
 {
 	uint32_t cap = NEST_CAP0;

@@ -75,6 +75,13 @@ struct gs_nest {
  * may enclose it to end: a parent replies after its nested call's reply. */
 #define GS_NEST_HOLD_NS 1000000000LL
 
+/* The most the stage allocates holding max_held calls (times: with attach's
+ * instants): its ring, the nested calls' intervals, the host index; what
+ * --max-memory's budget sets aside for it (session_opts.c). */
+uint64_t gs_nest_memory_bound(uint32_t max_held, bool times, bool ordered);
+/* What each held call adds to it (max_held 0: the fixed part). */
+uint64_t gs_nest_memory_per_held(bool times);
+
 /* ordered: read's order; max_held: the bound (grows on demand up to it);
  * hold_ns: unordered only.  0 or ENOMEM. */
 int gs_nest_init(struct gs_nest *n, bool ordered, uint32_t max_held, int64_t hold_ns, gs_nest_fn fn, void *arg);

@@ -212,9 +212,11 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 					cfg->max_open_calls / 2) : 0;
 	sc.max_open_calls = (uint32_t)((cfg->max_open_calls - room) / n < 2 ? 2 : (cfg->max_open_calls - room) / n);
 	sc.max_ooo_total = cfg->max_ooo_total / n;
-	/* the engines run on threads of their own: the nesting stage's set is the
-	 * merge's (--host-addrs names the addresses; docs/output.md) */
-	sc.own_addr_fn = NULL;
+	/* the engines run on threads of their own: each notes the host's addresses
+	 * its frames name, the merge's thread tells the nesting stage (rs_own_addrs) */
+	S->own_addr_fn = cfg->own_addr_fn;
+	S->own_addr_arg = cfg->own_addr_arg;
+	sc.own_addr_fn = cfg->own_addr_fn ? rs_shard_own_addr : NULL;
 	mc.own_addr_fn = NULL;
 	/* An engine may have out_max batches of calls out; when they are all in
 	 * the rs_merge, waiting for another engine, the merge holds more than its
@@ -237,6 +239,7 @@ int gs_shards_new(struct gs_shards **out, const struct gs_config *cfg, unsigned 
 		sh->ended_said = INT64_MAX;
 		atomic_init(&sh->queued, 0);
 		atomic_init(&sh->starved, 0);
+		sc.own_addr_arg = sh;
 		if ((err = gs_engine_new(&sh->e, &sc, rs_shard_on_call, sh)) != 0 ||
 		    (err = gs_ring_init(&sh->in, IN_BATCHES)) != 0 ||
 		    (err = gs_ring_init(&sh->in_back, IN_BATCHES)) != 0 ||

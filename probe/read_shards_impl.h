@@ -11,6 +11,7 @@
 #define GS_READ_SHARDS_IMPL_H
 
 #include "read_shards.h"
+#include "../analysis/host_addrs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -127,6 +128,13 @@ struct shard {
 	_Atomic int lagging;            /* waiting for another engine's walk */
 	_Atomic int walk_done;          /* the walk's result is in `res` */
 	struct walk_res res;
+	/* the capture host's addresses this engine's frames named (the capture's
+	 * direction): noted on its thread, told to the nesting stage by the merge's
+	 * (rs_own_addrs); appended only, published by own_n */
+	struct gs_host_addrs own_seen;  /* the engine thread's: each address once */
+	struct gs_endpoint own[GS_HOST_ADDRS_MAX];
+	_Atomic uint32_t own_n;
+	uint32_t own_told;              /* the merge's */
 	struct gs_stats st;             /* summary only: this engine's statistics */
 	bool has_st;
 	/* the engine thread's */
@@ -164,6 +172,8 @@ struct gs_shards {
 	gs_call_fn fn;
 	void *arg;
 	struct gs_engine *merged;       /* the names, then the totals */
+	void (*own_addr_fn)(void *arg, uint8_t family, const uint8_t *addr); /* the nesting stage's */
+	void *own_addr_arg;
 	struct gs_bell bell;            /* the reader sleeps on it */
 	uint64_t packets;
 	int64_t now, first_ts;
@@ -244,6 +254,7 @@ void rs_pool_put(struct gs_shards *S, uint32_t k);
 /* shard_walk.c: the engine threads and their walk */
 void rs_track(struct shard *sh, uint64_t key);
 void rs_shard_on_call(void *arg, const struct gs_engine *e, const struct gs_call *c);
+void rs_shard_own_addr(void *arg, uint8_t family, const uint8_t *addr);
 bool rs_write_early(const struct shard *sh, int64_t t);
 void rs_release(struct shard *sh, bool all);
 void rs_drop_behind(struct shard *sh, const struct gs_walk *w, size_t off);
@@ -252,6 +263,7 @@ void *rs_shard_main(void *arg);
 void rs_pull(struct shard *sh);
 uint32_t rs_map_id(struct gs_shards *S, struct shard *sh, uint32_t id);
 void rs_merge(struct gs_shards *S);
+void rs_own_addrs(struct gs_shards *S);
 /* shard_reader.c: the reader */
 void rs_in_send(struct shard *sh);
 struct in_batch *rs_in_get(struct gs_shards *S, struct shard *sh);

@@ -259,11 +259,11 @@ static inline __attribute__((always_inline)) void emit(struct gs_session *s, con
 		gs_pairs_write_cached(s->out, s->fmt, gs_engine_strings(e), c, &s->cache);
 }
 
-/* The nesting stage runs only for what reads its columns: the rows, the tail, the
- * report, the trace (read's summary alone stays as fast as without it). */
+/* The nesting stage runs only for what reads its columns (read's summary alone
+ * stays as fast as without it): session_opts.c, which budgets it too. */
 static bool wants_nesting(const struct gs_session_opts *o)
 {
-	return o->pairs || o->tail || o->report || o->trace;
+	return gs_session_wants_nesting(o);
 }
 
 /* An address the capture host sent from (engine.h, own_addr_fn). */

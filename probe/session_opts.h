@@ -40,9 +40,14 @@ struct gs_session_opts {
 	uint8_t ports[8192];
 };
 
+/* Whether the nesting stage runs (analysis/nest.h): only for what reads its
+ * columns, the rows, the tail, the report, the trace. */
+bool gs_session_wants_nesting(const struct gs_session_opts *o);
+
 /* The engine's configuration of `o` with a memory budget `mem` (0: none): the
- * bounds --max-memory gives, but those set on their own.  False: `mem` is too
- * small for the tables. */
+ * bounds --max-memory gives, but those set on their own; where the nesting
+ * stage runs, the calls it holds (at most the order window's) come out of the
+ * budget too.  False: `mem` is too small for the tables. */
 bool gs_session_budget(const struct gs_session_opts *o, uint64_t mem, struct gs_config *cfg);
 
 #endif

@@ -74,8 +74,23 @@ static void emit(struct gs_shards *S, struct shard *sh)
  * first is written anyway (as one engine does, counted out of order). */
 static void merge_now(struct gs_shards *S);
 
+/* The addresses the engines noted since the last time, to the nesting stage
+ * (the merge's thread is the stage's): before the calls merged now. */
+void rs_own_addrs(struct gs_shards *S)
+{
+	if (!S->own_addr_fn)
+		return;
+	for (unsigned i = 0; i < S->n; i++) {
+		struct shard *sh = &S->sh[i];
+		uint32_t n = atomic_load_explicit(&sh->own_n, memory_order_acquire);
+		for (; sh->own_told < n; sh->own_told++)
+			S->own_addr_fn(S->own_addr_arg, sh->own[sh->own_told].family, sh->own[sh->own_told].addr);
+	}
+}
+
 void rs_merge(struct gs_shards *S)
 {
+	rs_own_addrs(S);
 	merge_now(S);
 	atomic_store_explicit(&S->held, S->buffered, memory_order_relaxed);
 }

@@ -102,6 +102,20 @@ static void wait_pop(struct shard *sh, bool in_run)
 	}
 }
 
+/* An address the capture host sent from (engine.h, own_addr_fn), on this
+ * engine's thread: published once for the merge's (rs_own_addrs). */
+void rs_shard_own_addr(void *arg, uint8_t family, const uint8_t *addr)
+{
+	struct shard *sh = arg;
+	uint32_t n = atomic_load_explicit(&sh->own_n, memory_order_relaxed);
+	if (n >= GS_HOST_ADDRS_MAX || !gs_host_addrs_add(&sh->own_seen, family, addr))
+		return; /* known, or more than the stage keeps (its set counts those) */
+	memset(&sh->own[n], 0, sizeof sh->own[n]);
+	sh->own[n].family = family;
+	memcpy(sh->own[n].addr, addr, family == 4 ? 4 : 16);
+	atomic_store_explicit(&sh->own_n, n + 1, memory_order_release);
+}
+
 void rs_shard_on_call(void *arg, const struct gs_engine *e, const struct gs_call *c)
 {
 	struct shard *sh = arg;
@@ -271,11 +285,13 @@ static void clock_to(struct shard *sh, int64_t t, uint64_t key)
  * `before` it: the same calls in the same order whichever walk found it
  * (walk_file, walk_chunks). */
 static inline void feed_own(struct shard *sh, int64_t before, uint64_t no, int dlt, int64_t ts, const uint8_t *data,
-			    uint32_t caplen, uint32_t len)
+			    uint32_t caplen, uint32_t len, uint8_t dir)
 {
 	clock_to(sh, before, 2 * no - 1);
 	gs_engine_set_packet_no(sh->e, no);
-	gs_engine_frame(sh->e, dlt, ts, data, caplen, len);
+	if (dir == 2) /* pcapng's outbound flag: the capture host sent it (rs_shard_own_addr) */
+		gs_engine_outgoing(sh->e, dlt, data, caplen, len);
+	gs_engine_frame_dir(sh->e, dlt, ts, data, caplen, len);
 	rs_track(sh, 2 * no);
 	if (sh->n_wait)
 		rs_release(sh, false);
@@ -482,7 +498,7 @@ static void walk_chunks(struct shard *sh, const struct in_batch *b)
 					__builtin_prefetch(ch->buf + rr[4].off + 64);
 				}
 				gs_chunk_rec_read(w, ch, rr, &r);
-				feed_own(sh, rr->before, no, w->dlt, r.ts, r.data, r.caplen, r.len);
+				feed_own(sh, rr->before, no, w->dlt, r.ts, r.data, r.caplen, r.len, 0);
 				rr++;
 			} else {
 				uint64_t no = ch->in.no + sp->i + 1;
@@ -557,7 +573,7 @@ static void walk_file(struct shard *sh, const struct in_batch *b)
 		if (r.ts > now)
 			now = r.ts;
 		if (pick(S, w->dlt, r.data, r.caplen, r.len) == me)
-			feed_own(sh, before, no, w->dlt, r.ts, r.data, r.caplen, r.len);
+			feed_own(sh, before, no, w->dlt, r.ts, r.data, r.caplen, r.len, r.dir);
 		if ((no & (STEP - 1)) == 0) {
 			rs_drop_behind(sh, w, it.off);
 			walk_step(sh, no, now, it.off);
@@ -609,7 +625,7 @@ void *rs_shard_main(void *arg)
 			}
 			clock_to(sh, en->now, 2 * en->no - 1);
 			gs_engine_set_packet_no(e, en->no);
-			gs_engine_frame(e, en->dlt, en->ts, b->buf + off, en->caplen, en->len);
+			gs_engine_frame_dir(e, en->dlt, en->ts, b->buf + off, en->caplen, en->len);
 			rs_track(sh, 2 * en->no);
 			if (sh->n_wait)
 				rs_release(sh, false);

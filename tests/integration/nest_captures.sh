@@ -5,8 +5,9 @@
 # a plan of which call was made while serving which: every parent the capture decides is
 # named, none wrong, no top-level or undecided call given one. The relay's two addresses
 # are one host when the capture says so (Linux cooked SLL and SLL2 packet types, pcapng EPB
-# flags) or --host-addrs names them; a plain Ethernet capture without it names only the
-# parents of calls made from the address the parent was served on (the callbacks).
+# flags; --threads N's engines read them too) or --host-addrs names them; a plain Ethernet
+# capture without it names only the parents of calls made from the address the parent was
+# served on (the callbacks).
 # Also: the JSON lines carry the same parents; a bad --host-addrs is one line, exit 2.
 # Exit 0 pass, 1 fail.
 set -u
@@ -49,7 +50,11 @@ case_ eth-host-addrs host eth.pcap --host-addrs 10.2.0.10,10.1.0.10
 case_ sll-packet-type host sll.pcap
 case_ sll2-packet-type host sll2.pcap
 case_ sll2-threads host sll2.pcap --threads 2 --host-addrs 10.1.0.10,10.2.0.10
+# --threads: its reader reads the packet types as one engine does
+case_ sll-threads-packet-type host sll.pcap --threads 2
+case_ sll2-threads-packet-type host sll2.pcap --threads 2
 case_ pcapng-epb-flags host epb.pcapng
+case_ pcapng-threads-epb-flags host epb.pcapng --threads 2
 # on stdin libpcap reads the pcapng file: it does not hand over the EPB flags
 "$GS" read -q --pairs - < "$WORK/epb.pcapng" > "$WORK/stdin.csv" 2>/dev/null
 if python3 "$PY" check "$WORK/truth.csv" "$WORK/stdin.csv" addr > "$WORK/stdin.check"; then

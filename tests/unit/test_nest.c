@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /* The nesting stage (analysis/nest.c) and the host address sets
  * (analysis/host_addrs.c): calls built by hand with the times the rule reads. */
+#include <malloc.h>
+
 #include "unit.h"
 #include "../../analysis/nest.h"
 
@@ -344,6 +346,40 @@ static void test_grows(void **state)
 	gs_nest_free(&n);
 }
 
+/* What --max-memory sets aside for the stage (gs_nest_memory_bound) is at least
+ * what it takes (glibc's count of bytes in use, not the stage's own arithmetic):
+ * the ring full, every held call a parent's nested call (the intervals' pool). */
+static void test_memory_bound(void **state)
+{
+	static struct out o;
+	struct gs_nest n;
+	const uint32_t max = 4096;
+	struct mallinfo2 a, b;
+	size_t used;
+	struct gs_call p = call(1, 40000, 2, 100000, 0, 1, 999999, 1000000);
+	(void)state;
+	o.n = 0;
+	a = mallinfo2();
+	assert_int_equal(gs_nest_init(&n, true, max, 0, collect, &o), 0);
+	add(&n, &p);
+	for (uint32_t i = 0; i + 1 < max; i++) {
+		/* p's nested calls: none goes before p's reply */
+		struct gs_call c = call(2, (uint16_t)(1000 + i % 60000), 3, i, 10 + i, 10 + i, 10 + i, 10 + i);
+		add(&n, &c);
+	}
+	assert_int_equal(n.tail - n.head, max);
+	assert_int_equal(n.cap, max);
+	assert_int_equal(o.n, 0);
+	b = mallinfo2();
+	/* in use: from the heap and mapped on their own (the large blocks) */
+	used = b.uordblks + b.hblkhd - a.uordblks - a.hblkhd;
+	assert_true(used <= gs_nest_memory_bound(max, false, false));
+	/* and not far off (a bound that is used) */
+	assert_true(used >= gs_nest_memory_bound(max, false, false) / 2);
+	gs_nest_free(&n); /* (not flushed: o holds 512) */
+	o.n = 0;
+}
+
 /* Live: calls come as they end, the child before its parent; a call from a host
  * that serves calls waits the hold, the others go at once, in the order they came;
  * attach's thread parent kept, and its call goes once its parent came. */
@@ -649,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_oneway_child),
 		cmocka_unit_test(test_loopback),
 		cmocka_unit_test(test_unordered_late),
+		cmocka_unit_test(test_memory_bound),
 		cmocka_unit_test(test_random_against_rule),
 		cmocka_unit_test(test_random_unordered),
 	};

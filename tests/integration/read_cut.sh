@@ -41,7 +41,10 @@ cut_case() {
 	# the shell holds the pipe open for reading (and writing: the open does not wait) and
 	# drains nothing until the cut
 	exec 3<> "$WORK/fifo"
-	"$GS" read -q --threads "$t" "$WORK/a.$form" --pairs --format csv > "$WORK/fifo" 2> "$WORK/err" 3>&- &
+	# a small order window: what the engines and the nesting stage may hold for the order
+	# is then far less than the file, so the blocked writer holds the walk back (with the
+	# default window the calls held could be the whole file's and the walk end before the cut)
+	"$GS" read -q --threads "$t" --order-window 4096 "$WORK/a.$form" --pairs --format csv > "$WORK/fifo" 2> "$WORK/err" 3>&- &
 	pid=$!
 	for ((i = 0; i < 2000; i++)); do
 		in_file "$pid" "$WORK/a.$form" && break

@@ -451,7 +451,15 @@ scenario_pcapng() {
             ns_start "$NS_SRV" "$SC_DIR/dumpcap.log" dumpcap -q -n -i "$NS_VETH_SRV" -f "tcp port $PORT" \
                 -w "$SC_DIR/dumpcap.pcapng"
             DC_PID=$NS_LAST_PID
-            if ns_wait_grep "$SC_DIR/dumpcap.log" "Capturing on" 15; then
+            # "Capturing on" comes before the capture is open: its file's header is written
+            # once it is (a loaded machine missed the first 160 calls without this wait)
+            local w
+            for ((w = 0; w < 150; w++)); do
+                [ -s "$SC_DIR/dumpcap.pcapng" ] && break
+                sleep 0.1
+            done
+            if ns_wait_grep "$SC_DIR/dumpcap.log" "Capturing on" 15 && [ -s "$SC_DIR/dumpcap.pcapng" ]; then
+                sleep 0.3
                 have_dumpcap=1
             else
                 err "dumpcap did not start" "$(tail -3 "$SC_DIR/dumpcap.log")"

@@ -152,6 +152,18 @@ capture() {
     note "# capture $name:$(printf ' %q' "$@")"
     ns_wait_grep "$SC_DIR/$name.caplog" "listening on\|Capturing on" 15 ||
         { err "capture $name did not start" "$(tail -3 "$SC_DIR/$name.caplog")"; return 1; }
+    # dumpcap says "Capturing on" before its capture is open; the file's header is written
+    # once it is
+    if [ "$1" = dumpcap ]; then
+        local file="" prev="" a w
+        for a in "$@"; do [ "$prev" = -w ] && file=$a; prev=$a; done
+        for ((w = 0; w < 150; w++)); do
+            [ -s "$file" ] && break
+            sleep 0.1
+        done
+        [ -s "$file" ] || { err "capture $name wrote no file header" "$(tail -3 "$SC_DIR/$name.caplog")"; return 1; }
+        sleep 0.3
+    fi
 }
 tcpdump_at() {  # NAME IFACE FILE
     capture "$1" tcpdump -Z root -B 65536 --immediate-mode --time-stamp-precision=nano -U \

@@ -291,6 +291,20 @@ static void request_read_by(void **state)
 	assert_int_equal(seen.rid[2], 9);
 	assert_true(seen.oneway[2]);
 	assert_int_equal(seen.tid[2], 502);
+	/* the recv first, the tap's record that expects the request's end after it
+	 * (the two hooks' records in the other order): the read is told all the same,
+	 * once, with the recv's thread; a later recv does not tell it again */
+	gs_times_add_tid(&t, &a, &b, false, 1200, 40, 40, NULL, 503, 40);
+	assert_int_equal(seen.n, 3);
+	gs_times_expect_request(&t, &a, &b, 1200 + 39, 10, GS_TREQ_TWOWAY);
+	assert_int_equal(seen.n, 4);
+	assert_int_equal(seen.rid[3], 10);
+	assert_int_equal(seen.tid[3], 503);
+	gs_times_add_tid(&t, &a, &b, false, 1200, 40, 50, NULL, 504, 50);
+	assert_int_equal(seen.n, 4);
+	/* an end no recv has returned yet waits for its recv */
+	gs_times_expect_request(&t, &a, &b, 1240 + 9, 12, GS_TREQ_TWOWAY);
+	assert_int_equal(seen.n, 4);
 	gs_times_free(&t);
 }
 

@@ -488,12 +488,8 @@ int main(int argc, char** argv)
     int rc = 0;
     try {
         rc = cfg.deferred_file.empty() ? run_workload(orb, cfg, &rows) : run_deferred(orb, cfg, &rows);
-    } catch (const CORBA::SystemException& ex) {
-        std::fprintf(stderr, "client: CORBA system exception %s minor 0x%lx\n", ex._name(),
-                     static_cast<unsigned long>(ex.minor()));
-        rc = 1;
     } catch (const CORBA::Exception& ex) {
-        std::fprintf(stderr, "client: CORBA exception %s\n", ex._name());
+        rig::report_corba("client", ex);
         rc = 1;
     } catch (const std::exception& ex) {
         std::fprintf(stderr, "client: %s\n", ex.what());

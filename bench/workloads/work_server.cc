@@ -138,12 +138,8 @@ int main(int argc, char** argv)
         // omniORB serves requests on its own threads; main only waits for a stop signal.
         rig::wait_stop_signal(&stopset);
         orb->destroy();  // shutdown(wait=true): lets calls in progress finish
-    } catch (const CORBA::SystemException& ex) {
-        std::fprintf(stderr, "server: CORBA system exception %s minor 0x%lx\n", ex._name(),
-                     static_cast<unsigned long>(ex.minor()));
-        rc = 1;
     } catch (const CORBA::Exception& ex) {
-        std::fprintf(stderr, "server: CORBA exception %s\n", ex._name());
+        rig::report_corba("server", ex);
         rc = 1;
     }
     std::fprintf(stderr, "server: calls=%lu oneways=%lu\n", g_calls.load(), g_oneways.load());

@@ -404,19 +404,8 @@ int main(int argc, char** argv)
         // the BiDirectional policy. Other ops create no POA (and so no listening endpoint).
         Bench::Callback_var cb;
         if (cfg.op == OP_CALLBACK) {
-            CORBA::Object_var pobj = orb->resolve_initial_references("RootPOA");
-            PortableServer::POA_var root = PortableServer::POA::_narrow(pobj);
-            PortableServer::POAManager_var pman = root->the_POAManager();
-            PortableServer::POA_var poa = PortableServer::POA::_duplicate(root);
-            if (cfg.bidir) {
-                CORBA::Any v;
-                v <<= BiDirPolicy::BOTH;
-                CORBA::PolicyList pl;
-                pl.length(1);
-                pl[0] = orb->create_policy(BiDirPolicy::BIDIRECTIONAL_POLICY_TYPE, v);
-                poa = root->create_POA("bidir", pman, pl);
-                pl[0]->destroy();
-            }
+            PortableServer::POAManager_var pman;
+            PortableServer::POA_var poa = rig::serving_poa(orb, cfg.bidir, &pman);
             CallbackImpl* servant = new CallbackImpl();
             PortableServer::ObjectId_var oid = poa->activate_object(servant);
             servant->_remove_ref();  // the POA holds it now
@@ -430,12 +419,8 @@ int main(int argc, char** argv)
         g_go = true;  // all threads start together (v05-style: every thread's first call overlaps)
         for (auto& th : ths)
             th.join();
-    } catch (const CORBA::SystemException& ex) {
-        std::fprintf(stderr, "client: CORBA system exception %s minor 0x%lx\n", ex._name(),
-                     static_cast<unsigned long>(ex.minor()));
-        rc = 1;
     } catch (const CORBA::Exception& ex) {
-        std::fprintf(stderr, "client: CORBA exception %s\n", ex._name());
+        rig::report_corba("client", ex);
         rc = 1;
     }
 

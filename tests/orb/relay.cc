@@ -230,19 +230,8 @@ int main(int argc, char** argv)
             return 1;
         }
 
-        CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
-        PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
-        PortableServer::POAManager_var pman = root->the_POAManager();
-        PortableServer::POA_var poa = PortableServer::POA::_duplicate(root);
-        if (bidir) {
-            CORBA::Any v;
-            v <<= BiDirPolicy::BOTH;
-            CORBA::PolicyList pl;
-            pl.length(1);
-            pl[0] = orb->create_policy(BiDirPolicy::BIDIRECTIONAL_POLICY_TYPE, v);
-            poa = root->create_POA("bidir", pman, pl);
-            pl[0]->destroy();
-        }
+        PortableServer::POAManager_var pman;
+        PortableServer::POA_var poa = rig::serving_poa(orb, bidir, &pman);
         RelayImpl* servant = new RelayImpl(back.in());
         PortableServer::ObjectId_var oid = poa->activate_object(servant);
         servant->_remove_ref();  // the POA holds it now
@@ -259,12 +248,8 @@ int main(int argc, char** argv)
 
         rig::wait_stop_signal(&stopset);
         orb->destroy();  // lets calls in progress finish
-    } catch (const CORBA::SystemException& ex) {
-        std::fprintf(stderr, "relay: CORBA system exception %s minor 0x%lx\n", ex._name(),
-                     static_cast<unsigned long>(ex.minor()));
-        rc = 1;
     } catch (const CORBA::Exception& ex) {
-        std::fprintf(stderr, "relay: CORBA exception %s\n", ex._name());
+        rig::report_corba("relay", ex);
         rc = 1;
     }
     if (log) {

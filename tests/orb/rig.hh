@@ -148,6 +148,38 @@ inline CORBA::ORB_ptr client_orb_init(int argc, char** argv, std::vector<char*>*
     }
 }
 
+// The POA a program's servants are activated in: the root POA, or with `bidir` a child
+// POA with the BiDirectional policy (BiDirPolicy::BOTH), which bidirectional GIOP needs on
+// both sides (README.md, "Callbacks and bidirectional GIOP"). Its manager is the root's,
+// in *pman, to activate once the servants are in.
+inline PortableServer::POA_ptr serving_poa(CORBA::ORB_ptr orb, bool bidir, PortableServer::POAManager_var* pman)
+{
+    CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
+    PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
+    *pman = root->the_POAManager();
+    if (!bidir)
+        return root._retn();
+    CORBA::Any v;
+    v <<= BiDirPolicy::BOTH;
+    CORBA::PolicyList pl;
+    pl.length(1);
+    pl[0] = orb->create_policy(BiDirPolicy::BIDIRECTIONAL_POLICY_TYPE, v);
+    PortableServer::POA_ptr poa = root->create_POA("bidir", *pman, pl);
+    pl[0]->destroy();
+    return poa;
+}
+
+// A CORBA exception that ended a program's main work: one line on stderr, `who: ...`.
+inline void report_corba(const char* who, const CORBA::Exception& ex)
+{
+    const CORBA::SystemException* sys = CORBA::SystemException::_downcast(&ex);
+    if (sys)
+        std::fprintf(stderr, "%s: CORBA system exception %s minor 0x%lx\n", who, ex._name(),
+                     static_cast<unsigned long>(sys->minor()));
+    else
+        std::fprintf(stderr, "%s: CORBA exception %s\n", who, ex._name());
+}
+
 }  // namespace rig
 
 #endif

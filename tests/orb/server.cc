@@ -261,19 +261,8 @@ int main(int argc, char** argv)
 
     int rc = 0;
     try {
-        CORBA::Object_var obj = orb->resolve_initial_references("RootPOA");
-        PortableServer::POA_var root = PortableServer::POA::_narrow(obj);
-        PortableServer::POAManager_var pman = root->the_POAManager();
-        PortableServer::POA_var poa = PortableServer::POA::_duplicate(root);
-        if (bidir) {
-            CORBA::Any v;
-            v <<= BiDirPolicy::BOTH;
-            CORBA::PolicyList pl;
-            pl.length(1);
-            pl[0] = orb->create_policy(BiDirPolicy::BIDIRECTIONAL_POLICY_TYPE, v);
-            poa = root->create_POA("bidir", pman, pl);
-            pl[0]->destroy();
-        }
+        PortableServer::POAManager_var pman;
+        PortableServer::POA_var poa = rig::serving_poa(orb, bidir, &pman);
 
         EchoImpl* servant = new EchoImpl();
         PortableServer::ObjectId_var oid = poa->activate_object(servant);
@@ -307,12 +296,8 @@ int main(int argc, char** argv)
         // omniORB serves requests on its own threads; main only waits for a stop signal.
         rig::wait_stop_signal(&stopset);
         orb->destroy();  // shutdown(wait=true): lets calls in progress finish
-    } catch (const CORBA::SystemException& ex) {
-        std::fprintf(stderr, "server: CORBA system exception %s minor 0x%lx\n", ex._name(),
-                     static_cast<unsigned long>(ex.minor()));
-        rc = 1;
     } catch (const CORBA::Exception& ex) {
-        std::fprintf(stderr, "server: CORBA exception %s\n", ex._name());
+        rig::report_corba("server", ex);
         rc = 1;
     }
     if (span_file) {

@@ -80,25 +80,7 @@ NS_TAG=tir
 # network of the relay's
 ns_setup || { echo "FAIL setup: cannot create the network namespaces"; exit 1; }
 NS_RELAY=$NS_SRV RELAY_A=$NS_SRV_IP4 VETH_A=$NS_VETH_SRV
-NS_BACK="$NS_TAG-bak-$$"
-VETH_B="${NS_TAG}v$$r" VETH_BACK="${NS_TAG}v$$b"
-y=$(($$ % 250 + 1))
-RELAY_B="192.168.$y.1" BACK_IP="192.168.$y.2"
-ip netns add "$NS_BACK" || { echo "FAIL setup: cannot create $NS_BACK"; exit 1; }
-NS_LIST="$NS_LIST $NS_BACK"
-if ! { ip link add "$VETH_B" netns "$NS_RELAY" type veth peer name "$VETH_BACK" netns "$NS_BACK" &&
-       ip -n "$NS_RELAY" addr add "$RELAY_B/24" dev "$VETH_B" &&
-       ip -n "$NS_BACK" addr add "$BACK_IP/24" dev "$VETH_BACK" &&
-       ip -n "$NS_BACK" link set lo up &&
-       ip -n "$NS_RELAY" link set "$VETH_B" up &&
-       ip -n "$NS_BACK" link set "$VETH_BACK" up; }; then
-    echo "FAIL setup: cannot join $NS_RELAY and $NS_BACK"
-    exit 1
-fi
-for _ in $(seq 1 50); do
-    ip -n "$NS_BACK" link show "$VETH_BACK" | grep -q "state UP" && break
-    sleep 0.1
-done
+ns_setup_back || exit 1
 
 SC_RM_DIR=1
 BACK_PID="" RELAY_PID="" CAP_PIDS="" SRV_PID=""

@@ -109,6 +109,33 @@ ns_setup() {
     return 1
 }
 
+# ns_setup_back: a third namespace NS_BACK (a back end) on a second network of the server's
+# namespace NS_SRV, which then has two interfaces, as a middle tier does: sets NS_BACK,
+# VETH_B (NS_SRV's end), VETH_BACK (NS_BACK's end), RELAY_B (NS_SRV's address there) and
+# BACK_IP, adds NS_BACK to NS_LIST (cleaned up with the others); waits, bounded, for the link.
+# Call after ns_setup; returns 1 (after a FAIL line) if it cannot.
+ns_setup_back() {
+    local y=$(($$ % 250 + 1)) i
+    NS_BACK="$NS_TAG-bak-$$"
+    VETH_B="${NS_TAG}v$$r" VETH_BACK="${NS_TAG}v$$b"
+    RELAY_B="192.168.$y.1" BACK_IP="192.168.$y.2"
+    ip netns add "$NS_BACK" || { echo "FAIL setup: cannot create $NS_BACK"; return 1; }
+    NS_LIST="$NS_LIST $NS_BACK"
+    if ! { ip link add "$VETH_B" netns "$NS_SRV" type veth peer name "$VETH_BACK" netns "$NS_BACK" &&
+           ip -n "$NS_SRV" addr add "$RELAY_B/24" dev "$VETH_B" &&
+           ip -n "$NS_BACK" addr add "$BACK_IP/24" dev "$VETH_BACK" &&
+           ip -n "$NS_BACK" link set lo up &&
+           ip -n "$NS_SRV" link set "$VETH_B" up &&
+           ip -n "$NS_BACK" link set "$VETH_BACK" up; }; then
+        echo "FAIL setup: cannot join $NS_SRV and $NS_BACK"
+        return 1
+    fi
+    for ((i = 0; i < 50; i++)); do
+        ip -n "$NS_BACK" link show "$VETH_BACK" | grep -q "state UP" && break
+        sleep 0.1
+    done
+}
+
 # ns_start NS LOGFILE CMD [ARG...]: run CMD inside NS in the background, stdout+stderr to
 # LOGFILE; its pid (ip netns exec execs CMD, so this is CMD's own pid) goes to NS_LAST_PID and
 # to the cleanup list.
